@@ -1,0 +1,1 @@
+"""Values only: ids, messages, effects, graphs and snapshots. No I/O, no clock, no randomness."""

@@ -1,0 +1,35 @@
+"""Exceptions a user can cause. Each message says what was wrong and what to do."""
+
+from __future__ import annotations
+
+
+class AbsnbError(Exception):
+    """Base class of every error absnb raises on purpose."""
+
+
+class GraphError(AbsnbError, ValueError):
+    """A job graph is malformed (dangling edge, duplicate name, zero parallelism, ...)."""
+
+
+class UnknownProtocolError(AbsnbError, ValueError):
+    """A protocol name that absnb does not know."""
+
+
+class CyclicGraphError(AbsnbError, ValueError):
+    """ABS Algorithm 1 was asked to run on a graph with cycles, where it deadlocks."""
+
+
+class ActionNotEnabledError(AbsnbError, ValueError):
+    """An action was applied that is not enabled in the current world."""
+
+
+class SnapshotMismatchError(AbsnbError, ValueError):
+    """A snapshot was restored into a job other than the one that took it."""
+
+
+class TraceFormatError(AbsnbError, ValueError):
+    """A trace file (JSON lines) could not be read."""
+
+
+class ProtocolError(AbsnbError, RuntimeError):
+    """A protocol received an input it cannot handle in its current state."""

@@ -1,0 +1,35 @@
+"""The teaching jobs as builders: word count, bank transfer, and a cyclic dataflow."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from absnb.core.errors import AbsnbError
+from absnb.jobs.bank_transfer import bank_transfer
+from absnb.jobs.base import Job
+from absnb.jobs.cyclic import cyclic
+from absnb.jobs.word_count import word_count
+
+BUILDERS: dict[str, Callable[..., Job]] = {
+    "word_count": word_count,
+    "bank_transfer": bank_transfer,
+    "cyclic": cyclic,
+}
+
+
+class UnknownJobError(AbsnbError, ValueError):
+    """A job name that absnb does not know."""
+
+
+def build_job(name: str, **params: Any) -> Job:
+    """Build the teaching job ``name`` (``word_count``, ``bank_transfer`` or ``cyclic``)."""
+    key = name.replace("-", "_")
+    if key == "bank":
+        key = "bank_transfer"
+    if key not in BUILDERS:
+        raise UnknownJobError(f"unknown job {name!r}: choose one of {', '.join(BUILDERS)}")
+    return BUILDERS[key](**params)
+
+
+__all__ = ["BUILDERS", "Job", "bank_transfer", "build_job", "cyclic", "word_count"]

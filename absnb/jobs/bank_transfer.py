@@ -1,0 +1,68 @@
+"""The bank of seed 001: accounts are processes that transfer money over FIFO channels."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterable, Mapping
+
+from absnb.core.errors import GraphError
+from absnb.core.graph import JobGraph
+from absnb.jobs.base import Job
+from absnb.operators import Account
+
+SEED_001 = {"A": 10_000, "B": 5_000}
+"""Seed 001's two accounts."""
+
+
+def bank_transfer(
+    accounts: Mapping[str, int] | None = None,
+    links: Iterable[tuple[str, str]] | None = None,
+    transfers: int = 0,
+    seed: int = 1,
+    max_amount: int = 1_000,
+) -> Job:
+    """A bank: one process per account and a channel per directed link.
+
+    Args:
+        accounts: account name -> initial balance; by default seed 001's A=10,000, B=5,000.
+        links: directed (src, dst) pairs money can flow along; by default every pair, both
+            ways.
+        transfers: how many random transfers to put in the accounts' input logs (seeded);
+            more can be made step by step with ``Transfer`` actions.
+        seed: the seed of those transfers.
+        max_amount: the largest random transfer (amounts are multiples of 100).
+
+    The total of all balances plus the money in transit never changes.
+    """
+    accounts = dict(SEED_001 if accounts is None else accounts)
+    names = list(accounts)
+    if len(names) < 2:
+        raise GraphError("a bank needs at least two accounts: add another account")
+    pairs = (
+        [(a, b) for a in names for b in names if a != b]
+        if links is None
+        else [tuple(pair) for pair in links]
+    )
+    g = JobGraph("bank_transfer")
+    for name, balance in accounts.items():
+        g.add(name, "process", Account(int(balance)))
+    for a, b in pairs:
+        g.connect(a, b)
+    graph = g.compile()
+    rng = random.Random(seed)
+    logs: dict[str, list[tuple[str, int]]] = {n: [] for n in names}
+    outgoing = {n: [b for a, b in pairs if a == n] for n in names}
+    senders = [n for n in names if outgoing[n]]
+    for _ in range(transfers):
+        src = rng.choice(senders)
+        dst = rng.choice(outgoing[src])
+        logs[src].append((dst, 100 * rng.randint(1, max(1, max_amount // 100))))
+    inputs = {graph.task(n): tuple(logs[n]) for n in names}
+    params = {
+        "accounts": accounts,
+        "links": [list(p) for p in pairs],
+        "transfers": transfers,
+        "seed": seed,
+        "max_amount": max_amount,
+    }
+    return Job("bank_transfer", params, graph, inputs, total=sum(accounts.values()))

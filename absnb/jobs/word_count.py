@@ -1,0 +1,60 @@
+"""Word count, the paper's Figure 3: sources -> counters (hash by word) -> sinks."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from absnb.core.graph import Hash, JobGraph
+from absnb.jobs.base import Job
+from absnb.operators import CollectSink, KeyedCount, Source
+
+DEFAULT_LINES: tuple[tuple[str, ...], ...] = (
+    ("to be or", "not to be"),
+    ("be quick", "or be still"),
+)
+"""Two source partitions of two lines each (what the notebooks step through)."""
+
+
+def split_words(line: str) -> list[str]:
+    """The words of a line."""
+    return line.split()
+
+
+def word(value: str) -> str:
+    """The key a word is partitioned by: itself."""
+    return value
+
+
+def word_count(
+    lines: Sequence[Sequence[str]] | None = None,
+    sources: int = 2,
+    counters: int = 2,
+    sinks: int = 2,
+) -> Job:
+    """The word count job.
+
+    Args:
+        lines: one list of lines per source task; by default :data:`DEFAULT_LINES`
+            (when ``sources`` differs from its length, the default lines are dealt out).
+        sources, counters, sinks: the parallelism of each operator; counters and sinks are
+            joined by a forward edge, so they must be equal.
+
+    Each source emits the words of its lines; counters count per word and emit
+    ``(word, count so far)``; sinks collect those pairs.
+    """
+    if lines is None:
+        flat = [line for part in DEFAULT_LINES for line in part]
+        lines = [flat[i::sources] for i in range(sources)]
+    else:
+        lines = [list(part) for part in lines]
+        sources = len(lines)
+    g = JobGraph("word_count")
+    g.add("source", "source", Source(split=split_words), sources)
+    g.add("count", "operator", KeyedCount(key=word), counters)
+    g.add("sink", "sink", CollectSink(), sinks)
+    g.connect("source", "count", Hash(word))
+    g.connect("count", "sink")
+    graph = g.compile()
+    inputs = {t: tuple(lines[t.subtask]) for t in graph.tasks_of("source")}
+    params = {"lines": [list(p) for p in lines], "counters": counters, "sinks": sinks}
+    return Job("word_count", params, graph, inputs)

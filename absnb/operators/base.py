@@ -1,0 +1,71 @@
+"""The operator contract: F_t(S, r) -> (S', D) (paper section 3.2).
+
+An operator object is the user function only; the state it works on is kept by the task
+that runs it, so the same operator serves every task of its operator and every runtime.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, ClassVar, NamedTuple
+
+
+class To(NamedTuple):
+    """An output sent only along the edge to operator ``target`` (e.g. loop or exit)."""
+
+    target: str
+    value: Any
+
+
+class Operator:
+    """A stateful user function.
+
+    Subclasses override :meth:`process` (records from input channels) and, for sources and
+    processes, :meth:`act` (one entry of the task's own replayable input log).
+    ``process`` may update a mutable state in place and return it; ``copy_state`` must then
+    copy deeply enough that a snapshot never changes afterwards.
+    """
+
+    kind: ClassVar[str] = "operator"
+
+    def initial_state(self) -> Any:
+        """The state before any record (also what recovery without a checkpoint restores)."""
+        return None
+
+    def process(self, state: Any, value: Any) -> tuple[Any, Sequence[Any]]:
+        """F_t(S, r) -> (S', D): consume one record, return the new state and the outputs."""
+        raise NotImplementedError
+
+    def act(self, state: Any, entry: Any) -> tuple[Any, Sequence[Any]]:
+        """Consume one entry of the task's own input log (sources and processes)."""
+        raise TypeError(f"{type(self).__name__} has no input log of its own")
+
+    def copy_state(self, state: Any) -> Any:
+        """A copy that later updates of ``state`` do not change."""
+        if isinstance(state, dict | list | set):
+            return state.copy()
+        return state
+
+    def freeze(self, state: Any) -> Any:
+        """A hashable value equal for equal states (worlds are compared and hashed)."""
+        if isinstance(state, dict):
+            try:
+                return tuple(sorted(state.items()))
+            except TypeError:
+                return tuple(sorted(state.items(), key=repr))
+        if isinstance(state, list):
+            return tuple(state)
+        if isinstance(state, set):
+            return frozenset(state)
+        return state
+
+    def notify_checkpoint_complete(self, state: Any, checkpoint_id: int) -> Any:
+        """Checkpoint ``checkpoint_id`` is complete everywhere; returns the new state."""
+        return state
+
+    def describe(self) -> str:
+        """A short name for views."""
+        return type(self).__name__
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}()"

@@ -1,0 +1,134 @@
+"""The operators the teaching jobs are built from: sources, transforms, keyed state, sinks."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+from absnb.operators.base import Operator, To
+
+
+def identity(value: Any) -> Any:
+    """The key of a record that is its own key."""
+    return value
+
+
+class Source(Operator):
+    """A replayable source: it emits the entries of its input log in order.
+
+    Its state is its offset into the log, kept by the task (paper section 3.2: "sources
+    are replayable"); after a restore it re-reads from the recorded offset. ``split``, if
+    given, turns one entry into several records (a line into words).
+    """
+
+    kind = "source"
+
+    def __init__(self, split: Callable[[Any], Iterable[Any]] | None = None) -> None:
+        self.split = split
+
+    def act(self, state: Any, entry: Any) -> tuple[Any, Sequence[Any]]:
+        if self.split is None:
+            return state, (entry,)
+        return state, tuple(self.split(entry))
+
+
+class Map(Operator):
+    """Stateless: one output per record."""
+
+    def __init__(self, fn: Callable[[Any], Any]) -> None:
+        self.fn = fn
+
+    def process(self, state: Any, value: Any) -> tuple[Any, Sequence[Any]]:
+        return state, (self.fn(value),)
+
+
+class FlatMap(Operator):
+    """Stateless: any number of outputs per record."""
+
+    def __init__(self, fn: Callable[[Any], Iterable[Any]]) -> None:
+        self.fn = fn
+
+    def process(self, state: Any, value: Any) -> tuple[Any, Sequence[Any]]:
+        return state, tuple(self.fn(value))
+
+
+class Filter(Operator):
+    """Stateless: keeps the records ``predicate`` accepts."""
+
+    def __init__(self, predicate: Callable[[Any], bool]) -> None:
+        self.predicate = predicate
+
+    def process(self, state: Any, value: Any) -> tuple[Any, Sequence[Any]]:
+        return state, ((value,) if self.predicate(value) else ())
+
+
+class KeyedCount(Operator):
+    """Counts records per key; emits ``(key, count so far)``. State: ``{key: count}``."""
+
+    def __init__(self, key: Callable[[Any], Any] = identity) -> None:
+        self.key = key
+
+    def initial_state(self) -> dict[Any, int]:
+        return {}
+
+    def process(self, state: dict[Any, int], value: Any) -> tuple[Any, Sequence[Any]]:
+        k = self.key(value)
+        n = state.get(k, 0) + 1
+        state[k] = n
+        return state, ((k, n),)
+
+
+class KeyedReduce(Operator):
+    """Folds records per key with ``fn(acc, value)``; emits ``(key, acc)``."""
+
+    def __init__(self, fn: Callable[[Any, Any], Any], key: Callable[[Any], Any] = identity) -> None:
+        self.fn = fn
+        self.key = key
+
+    def initial_state(self) -> dict[Any, Any]:
+        return {}
+
+    def process(self, state: dict[Any, Any], value: Any) -> tuple[Any, Sequence[Any]]:
+        k = self.key(value)
+        acc = self.fn(state[k], value) if k in state else value
+        state[k] = acc
+        return state, ((k, acc),)
+
+
+class CollectSink(Operator):
+    """Collects every record it receives, in arrival order. State: the list of outputs."""
+
+    kind = "sink"
+
+    def initial_state(self) -> list[Any]:
+        return []
+
+    def process(self, state: list[Any], value: Any) -> tuple[Any, Sequence[Any]]:
+        state.append(value)
+        return state, ()
+
+
+class Account(Operator):
+    """A bank account process (seed 001): its state is its balance.
+
+    A transfer ``(dst, amount)`` from its own input log debits it and sends ``amount`` to
+    ``dst``; an amount arriving on a channel credits it.
+    """
+
+    kind = "process"
+
+    def __init__(self, balance: int) -> None:
+        self.balance = balance
+
+    def initial_state(self) -> int:
+        return self.balance
+
+    def process(self, state: int, value: int) -> tuple[Any, Sequence[Any]]:
+        return state + value, ()
+
+    def act(self, state: int, entry: tuple[str, int]) -> tuple[Any, Sequence[Any]]:
+        dst, amount = entry
+        return state - amount, (To(dst, amount),)
+
+    def __repr__(self) -> str:
+        return f"Account({self.balance})"

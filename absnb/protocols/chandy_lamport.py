@@ -1,0 +1,167 @@
+"""The Chandy-Lamport global snapshot (Chandy and Lamport, 1985; seed 001).
+
+Any process may initiate: it records its state, sends a marker on every outgoing channel
+and starts recording every incoming channel. On its first marker (on channel c) a process
+records its state, takes the state of c as empty, sends markers on, and records its other
+incoming channels. A later marker on c stops recording c: the state of c is what arrived
+on c since recording started. Several snapshots may be in progress, told apart by id.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from absnb.core.effects import (
+    Acknowledge,
+    Broadcast,
+    Effect,
+    RecordChannelState,
+    SnapshotState,
+)
+from absnb.core.graph import ExecutionGraph
+from absnb.core.ids import ChannelId, CheckpointId, TaskId
+from absnb.core.messages import CheckpointBarrier, Marker, Record
+from absnb.protocols.base import (
+    NO_EFFECTS,
+    BarrierHandler,
+    SnapshotProtocol,
+    Waiting,
+    task_handler_args,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Recording:
+    """State recorded for ``snapshot_id``; ``channels`` are still being recorded."""
+
+    snapshot_id: CheckpointId
+    channels: tuple[ChannelId, ...]
+
+
+class ChandyLamportHandler(BarrierHandler):
+    """One process of the Chandy-Lamport algorithm.
+
+    Attributes:
+        recording: the snapshots in progress here, by id.
+        recorded: for each snapshot in progress, what arrived so far on each recorded channel.
+        finished: ids of snapshots this process is done with (completed or aborted).
+    """
+
+    __slots__ = ("finished", "recorded", "recording")
+
+    def __init__(self, *args: object) -> None:
+        super().__init__(*args)  # type: ignore[arg-type]
+        self.recording: dict[CheckpointId, Recording] = {}
+        self.recorded: dict[CheckpointId, dict[ChannelId, list[Record]]] = {}
+        self.finished: frozenset[CheckpointId] = frozenset()
+
+    def on_trigger(self, checkpoint_id: CheckpointId) -> Sequence[Effect]:
+        """Initiate: record own state, send markers, record every incoming channel."""
+        n = checkpoint_id
+        if n in self.recording or n in self.finished:
+            return NO_EFFECTS
+        return self._start(n, None)
+
+    def _start(self, n: CheckpointId, first: ChannelId | None) -> list[Effect]:
+        effects: list[Effect] = [SnapshotState(n)]
+        if first is not None:
+            effects.append(RecordChannelState(n, first, ()))  # state of c is empty
+        effects.append(Broadcast(Marker(n)))
+        rest = tuple(c for c in self.inputs if c != first)
+        if rest:
+            self.recording[n] = Recording(n, rest)
+            self.recorded[n] = {c: [] for c in rest}
+        else:
+            effects.append(Acknowledge(n))
+            self.finished = self.finished | {n}
+        return effects
+
+    def on_barrier(
+        self, channel: ChannelId, message: CheckpointBarrier | Marker
+    ) -> Sequence[Effect]:
+        """A marker on ``channel``: the first one starts the snapshot, a later one closes c."""
+        n = message.snapshot_id if isinstance(message, Marker) else message.checkpoint_id
+        if n in self.finished:
+            return NO_EFFECTS
+        rec = self.recording.get(n)
+        if rec is None:
+            return self._start(n, channel)
+        if channel not in rec.channels:
+            return NO_EFFECTS
+        records = self.recorded[n].pop(channel)
+        effects: list[Effect] = [RecordChannelState(n, channel, tuple(records))]
+        rest = tuple(c for c in rec.channels if c != channel)
+        if rest:
+            self.recording[n] = Recording(n, rest)
+        else:
+            del self.recording[n]
+            del self.recorded[n]
+            self.finished = self.finished | {n}
+            effects.append(Acknowledge(n))
+        return effects
+
+    def on_record(self, channel: ChannelId, record: Record) -> Sequence[Effect]:
+        """Record ``record`` for every snapshot that is recording ``channel``."""
+        for chans in self.recorded.values():
+            rs = chans.get(channel)
+            if rs is not None:
+                rs.append(record)
+        return NO_EFFECTS
+
+    def on_checkpoint_aborted(self, checkpoint_id: CheckpointId) -> Sequence[Effect]:
+        """Stop recording for ``checkpoint_id`` and every older snapshot."""
+        for n in [n for n in self.recording if n <= checkpoint_id]:
+            del self.recording[n]
+            del self.recorded[n]
+        self.finished = self.finished | {checkpoint_id}
+        return NO_EFFECTS
+
+    def waiting(self) -> list[Waiting]:
+        return [Waiting(self.task, n, r.channels, ()) for n, r in sorted(self.recording.items())]
+
+    def clone(self) -> ChandyLamportHandler:
+        new = ChandyLamportHandler.__new__(ChandyLamportHandler)
+        new.task, new.inputs, new.loop_inputs, new.initiator = (
+            self.task,
+            self.inputs,
+            self.loop_inputs,
+            self.initiator,
+        )
+        new.recording = dict(self.recording)
+        new.recorded = {
+            n: {c: list(rs) for c, rs in chans.items()} for n, chans in self.recorded.items()
+        }
+        new.finished = self.finished
+        return new
+
+    def key(self) -> object:
+        return (
+            tuple(sorted(self.recording.items())),
+            tuple(
+                (n, tuple((c, tuple(rs)) for c, rs in chans.items()))
+                for n, chans in sorted(self.recorded.items())
+            ),
+            self.finished,
+        )
+
+    def describe(self) -> str:
+        if not self.recording:
+            return "not recording"
+        parts = [
+            f"snapshot {n}: recording {', '.join(str(c) for c in r.channels)}"
+            for n, r in sorted(self.recording.items())
+        ]
+        return "; ".join(parts)
+
+
+class ChandyLamportProtocol(SnapshotProtocol):
+    """Chandy-Lamport: markers, channel recording; any process initiates."""
+
+    name = "chandy-lamport"
+    title = "Chandy-Lamport"
+    message = Marker
+    max_concurrent = None
+
+    def handler(self, graph: ExecutionGraph, task: TaskId) -> ChandyLamportHandler:
+        return ChandyLamportHandler(*task_handler_args(graph, task))

@@ -1,0 +1,159 @@
+"""The checkpoint coordinator (paper section 4; Flink's ``CheckpointCoordinator``).
+
+Sans-IO, like the task handlers: the runtime tells it the time, the triggers and the
+acknowledgements, and it answers with values. It keeps pending and completed checkpoints,
+decides when a periodic trigger is due, completes a checkpoint when every task has
+acknowledged it, and aborts pending checkpoints on failure. The runtime sends the
+notify-checkpoint-complete (or aborted) to every task.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from absnb.core.ids import CheckpointId, TaskId
+from absnb.core.snapshot import GlobalSnapshot, TaskSnapshot
+
+
+@dataclass
+class PendingCheckpoint:
+    """A triggered checkpoint: the task snapshots acknowledged so far."""
+
+    checkpoint_id: CheckpointId
+    triggered_at: int
+    acknowledged: dict[TaskId, TaskSnapshot] = field(default_factory=dict)
+
+    def key(self) -> object:
+        return (self.checkpoint_id, self.triggered_at, tuple(sorted(self.acknowledged)))
+
+
+@dataclass(frozen=True)
+class CompletedCheckpoint:
+    """A checkpoint every task acknowledged: its global snapshot and when it was taken."""
+
+    snapshot: GlobalSnapshot
+    triggered_at: int
+    completed_at: int
+
+    @property
+    def checkpoint_id(self) -> CheckpointId:
+        return self.snapshot.checkpoint_id
+
+
+class CheckpointCoordinator:
+    """Triggers checkpoints, collects acknowledgements, completes and aborts.
+
+    Args:
+        tasks: every task of the job; a checkpoint completes when all acknowledged it.
+        job: the job's name, and ``fingerprint`` its graph's fingerprint, stored in every
+            snapshot so that a snapshot cannot be restored into another job.
+        protocol: the protocol's name, stored in every snapshot.
+        interval: time between periodic triggers (any unit: the simulator counts steps,
+            the Spark runtime seconds); None for no periodic triggers.
+        max_concurrent: how many checkpoints may be pending at once; None for no limit.
+    """
+
+    def __init__(
+        self,
+        tasks: tuple[TaskId, ...],
+        job: str,
+        fingerprint: str,
+        protocol: str,
+        interval: float | None = None,
+        max_concurrent: int | None = 1,
+    ) -> None:
+        self.tasks = tasks
+        self.job = job
+        self.fingerprint = fingerprint
+        self.protocol = protocol
+        self.interval = interval
+        self.max_concurrent = max_concurrent
+        self.next_id: CheckpointId = 1
+        self.last_trigger: float = 0
+        self.pending: dict[CheckpointId, PendingCheckpoint] = {}
+        self.completed: list[CompletedCheckpoint] = []
+        self.aborted: list[CheckpointId] = []
+
+    # -- triggering --------------------------------------------------------------------------
+    def can_trigger(self) -> bool:
+        """True when one more checkpoint may start."""
+        return self.max_concurrent is None or len(self.pending) < self.max_concurrent
+
+    def is_due(self, now: float) -> bool:
+        """True when a periodic checkpoint should be triggered at time ``now``."""
+        return (
+            self.interval is not None
+            and now - self.last_trigger >= self.interval
+            and self.can_trigger()
+        )
+
+    def trigger(self, now: float) -> CheckpointId:
+        """Start the next checkpoint; the runtime injects it into the initiators."""
+        n = self.next_id
+        self.next_id += 1
+        self.last_trigger = now
+        self.pending[n] = PendingCheckpoint(n, int(now))
+        return n
+
+    # -- acknowledgements --------------------------------------------------------------------
+    def acknowledge(self, snapshot: TaskSnapshot, now: float) -> CompletedCheckpoint | None:
+        """Take one task's part; returns the completed checkpoint when it was the last part.
+
+        Parts of checkpoints that are no longer pending (aborted or subsumed) are ignored.
+        A completed checkpoint subsumes older pending ones, which are aborted.
+        """
+        pending = self.pending.get(snapshot.checkpoint_id)
+        if pending is None:
+            return None
+        pending.acknowledged[snapshot.task] = snapshot
+        if len(pending.acknowledged) < len(self.tasks):
+            return None
+        del self.pending[snapshot.checkpoint_id]
+        for older in [n for n in self.pending if n < snapshot.checkpoint_id]:
+            del self.pending[older]
+            self.aborted.append(older)
+        done = CompletedCheckpoint(
+            GlobalSnapshot(
+                checkpoint_id=pending.checkpoint_id,
+                job=self.job,
+                fingerprint=self.fingerprint,
+                tasks={t: pending.acknowledged[t] for t in self.tasks},
+                protocol=self.protocol,
+            ),
+            triggered_at=pending.triggered_at,
+            completed_at=int(now),
+        )
+        self.completed.append(done)
+        return done
+
+    def abort_all(self) -> list[CheckpointId]:
+        """A task failed: abort every pending checkpoint; returns their ids."""
+        ids = sorted(self.pending)
+        self.pending.clear()
+        self.aborted.extend(ids)
+        return ids
+
+    def latest(self) -> CompletedCheckpoint | None:
+        """The latest completed checkpoint, the one recovery restores."""
+        return self.completed[-1] if self.completed else None
+
+    # -- value semantics ---------------------------------------------------------------------
+    def clone(self) -> CheckpointCoordinator:
+        new = CheckpointCoordinator.__new__(CheckpointCoordinator)
+        new.__dict__.update(self.__dict__)
+        new.pending = {
+            n: PendingCheckpoint(p.checkpoint_id, p.triggered_at, dict(p.acknowledged))
+            for n, p in self.pending.items()
+        }
+        new.completed = list(self.completed)
+        new.aborted = list(self.aborted)
+        return new
+
+    def key(self) -> object:
+        return (
+            self.next_id,
+            self.last_trigger,
+            tuple(p.key() for p in self.pending.values()),
+            tuple(c.checkpoint_id for c in self.completed),
+            tuple(self.aborted),
+        )

@@ -1,0 +1,197 @@
+"""ABS for cyclic graphs: paper Algorithm 2 (back-edge logging).
+
+Inputs split into regular inputs and loop inputs L_t (back-edges found by DFS from the
+sources). A barrier on a regular input blocks it (Alg. 2, lines 10-11). When barriers have
+arrived on every regular input the task copies its state, starts logging, broadcasts the
+barrier and unblocks its inputs (lines 13-17). While logging, records arriving on loop
+inputs go to the backup log (lines 23-24). When barriers have arrived on every input, loop
+inputs included, the snapshot is {state copy, backup log} (lines 18-21).
+
+On a graph without back-edges this is exactly Algorithm 1.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from absnb.core.effects import (
+    Acknowledge,
+    Block,
+    Broadcast,
+    Effect,
+    RecordChannelState,
+    SnapshotState,
+    Unblock,
+)
+from absnb.core.graph import ExecutionGraph
+from absnb.core.ids import ChannelId, CheckpointId, TaskId
+from absnb.core.messages import CheckpointBarrier, Marker, Record
+from absnb.protocols.aligned import NIL, WAITING, CollectingBarriers, WaitingForFirstBarrier
+from absnb.protocols.base import (
+    NO_EFFECTS,
+    BarrierHandler,
+    SnapshotProtocol,
+    Waiting,
+    task_handler_args,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Logging:
+    """State copied for ``checkpoint_id``; loop inputs not in ``received`` are being logged."""
+
+    checkpoint_id: CheckpointId
+    received: frozenset[ChannelId | None]
+
+
+CyclicState = WaitingForFirstBarrier | CollectingBarriers | Logging
+
+
+class CyclicBarrierHandler(BarrierHandler):
+    """Paper Alg. 2 at one task.
+
+    A loop input stops being logged once its own barrier has arrived: records behind that
+    barrier were sent after the sender's snapshot, which will send them again on recovery.
+    (The paper's pseudocode logs "while logging"; the cut is consistent only this way.)
+    """
+
+    __slots__ = ("last", "log", "regular", "state")
+
+    def __init__(self, *args: object) -> None:
+        super().__init__(*args)  # type: ignore[arg-type]
+        regular = [c for c in self.inputs if c not in self.loop_inputs]
+        self.regular: frozenset[ChannelId | None] = frozenset(
+            (*regular, NIL) if self.initiator else regular
+        )
+        self.state: CyclicState = WAITING
+        self.last: CheckpointId = 0
+        self.log: dict[ChannelId, list[Record]] = {}
+
+    def on_trigger(self, checkpoint_id: CheckpointId) -> Sequence[Effect]:
+        """Barrier on the Nil input (the coordinator's injection)."""
+        return self._on_barrier(NIL, CheckpointBarrier(checkpoint_id))
+
+    def on_barrier(
+        self, channel: ChannelId, message: CheckpointBarrier | Marker
+    ) -> Sequence[Effect]:
+        """Alg. 2, lines 8-21."""
+        return self._on_barrier(channel, message)  # type: ignore[arg-type]
+
+    def _on_barrier(
+        self, channel: ChannelId | None, barrier: CheckpointBarrier
+    ) -> Sequence[Effect]:
+        n = barrier.checkpoint_id
+        if n <= self.last:
+            return NO_EFFECTS
+        state = self.state
+        effects: list[Effect] = []
+        if not isinstance(state, WaitingForFirstBarrier):
+            if n < state.checkpoint_id:
+                return NO_EFFECTS
+            if n > state.checkpoint_id:
+                effects.extend(self._drop(state))
+                state = WAITING
+        received = (
+            frozenset((channel,))
+            if isinstance(state, WaitingForFirstBarrier)
+            else state.received | {channel}
+        )
+        if not isinstance(state, Logging):
+            if not received >= self.regular:
+                # Lines 10-11: block the input (a loop input whose barrier came before the
+                # regular ones is blocked too, so nothing behind it reaches the state copy).
+                self.state = CollectingBarriers(n, received)
+                if channel is not None:
+                    effects.append(Block(channel))
+                return effects
+            # Lines 13-17: copy the state, start logging, broadcast, unblock.
+            effects.append(SnapshotState(n))
+            effects.append(Broadcast(barrier))
+            effects.extend(Unblock(c) for c in self.inputs if c in received and c != channel)
+            self.log = {c: [] for c in self.inputs if c in self.loop_inputs and c not in received}
+            effects.extend(
+                RecordChannelState(n, c, ())
+                for c in self.inputs
+                if c in self.loop_inputs and c in received
+            )
+        elif channel in self.log:
+            # The loop input's barrier closes its backup log.
+            effects.append(RecordChannelState(n, channel, tuple(self.log.pop(channel))))
+        if not self.log:
+            # Lines 18-21: barriers on all inputs: the snapshot {state copy, backup log}.
+            effects.append(Acknowledge(n))
+            self.state = WAITING
+            self.last = n
+        else:
+            self.state = Logging(n, received)
+        return effects
+
+    def on_record(self, channel: ChannelId, record: Record) -> Sequence[Effect]:
+        """Lines 23-24: while logging, a record on a loop input goes to the backup log."""
+        log = self.log.get(channel)
+        if log is not None:
+            log.append(record)
+        return NO_EFFECTS
+
+    def _drop(self, state: CollectingBarriers | Logging) -> list[Effect]:
+        self.log = {}
+        if isinstance(state, CollectingBarriers):
+            return [Unblock(c) for c in self.inputs if c in state.received]
+        return []
+
+    def on_checkpoint_aborted(self, checkpoint_id: CheckpointId) -> Sequence[Effect]:
+        """Drop the progress of ``checkpoint_id``: unblock inputs, discard the log."""
+        self.last = max(self.last, checkpoint_id)
+        state = self.state
+        if not isinstance(state, WaitingForFirstBarrier) and state.checkpoint_id <= checkpoint_id:
+            self.state = WAITING
+            return self._drop(state)
+        return NO_EFFECTS
+
+    def waiting(self) -> list[Waiting]:
+        state = self.state
+        if isinstance(state, WaitingForFirstBarrier):
+            return []
+        missing = tuple(c for c in self.inputs if c not in state.received)
+        blocked = (
+            tuple(c for c in self.inputs if c in state.received)
+            if isinstance(state, CollectingBarriers)
+            else ()
+        )
+        return [Waiting(self.task, state.checkpoint_id, missing, blocked)]
+
+    def clone(self) -> CyclicBarrierHandler:
+        new = type(self).__new__(type(self))
+        new.task, new.inputs, new.loop_inputs, new.initiator = (
+            self.task,
+            self.inputs,
+            self.loop_inputs,
+            self.initiator,
+        )
+        new.regular, new.state, new.last = self.regular, self.state, self.last
+        new.log = {c: list(rs) for c, rs in self.log.items()} if self.log else {}
+        return new
+
+    def key(self) -> object:
+        log = tuple((c, tuple(rs)) for c, rs in self.log.items()) if self.log else ()
+        return (self.state, self.last, log)
+
+    def describe(self) -> str:
+        state = self.state
+        if isinstance(state, CollectingBarriers):
+            return f"aligning checkpoint {state.checkpoint_id}"
+        if isinstance(state, Logging):
+            logged = sum(len(v) for v in self.log.values())
+            return f"logging loop inputs for checkpoint {state.checkpoint_id} ({logged} logged)"
+        return "waiting for first barrier"
+
+
+class CyclicProtocol(SnapshotProtocol):
+    """ABS Algorithm 2: Algorithm 1 on regular inputs plus a backup log of loop inputs."""
+
+    name = "abs-cyclic"
+    title = "ABS (Algorithm 2, cyclic)"
+
+    def handler(self, graph: ExecutionGraph, task: TaskId) -> CyclicBarrierHandler:
+        return CyclicBarrierHandler(*task_handler_args(graph, task))

@@ -1,0 +1,48 @@
+"""No snapshots at all: the baseline, and what recovery falls back to (a restart from scratch)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from absnb.core.effects import Effect
+from absnb.core.graph import ExecutionGraph
+from absnb.core.ids import ChannelId, CheckpointId, TaskId
+from absnb.core.messages import CheckpointBarrier, Marker
+from absnb.protocols.base import NO_EFFECTS, BarrierHandler, SnapshotProtocol, task_handler_args
+
+
+class NoSnapshotHandler(BarrierHandler):
+    """Ignores every trigger and barrier."""
+
+    __slots__ = ()
+
+    def on_trigger(self, checkpoint_id: CheckpointId) -> Sequence[Effect]:
+        return NO_EFFECTS
+
+    def on_barrier(
+        self, channel: ChannelId, message: CheckpointBarrier | Marker
+    ) -> Sequence[Effect]:
+        return NO_EFFECTS
+
+    def on_checkpoint_aborted(self, checkpoint_id: CheckpointId) -> Sequence[Effect]:
+        return NO_EFFECTS
+
+    def clone(self) -> NoSnapshotHandler:
+        return self  # stateless
+
+    def key(self) -> object:
+        return None
+
+    def describe(self) -> str:
+        return "no snapshots"
+
+
+class NoSnapshots(SnapshotProtocol):
+    """No checkpoints are ever taken; a failure restarts the job from the beginning."""
+
+    name = "none"
+    title = "No snapshots"
+    max_concurrent = 0
+
+    def handler(self, graph: ExecutionGraph, task: TaskId) -> NoSnapshotHandler:
+        return NoSnapshotHandler(*task_handler_args(graph, task))

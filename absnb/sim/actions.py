@@ -1,0 +1,85 @@
+"""Actions: everything that can happen next in the simulator, as values.
+
+A scheduler picks one of the enabled actions; a script lists them; a trace file stores
+them as JSON objects (see :mod:`absnb.sim.trace`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from absnb.core.ids import ChannelId, TaskId
+
+
+@dataclass(frozen=True, slots=True)
+class Deliver:
+    """Deliver the message at the head of ``channel`` to its receiver."""
+
+    channel: ChannelId
+
+    def __str__(self) -> str:
+        return f"deliver {self.channel}"
+
+
+@dataclass(frozen=True, slots=True)
+class Emit:
+    """``task`` consumes the next entry of its own input log (a source emits a record, an
+    account makes its next transfer)."""
+
+    task: TaskId
+
+    def __str__(self) -> str:
+        return f"{self.task} emits"
+
+
+@dataclass(frozen=True, slots=True)
+class Transfer:
+    """Bank: account ``src`` sends ``amount`` to ``dst`` now (appended to its input log)."""
+
+    src: TaskId
+    dst: TaskId
+    amount: int
+
+    def __str__(self) -> str:
+        return f"{self.src} sends {self.amount:,} to {self.dst}"
+
+
+@dataclass(frozen=True, slots=True)
+class TriggerCheckpoint:
+    """The coordinator starts the next checkpoint at the initiators, or, for Chandy-Lamport,
+    at the named process ``at``."""
+
+    at: TaskId | None = None
+
+    def __str__(self) -> str:
+        return "trigger checkpoint" + (f" at {self.at}" if self.at is not None else "")
+
+
+@dataclass(frozen=True, slots=True)
+class Crash:
+    """``task`` fails: its state is lost and pending checkpoints are aborted."""
+
+    task: TaskId
+
+    def __str__(self) -> str:
+        return f"crash {self.task}"
+
+
+RecoveryMode = Literal["full", "partial"]
+
+
+@dataclass(frozen=True, slots=True)
+class Recover:
+    """Restore from the latest completed checkpoint: every task (``full``), or only the
+    failed task and its upstream tasks (``partial``)."""
+
+    mode: RecoveryMode = "full"
+
+    def __str__(self) -> str:
+        return f"recover ({self.mode})"
+
+
+Action = Deliver | Emit | Transfer | TriggerCheckpoint | Crash | Recover
+PROGRESS = (Deliver, Emit)
+"""Actions that move data; a run is over when none is enabled."""

@@ -1,0 +1,60 @@
+"""What one step did: the event the trace keeps for every action applied."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from absnb.core.ids import ChannelId, CheckpointId, TaskId
+from absnb.core.messages import Message
+from absnb.sim.actions import Action
+from absnb.sim.format import show_message
+
+
+@dataclass(slots=True)
+class Event:
+    """One step of a run.
+
+    Attributes:
+        step: the world's clock before the step (0, 1, 2, ...).
+        action: the action applied.
+        task: the task that acted (receiver, emitter, initiator, failed task), if one did.
+        message: the message delivered, for a delivery.
+        sent: every message sent in the step, with its channel, in order.
+        blocked, unblocked: channels blocked and unblocked in the step.
+        snapshots: ``(task, checkpoint id)`` for every task state recorded in the step.
+        completed, aborted: checkpoints that completed or were aborted in the step.
+        dropped: True when the delivered record was a duplicate and dropped.
+        restored: for a recovery, the checkpoint restored (0: the initial state), and
+            the tasks that restarted.
+    """
+
+    step: int
+    action: Action
+    task: TaskId | None = None
+    message: Message | None = None
+    sent: tuple[tuple[ChannelId, Message], ...] = ()
+    blocked: tuple[ChannelId, ...] = ()
+    unblocked: tuple[ChannelId, ...] = ()
+    snapshots: tuple[tuple[TaskId, CheckpointId], ...] = ()
+    completed: tuple[CheckpointId, ...] = ()
+    aborted: tuple[CheckpointId, ...] = ()
+    dropped: bool = False
+    restored: tuple[CheckpointId, tuple[TaskId, ...]] | None = None
+
+    def describe(self) -> str:
+        """One line for a trace log."""
+        parts = [f"{self.step}: {self.action}"]
+        if self.message is not None:
+            parts.append(f"[{show_message(self.message)}]")
+        if self.dropped:
+            parts.append("(duplicate, dropped)")
+        parts.extend(f"block {c}" for c in self.blocked)
+        parts.extend(f"unblock {c}" for c in self.unblocked)
+        parts.extend(f"{t} records state for {n}" for t, n in self.snapshots)
+        parts.extend(f"checkpoint {n} complete" for n in self.completed)
+        parts.extend(f"checkpoint {n} aborted" for n in self.aborted)
+        if self.restored is not None:
+            n, tasks = self.restored
+            what = f"checkpoint {n}" if n else "the initial state"
+            parts.append(f"restored {len(tasks)} tasks from {what}")
+        return " ".join(parts)

@@ -1,0 +1,164 @@
+"""Exhaustive exploration: every interleaving of a small job, up to a bound.
+
+Breadth-first search over worlds, deduplicated by :meth:`World.key`. Every transition is
+checked (so a property of the step that led to a state is checked even when the state was
+seen before), and the shortest counterexample is returned as a list of actions that
+replays it.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from absnb.sim.actions import Action
+from absnb.sim.events import Event
+from absnb.sim.world import World
+
+Invariant = Callable[[World, Event], str | None]
+"""Returns a description of the violation after a step, or None."""
+Goal = Callable[[World], str | None]
+"""Checked on every terminal world (no enabled action): a description of what is wrong."""
+
+
+@dataclass
+class Exploration:
+    """What an exploration found."""
+
+    states: int = 0
+    transitions: int = 0
+    terminal: int = 0
+    max_depth: int = 0
+    complete: bool = True
+    violation: str | None = None
+    counterexample: list[Action] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return self.violation is None
+
+    def __str__(self) -> str:
+        head = (
+            f"{self.states:,} states, {self.transitions:,} transitions, "
+            f"{self.terminal:,} terminal, depth {self.max_depth}"
+            + ("" if self.complete else " (bound reached: not exhaustive)")
+        )
+        if self.violation is None:
+            return head + ": every invariant holds"
+        steps = "; ".join(str(a) for a in self.counterexample)
+        return f"{head}: VIOLATION {self.violation}\n  trace: {steps}"
+
+
+def explore(
+    world: World,
+    invariants: Sequence[Invariant] = (),
+    terminal_checks: Sequence[Goal] = (),
+    *,
+    max_states: int = 2_000_000,
+    max_depth: int | None = None,
+    crashes: bool = False,
+) -> Exploration:
+    """Search every interleaving from ``world``.
+
+    Args:
+        world: the start.
+        invariants: checked after every transition.
+        terminal_checks: checked on every world with no enabled action.
+        max_states: stop after this many distinct states (``complete`` is then False).
+        max_depth: do not expand beyond this many steps.
+        crashes: also explore a crash of every task at every step (and the recoveries).
+    """
+    result = Exploration()
+    start = world.clone()
+    parents: dict[object, tuple[object, Action] | None] = {start.key(): None}
+    frontier: deque[tuple[World, int]] = deque([(start, 0)])
+
+    def path(key: object, last: Action | None = None) -> list[Action]:
+        actions: list[Action] = [] if last is None else [last]
+        entry = parents[key]
+        while entry is not None:
+            key, action = entry
+            actions.append(action)
+            entry = parents[key]
+        return actions[::-1]
+
+    while frontier:
+        current, depth = frontier.popleft()
+        result.max_depth = max(result.max_depth, depth)
+        key = current.key()
+        enabled = current.enabled_actions(crashes=crashes)
+        if not enabled:
+            result.terminal += 1
+            for check in terminal_checks:
+                problem = check(current)
+                if problem:
+                    result.violation = problem
+                    result.counterexample = path(key)
+                    result.states = len(parents)
+                    return result
+            continue
+        if max_depth is not None and depth >= max_depth:
+            result.complete = False
+            continue
+        for action in enabled:
+            nxt = current.clone()
+            event = nxt.apply(action)
+            result.transitions += 1
+            for inv in invariants:
+                problem = inv(nxt, event)
+                if problem:
+                    result.violation = problem
+                    result.counterexample = path(key, action)
+                    result.states = len(parents)
+                    return result
+            nkey = nxt.key()
+            if nkey in parents:
+                continue
+            if len(parents) >= max_states:
+                result.complete = False
+                continue
+            parents[nkey] = (key, action)
+            frontier.append((nxt, depth + 1))
+    result.states = len(parents)
+    return result
+
+
+def feasible_snapshots(world: World, event: Event) -> str | None:
+    """Invariant: a checkpoint completed in this step is a consistent cut."""
+    from absnb.sim.checks import snapshot_problems
+
+    for n in event.completed:
+        snap = next(s for s in world.snapshots if s.checkpoint_id == n)
+        problems = snapshot_problems(world.job, snap)
+        if problems:
+            return problems[0]
+    return None
+
+
+def money_conserved(world: World, event: Event) -> str | None:
+    """Invariant (bank): balances plus money in transit equal the total after every step."""
+    from absnb.sim.checks import world_total
+
+    if world.job.total is None or world.failed is not None:
+        return None
+    total = world_total(world)
+    return None if total == world.job.total else f"money adds up to {total:,}"
+
+
+def no_deadlock(world: World) -> str | None:
+    """Terminal check: no checkpoint is left pending and no channel blocked."""
+    from absnb.sim.checks import find_deadlock
+
+    dead = find_deadlock(world)
+    return str(dead) if dead else None
+
+
+def output_is_exactly_once(reference: object) -> Goal:
+    """Terminal check: the output equals ``reference`` (the failure-free output)."""
+
+    def check(world: World) -> str | None:
+        out = world.output()
+        return None if out == reference else f"output {out!r} differs from {reference!r}"
+
+    return check

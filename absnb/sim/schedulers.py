@@ -1,0 +1,141 @@
+"""Schedulers: the one seam that decides what happens next.
+
+A scheduler's :meth:`~Scheduler.choose` gets the world and its enabled actions and returns
+one of them, or None to end the run. The built-in schedulers keep no state of their own:
+their choice is a function of the world (its clock included), so going back a step and
+stepping again repeats the same choice, and the same seed always gives the same trace.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Protocol
+
+from absnb.core.errors import ActionNotEnabledError
+from absnb.core.ids import TaskId
+from absnb.sim.actions import (
+    Action,
+    Crash,
+    Deliver,
+    Emit,
+    Recover,
+    RecoveryMode,
+    TriggerCheckpoint,
+)
+from absnb.sim.world import World
+
+_MASK = (1 << 64) - 1
+
+
+def mix(seed: int, step: int) -> int:
+    """A 64-bit hash of (seed, step) (splitmix64): cheap, stateless, the same everywhere."""
+    z = (seed * 0x9E3779B97F4A7C15 + step * 0xBF58476D1CE4E5B9 + 0x94D049BB133111EB) & _MASK
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK
+    return z ^ (z >> 31)
+
+
+class Scheduler(Protocol):
+    """Decides the next action."""
+
+    def choose(self, world: World, enabled: Sequence[Action]) -> Action | None:
+        """One of ``enabled``, or None to stop."""
+        ...
+
+
+class _Policy:
+    """What the automatic schedulers share: periodic checkpoints, an injected crash, and
+    recovery after it.
+
+    Args:
+        crash_at: the step at which to crash a task (None: no crash).
+        crash_task: which task crashes (name or id); None picks one from the seed.
+        recovery: ``full`` or ``partial``.
+    """
+
+    def __init__(
+        self,
+        *,
+        seed: int = 0,
+        crash_at: int | None = None,
+        crash_task: TaskId | str | None = None,
+        recovery: RecoveryMode = "full",
+    ) -> None:
+        self.seed = seed
+        self.crash_at = crash_at
+        self.crash_task = crash_task
+        self.recovery = recovery
+
+    def choose(self, world: World, enabled: Sequence[Action]) -> Action | None:
+        if world.failed is not None:
+            return Recover(self.recovery)
+        progress = [a for a in enabled if type(a) is Deliver or type(a) is Emit]
+        if not progress:
+            return None
+        if self.crash_at is not None and world.clock == self.crash_at:
+            if self.crash_task is None:
+                tasks = world.graph.tasks
+                return Crash(tasks[mix(self.seed, -1) % len(tasks)])
+            return Crash(world.graph.task(self.crash_task))
+        if world.coordinator.is_due(world.clock) and world.can_trigger():
+            return TriggerCheckpoint()
+        return self.pick(world, progress)
+
+    def pick(self, world: World, progress: list[Action]) -> Action:
+        raise NotImplementedError
+
+
+class RandomScheduler(_Policy):
+    """Seeded random: a uniform choice among deliveries and emits at every step."""
+
+    def pick(self, world: World, progress: list[Action]) -> Action:
+        return progress[mix(self.seed, world.clock) % len(progress)]
+
+    def __repr__(self) -> str:
+        return f"RandomScheduler(seed={self.seed})"
+
+
+class RoundRobinScheduler(_Policy):
+    """Takes the enabled deliveries and emits in turn, cycling with the clock."""
+
+    def pick(self, world: World, progress: list[Action]) -> Action:
+        return progress[world.clock % len(progress)]
+
+    def __repr__(self) -> str:
+        return "RoundRobinScheduler()"
+
+
+class ScriptedScheduler:
+    """Plays a list of actions in order; the run ends when the script does.
+
+    The action for step k is ``actions[k - start]``, where ``start`` is the world's clock
+    when the script begins, so stepping back and forth replays it exactly.
+
+    Raises:
+        ActionNotEnabledError: (from the world) a scripted action is not enabled when due.
+    """
+
+    def __init__(self, actions: Sequence[Action], start: int = 0) -> None:
+        self.actions = list(actions)
+        self.start = start
+
+    def choose(self, world: World, enabled: Sequence[Action]) -> Action | None:
+        i = world.clock - self.start
+        if i < 0:
+            raise ActionNotEnabledError(
+                f"the script starts at step {self.start}, but the world is at step {world.clock}"
+            )
+        return self.actions[i] if i < len(self.actions) else None
+
+    def __repr__(self) -> str:
+        return f"ScriptedScheduler({len(self.actions)} actions)"
+
+
+class ManualScheduler:
+    """Asks an outside chooser (a widget, a person, a test) for every action."""
+
+    def __init__(self, chooser: Callable[[World, Sequence[Action]], Action | None]) -> None:
+        self.chooser = chooser
+
+    def choose(self, world: World, enabled: Sequence[Action]) -> Action | None:
+        return self.chooser(world, enabled)

@@ -1,0 +1,97 @@
+"""The Stepper: step, go back, run, and keep the trace."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from absnb.sim.actions import Action
+from absnb.sim.events import Event
+from absnb.sim.schedulers import RoundRobinScheduler, Scheduler
+from absnb.sim.world import World
+
+Until = int | Callable[[World], bool] | None
+
+
+class Stepper:
+    """Drives a world with a scheduler.
+
+    Args:
+        world: the starting world (the stepper works on a clone).
+        scheduler: decides each step's action; round robin by default.
+        history: keep a copy of the world before every step, so that :meth:`back` is a
+            constant-time pop; without it ``back`` is not available and runs are faster.
+
+    Attributes:
+        world: the current world.
+        trace: every event so far, in order.
+    """
+
+    def __init__(
+        self, world: World, scheduler: Scheduler | None = None, *, history: bool = True
+    ) -> None:
+        self.initial = world.clone()
+        self.world = world.clone()
+        self.scheduler: Scheduler = scheduler or RoundRobinScheduler()
+        self.keep_history = history
+        self.history: list[World] = []
+        self.trace: list[Event] = []
+
+    def enabled(self, *, crashes: bool = False) -> list[Action]:
+        """The actions enabled now."""
+        return self.world.enabled_actions(crashes=crashes)
+
+    def next_action(self) -> Action | None:
+        """What the scheduler would do next (None: the run is over)."""
+        return self.scheduler.choose(self.world, self.world.enabled_actions())
+
+    def step(self, action: Action | None = None) -> Event | None:
+        """Apply ``action``, or the scheduler's choice; None when there is nothing to do.
+
+        Raises:
+            ActionNotEnabledError: ``action`` is not enabled.
+        """
+        if action is None:
+            action = self.next_action()
+            if action is None:
+                return None
+        if self.keep_history:
+            before = self.world.clone()
+            event = self.world.apply(action)
+            self.history.append(before)
+        else:
+            event = self.world.apply(action)
+        self.trace.append(event)
+        return event
+
+    def back(self) -> Event | None:
+        """Undo the last step; returns its event (None at the start)."""
+        if not self.keep_history:
+            raise RuntimeError("this stepper keeps no history: create it with history=True")
+        if not self.history:
+            return None
+        self.world = self.history.pop()
+        return self.trace.pop()
+
+    def run(self, until: Until = None, *, max_steps: int = 1_000_000) -> list[Event]:
+        """Step until the scheduler stops, ``until`` steps were taken (an int), or
+        ``until(world)`` is true; at most ``max_steps``. Returns the new events."""
+        start = len(self.trace)
+        for _ in range(max_steps):
+            if isinstance(until, int) and len(self.trace) - start >= until:
+                break
+            if callable(until) and until(self.world):
+                break
+            if self.step() is None:
+                break
+        return self.trace[start:]
+
+    def reset(self) -> None:
+        """Back to the starting world, with an empty trace."""
+        self.world = self.initial.clone()
+        self.history.clear()
+        self.trace.clear()
+
+    @property
+    def actions(self) -> list[Action]:
+        """The actions taken so far: a script that replays this run exactly."""
+        return [e.action for e in self.trace]

@@ -1,0 +1,441 @@
+"""The World: the whole simulated system as plain data.
+
+Tasks (operator state, protocol handler, counters), FIFO channels with their blocked flag,
+input logs, the checkpoint coordinator and a step clock. A world can be cloned, compared
+and hashed, so the stepper can go back and the explorer can branch and deduplicate.
+:meth:`World.apply` performs one action and returns the :class:`~absnb.sim.events.Event`.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from typing import Any
+
+from absnb.core.effects import Block, SnapshotState, Unblock
+from absnb.core.errors import ActionNotEnabledError
+from absnb.core.graph import ExecutionGraph
+from absnb.core.ids import ChannelId, CheckpointId, TaskId
+from absnb.core.messages import Message, Record
+from absnb.core.snapshot import GlobalSnapshot, TaskSnapshot
+from absnb.jobs.base import Job
+from absnb.protocols import CheckpointCoordinator, get_protocol
+from absnb.protocols.base import SnapshotProtocol
+from absnb.sim.actions import (
+    Action,
+    Crash,
+    Deliver,
+    Emit,
+    Recover,
+    Transfer,
+    TriggerCheckpoint,
+)
+from absnb.sim.events import Event
+from absnb.sim.format import show_message
+from absnb.task import Dropped, Send, StreamTask
+
+
+class _Static:
+    """What every clone of a world shares: the job, the protocol, prebuilt actions."""
+
+    def __init__(self, job: Job, protocol: SnapshotProtocol, max_checkpoints: int | None):
+        self.job = job
+        self.graph = job.graph
+        self.protocol = protocol
+        self.max_checkpoints = max_checkpoints
+        self.deliver = {c: Deliver(c) for c in self.graph.channels}
+        self.emitters = tuple(
+            t for t in self.graph.tasks if self.graph.kind(t) in ("source", "process")
+        )
+        self.emit = {t: Emit(t) for t in self.emitters}
+        self.trigger = TriggerCheckpoint()
+
+
+class World:
+    """One state of a simulated job.
+
+    Args:
+        job: the job to run (see :mod:`absnb.jobs`).
+        protocol: a protocol name (``chandy-lamport``, ``abs``, ``abs-cyclic``,
+            ``synchronous``, ``none``) or object.
+        checkpoint_interval: steps between periodic checkpoints (the schedulers trigger
+            them when due); None for checkpoints only on request.
+        max_checkpoints: stop triggering after this many (exhaustive exploration).
+        allow_deadlock: run ABS Algorithm 1 on a cyclic graph anyway.
+    """
+
+    def __init__(
+        self,
+        job: Job,
+        protocol: str | SnapshotProtocol = "abs",
+        *,
+        checkpoint_interval: int | None = None,
+        max_checkpoints: int | None = None,
+        allow_deadlock: bool = False,
+    ) -> None:
+        proto = get_protocol(protocol, job.graph, allow_deadlock=allow_deadlock)
+        self._s = _Static(job, proto, max_checkpoints)
+        graph = job.graph
+        self.tasks: dict[TaskId, StreamTask] = {t: StreamTask(graph, t, proto) for t in graph.tasks}
+        self.channels: dict[ChannelId, deque[Message]] = {c: deque() for c in graph.channels}
+        self.blocked: set[ChannelId] = set()
+        self.inputs: dict[TaskId, tuple[Any, ...]] = {
+            t: tuple(job.inputs.get(t, ())) for t in self._s.emitters
+        }
+        self.coordinator = CheckpointCoordinator(
+            graph.tasks,
+            graph.name,
+            graph.fingerprint,
+            proto.name,
+            interval=checkpoint_interval,
+            max_concurrent=proto.max_concurrent,
+        )
+        self.clock = 0
+        self.failed: TaskId | None = None
+        self.replaying = 0
+
+    # -- read access -----------------------------------------------------------------------
+    @property
+    def job(self) -> Job:
+        return self._s.job
+
+    @property
+    def graph(self) -> ExecutionGraph:
+        return self._s.graph
+
+    @property
+    def protocol(self) -> SnapshotProtocol:
+        return self._s.protocol
+
+    def state_of(self, task: TaskId | str) -> Any:
+        """The operator state of a task, by id or printed name (``"A"``, ``"count[1]"``)."""
+        return self.tasks[self.graph.task(task)].state
+
+    def channel_values(self, channel: ChannelId | str) -> list[Any]:
+        """What is in transit on a channel, as values and message names."""
+        q = self.channels[self.graph.channel(channel)]
+        return [m.value if type(m) is Record else show_message(m) for m in q]
+
+    def output(self) -> Any:
+        """The job's output so far (see :meth:`Job.output`)."""
+        return self.job.output({t: task.state for t, task in self.tasks.items()})
+
+    def latest_snapshot(self) -> GlobalSnapshot | None:
+        """The latest completed global snapshot, if any."""
+        latest = self.coordinator.latest()
+        return latest.snapshot if latest else None
+
+    @property
+    def snapshots(self) -> list[GlobalSnapshot]:
+        """Every completed global snapshot, oldest first."""
+        return [c.snapshot for c in self.coordinator.completed]
+
+    def is_finished(self) -> bool:
+        """All input consumed and every channel empty."""
+        return (
+            self.failed is None
+            and all(not q for q in self.channels.values())
+            and all(self.tasks[t].offset >= len(self.inputs[t]) for t in self._s.emitters)
+        )
+
+    # -- enabled actions -------------------------------------------------------------------
+    def enabled_actions(self, *, crashes: bool = False) -> list[Action]:
+        """The actions that can happen now, in a fixed order: deliveries by channel, emits
+        by task, then a checkpoint trigger, then (with ``crashes``) a crash of each task."""
+        s = self._s
+        if self.failed is not None:
+            return [Recover("full"), Recover("partial")]
+        blocked, tasks = self.blocked, self.tasks
+        acts: list[Action] = []
+        check_replay = self.replaying > 0
+        for c, q in self.channels.items():
+            if q and c not in blocked and (not check_replay or self._replay_allows(c, q[0])):
+                acts.append(s.deliver[c])
+        inputs = self.inputs
+        for t in s.emitters:
+            task = tasks[t]
+            if (
+                not task.halted
+                and task.offset < len(inputs[t])
+                and (not task.replay or task.replay[0] is None)
+            ):
+                acts.append(s.emit[t])
+        if self.can_trigger():
+            acts.append(s.trigger)
+        if crashes:
+            acts.extend(Crash(t) for t in s.graph.tasks)
+        return acts
+
+    def progress_actions(self) -> list[Action]:
+        """The enabled deliveries and emits: the run is over when there are none."""
+        return [a for a in self.enabled_actions() if type(a) in (Deliver, Emit)]
+
+    def _replay_allows(self, channel: ChannelId, head: Message) -> bool:
+        replay = self.tasks[channel.dst].replay
+        return not replay or type(head) is not Record or replay[0] == channel
+
+    def can_trigger(self) -> bool:
+        """True when the coordinator may start a checkpoint now."""
+        s = self._s
+        return (
+            self.failed is None
+            and self.replaying == 0
+            and self.coordinator.can_trigger()
+            and (s.max_checkpoints is None or self.coordinator.next_id <= s.max_checkpoints)
+        )
+
+    def is_enabled(self, action: Action) -> bool:
+        """True when ``action`` can be applied now."""
+        return self._why_not(action) is None
+
+    def _why_not(self, action: Action) -> str | None:
+        kind = type(action)
+        if self.failed is not None and kind is not Recover:
+            return f"task {self.failed} has failed: only Recover is enabled"
+        if kind is Deliver:
+            c = action.channel  # type: ignore[union-attr]
+            if c not in self.channels:
+                return f"there is no channel {c}"
+            if not self.channels[c]:
+                return f"channel {c} is empty"
+            if c in self.blocked:
+                return f"channel {c} is blocked by {c.dst}"
+            if self.replaying and not self._replay_allows(c, self.channels[c][0]):
+                return (
+                    f"{c.dst} is replaying and must next consume from {self.tasks[c.dst].replay[0]}"
+                )
+            return None
+        if kind is Emit:
+            t = action.task  # type: ignore[union-attr]
+            if t not in self.inputs:
+                return f"{t} is not a source or process"
+            task = self.tasks[t]
+            if task.halted:
+                return f"{t} is halted until the checkpoint completes"
+            if task.offset >= len(self.inputs[t]):
+                return f"{t} has emitted its whole input log"
+            if task.replay and task.replay[0] is not None:
+                return f"{t} is replaying and must next consume from {task.replay[0]}"
+            return None
+        if kind is Transfer:
+            return self._why_not_transfer(action)  # type: ignore[arg-type]
+        if kind is TriggerCheckpoint:
+            if not self.can_trigger():
+                if self.protocol.max_concurrent == 0:
+                    return f"protocol {self.protocol.name} takes no checkpoints"
+                if self.replaying:
+                    return "tasks are still replaying after a recovery"
+                if self._s.max_checkpoints is not None and (
+                    self.coordinator.next_id > self._s.max_checkpoints
+                ):
+                    return f"this run allows {self._s.max_checkpoints} checkpoint(s)"
+                return "a checkpoint is already pending (one at a time for this protocol)"
+            at = action.at  # type: ignore[union-attr]
+            if at is not None and at not in self.tasks:
+                return f"there is no task {at}"
+            if at is not None and self.protocol.name != "chandy-lamport":
+                return (
+                    f"{self.protocol.name} starts checkpoints at every source; "
+                    "only Chandy-Lamport can start at a named process"
+                )
+            return None
+        if kind is Crash:
+            return None if action.task in self.tasks else f"there is no task {action.task}"  # type: ignore[union-attr]
+        if kind is Recover:
+            if self.failed is None:
+                return "no task has failed"
+            if action.mode not in ("full", "partial"):  # type: ignore[union-attr]
+                return f"unknown recovery mode {action.mode!r}: use 'full' or 'partial'"  # type: ignore[union-attr]
+            return None
+        return f"{action!r} is not an action"
+
+    def _why_not_transfer(self, action: Transfer) -> str | None:
+        src, dst = action.src, action.dst
+        if src not in self.inputs or self.graph.kind(src) != "process":
+            return f"{src} is not an account (a process) of this job"
+        if (src.operator, dst.operator) not in {(e.src, e.dst) for e in self.graph.job.edges}:
+            return f"there is no channel {src}->{dst} for the transfer"
+        if not isinstance(action.amount, int) or action.amount <= 0:
+            return f"a transfer amount must be a positive whole number, not {action.amount!r}"
+        task = self.tasks[src]
+        if task.halted:
+            return f"{src} is halted until the checkpoint completes"
+        if task.offset < len(self.inputs[src]) or task.replay:
+            return f"{src} must first make the transfers already in its input log"
+        return None
+
+    # -- applying actions ------------------------------------------------------------------
+    def apply(self, action: Action) -> Event:
+        """Perform ``action`` and return what happened.
+
+        Raises:
+            ActionNotEnabledError: the action is not enabled now; the message says why and
+                lists what is.
+        """
+        why = self._why_not(action)
+        if why is not None:
+            options = ", ".join(str(a) for a in self.enabled_actions()) or "nothing"
+            raise ActionNotEnabledError(
+                f"cannot {action} at step {self.clock}: {why}. Enabled now: {options}"
+            )
+        kind = type(action)
+        if kind is Deliver:
+            event = self._deliver(action.channel)  # type: ignore[union-attr]
+        elif kind is Emit:
+            event = self._emit(action, action.task, None)  # type: ignore[union-attr]
+        elif kind is Transfer:
+            event = self._emit(action, action.src, (action.dst.operator, action.amount))  # type: ignore[union-attr]
+        elif kind is TriggerCheckpoint:
+            event = self._trigger(action)  # type: ignore[arg-type]
+        elif kind is Crash:
+            event = self._crash(action)  # type: ignore[arg-type]
+        else:
+            event = self._recover(action)  # type: ignore[arg-type]
+        self.clock += 1
+        return event
+
+    def _deliver(self, channel: ChannelId) -> Event:
+        message = self.channels[channel].popleft()
+        task = self.tasks[channel.dst]
+        replaying = bool(task.replay)
+        sends: list[Send] = []
+        controls = task.deliver(channel, message, sends)
+        if replaying and not task.replay:
+            self.replaying -= 1
+        event = Event(self.clock, self._s.deliver[channel], channel.dst, message)
+        if sends:
+            self._push(sends)
+            event.sent = tuple(sends)
+        if controls:
+            self._control(task, controls, event)
+        return event
+
+    def _emit(self, action: Action, t: TaskId, entry: Any) -> Event:
+        task = self.tasks[t]
+        if entry is None:
+            entry = self.inputs[t][task.offset]
+        else:
+            self.inputs[t] = (*self.inputs[t], entry)
+        replaying = bool(task.replay)
+        sends: list[Send] = []
+        task.emit(entry, sends)
+        if replaying and not task.replay:
+            self.replaying -= 1
+        self._push(sends)
+        return Event(self.clock, action, t, sent=tuple(sends))
+
+    def _push(self, sends: list[Send]) -> None:
+        channels = self.channels
+        for c, m in sends:
+            channels[c].append(m)
+
+    def _control(self, task: StreamTask, controls: Any, event: Event) -> None:
+        for ctl in controls:
+            kind = type(ctl)
+            if kind is Block:
+                self.blocked.add(ctl.channel)
+                event.blocked += (ctl.channel,)
+            elif kind is Unblock:
+                self.blocked.discard(ctl.channel)
+                event.unblocked += (ctl.channel,)
+            elif kind is SnapshotState:
+                event.snapshots += ((task.id, ctl.checkpoint_id),)
+            elif kind is Dropped:
+                event.dropped = True
+            elif kind is TaskSnapshot:
+                before = len(self.coordinator.aborted)
+                done = self.coordinator.acknowledge(ctl, self.clock)
+                if done is not None:
+                    event.completed += (done.checkpoint_id,)
+                    for n in self.coordinator.aborted[before:]:  # subsumed by the new one
+                        event.aborted += (n,)
+                        self._notify(n, event, complete=False)
+                    self._notify(done.checkpoint_id, event, complete=True)
+
+    def _notify(self, checkpoint_id: CheckpointId, event: Event, *, complete: bool) -> None:
+        """Notify-checkpoint-complete (or aborted) to every live task."""
+        for t, task in self.tasks.items():
+            if t == self.failed:
+                continue
+            sends: list[Send] = []
+            if complete:
+                controls = task.checkpoint_complete(checkpoint_id, sends)
+            else:
+                controls = task.checkpoint_aborted(checkpoint_id, sends)
+            if sends:
+                self._push(sends)
+                event.sent += tuple(sends)
+            if controls:
+                self._control(task, controls, event)
+
+    def _trigger(self, action: TriggerCheckpoint) -> Event:
+        n = self.coordinator.trigger(self.clock)
+        targets = (action.at,) if action.at is not None else self.graph.initiators()
+        event = Event(self.clock, action, targets[0] if len(targets) == 1 else None)
+        for t in targets:
+            task = self.tasks[t]
+            sends: list[Send] = []
+            controls = task.trigger(n, sends)
+            if sends:
+                self._push(sends)
+                event.sent += tuple(sends)
+            if controls:
+                self._control(task, controls, event)
+        return event
+
+    def _crash(self, action: Crash) -> Event:
+        self.failed = action.task
+        event = Event(self.clock, action, action.task)
+        for n in self.coordinator.abort_all():
+            event.aborted += (n,)
+            self._notify(n, event, complete=False)
+        return event
+
+    def _recover(self, action: Recover) -> Event:
+        from absnb.sim.recovery import recover
+
+        return recover(self, action)
+
+    # -- value semantics -------------------------------------------------------------------
+    def clone(self) -> World:
+        """An independent copy; applying actions to it leaves this world unchanged."""
+        new = World.__new__(World)
+        new._s = self._s
+        new.tasks = {t: task.clone() for t, task in self.tasks.items()}
+        new.channels = {c: q.copy() for c, q in self.channels.items()}
+        new.blocked = set(self.blocked)
+        new.inputs = dict(self.inputs)
+        new.coordinator = self.coordinator.clone()
+        new.clock = self.clock
+        new.failed = self.failed
+        new.replaying = self.replaying
+        return new
+
+    def key(self) -> tuple[Any, ...]:
+        """A hashable value equal for worlds in the same state.
+
+        The clock and history (trace, input order logs, when checkpoints were taken) are
+        left out, so different interleavings reaching the same state compare equal.
+        """
+        return (
+            tuple(task.key() for task in self.tasks.values()),
+            tuple(tuple(q) for q in self.channels.values()),
+            frozenset(self.blocked),
+            self.coordinator.key(),
+            self.failed,
+            tuple(len(v) for v in self.inputs.values()),
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, World):
+            return NotImplemented
+        return self._s.graph.fingerprint == other._s.graph.fingerprint and self.key() == other.key()
+
+    def __hash__(self) -> int:
+        return hash(self.key())
+
+    def __repr__(self) -> str:
+        return (
+            f"<World {self.graph.name} {self.protocol.name} step={self.clock} "
+            f"in_transit={sum(len(q) for q in self.channels.values())} "
+            f"checkpoints={len(self.coordinator.completed)}>"
+        )

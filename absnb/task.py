@@ -1,0 +1,314 @@
+"""StreamTask: one task of the execution graph, sans-IO (Flink: ``StreamTask``).
+
+It joins an operator (the user function and its state) to a protocol handler (the
+snapshot algorithm), routes outputs through the partitioners, and turns the handler's
+effects into sends and controls. It does no I/O: every method appends the messages to send
+to a caller's list and returns the controls (block, unblock, acknowledgement) for the
+runtime, so the simulator and the Spark runtime host the same object.
+
+Besides the operator state a task keeps what recovery and the checks need:
+records sent per output channel and received per input channel (channel sequence
+numbers), its offset in its own input log, and the order in which it consumed its inputs
+(so that partial recovery can replay deterministically).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from absnb.core.effects import (
+    Acknowledge,
+    Block,
+    Broadcast,
+    Effect,
+    HaltSource,
+    RecordChannelState,
+    ResumeSource,
+    SnapshotState,
+    Unblock,
+)
+from absnb.core.errors import GraphError
+from absnb.core.graph import ExecutionGraph, OutputGate, Rebalance
+from absnb.core.ids import ChannelId, CheckpointId, TaskId
+from absnb.core.messages import Message, Record
+from absnb.core.snapshot import TaskSnapshot
+from absnb.operators.base import Operator, To
+from absnb.protocols.base import SnapshotProtocol
+
+Send = tuple[ChannelId, Message]
+InputLog = tuple[Any, Any] | None
+"""The consumption order, newest first, as a linked list ``(input, rest)``: ``input`` is the
+channel a record came on, or None for an entry of the task's own input log."""
+
+
+@dataclass(frozen=True, slots=True)
+class Dropped:
+    """A record the task dropped as a duplicate (its number was already seen)."""
+
+    channel: ChannelId
+    record: Record
+
+
+Control = Block | Unblock | SnapshotState | TaskSnapshot | Dropped
+
+
+class _Part:
+    """A task snapshot being assembled between SnapshotState and Acknowledge."""
+
+    __slots__ = ("channel_states", "consumed", "offset", "received", "sent", "state")
+
+    def __init__(self, state: Any, offset: int, sent: dict, received: dict, consumed: int):
+        self.state = state
+        self.offset = offset
+        self.sent = sent
+        self.received = received
+        self.consumed = consumed
+        self.channel_states: dict[ChannelId, tuple[Record, ...]] = {}
+
+    def copy(self) -> _Part:
+        new = _Part(self.state, self.offset, self.sent, self.received, self.consumed)
+        new.channel_states = dict(self.channel_states)
+        return new
+
+    def key(self, fn: Operator) -> object:
+        return (fn.freeze(self.state), self.offset, tuple(self.channel_states.items()))
+
+
+class StreamTask:
+    """One running task: operator state, protocol handler, channel counters."""
+
+    __slots__ = (
+        "consumed",
+        "dropped",
+        "fn",
+        "gates",
+        "graph",
+        "halted",
+        "handler",
+        "id",
+        "inputs",
+        "label",
+        "log",
+        "offset",
+        "outputs",
+        "parts",
+        "protocol",
+        "received",
+        "replay",
+        "sent",
+        "state",
+    )
+
+    def __init__(self, graph: ExecutionGraph, task: TaskId, protocol: SnapshotProtocol) -> None:
+        self.graph = graph
+        self.id = task
+        self.label = str(task)
+        self.fn: Operator = graph.function(task)
+        self.gates: tuple[OutputGate, ...] = graph.gates[task]
+        self.inputs = graph.inputs[task]
+        self.outputs = graph.outputs[task]
+        self.protocol = protocol
+        self.handler = protocol.handler(graph, task)
+        self.state: Any = self.fn.initial_state()
+        self.offset = 0
+        self.sent: dict[ChannelId, int] = dict.fromkeys(self.outputs, 0)
+        self.received: dict[ChannelId, int] = dict.fromkeys(self.inputs, 0)
+        self.consumed = 0
+        self.log: InputLog = None
+        self.parts: dict[CheckpointId, _Part] = {}
+        self.halted = False
+        self.replay: tuple[ChannelId | None, ...] = ()
+        self.dropped = 0
+
+    # -- inputs ------------------------------------------------------------------------------
+    def deliver(self, channel: ChannelId, message: Message, sends: list[Send]) -> Sequence[Control]:
+        """Consume the head of ``channel``: a record goes to the operator, anything else to the
+        protocol handler."""
+        if type(message) is not Record:
+            return self._apply(self.handler.on_barrier(channel, message), sends)  # type: ignore[arg-type]
+        if message.seq <= self.received[channel]:
+            self.dropped += 1
+            return (Dropped(channel, message),)
+        self.received[channel] = message.seq
+        self._consumed(channel)
+        effects = self.handler.on_record(channel, message)
+        self.state, outs = self.fn.process(self.state, message.value)
+        if outs:
+            self._route(outs, message.origin, sends)
+        return self._apply(effects, sends) if effects else ()
+
+    def emit(self, entry: Any, sends: list[Send]) -> None:
+        """Consume the next entry of the task's own input log (a source emits, an account
+        makes a transfer)."""
+        origin = (self.label, self.offset)
+        self.offset += 1
+        self._consumed(None)
+        self.state, outs = self.fn.act(self.state, entry)
+        if outs:
+            self._route(outs, origin, sends)
+
+    def _consumed(self, channel: ChannelId | None) -> None:
+        self.consumed += 1
+        self.log = (channel, self.log)
+        if self.replay:
+            self.replay = self.replay[1:]
+
+    def _route(
+        self, outs: Sequence[Any], origin: tuple[str, int] | None, sends: list[Send]
+    ) -> None:
+        sent = self.sent
+        for out in outs:
+            target = None
+            if type(out) is To:
+                target, out = out
+            routed = False
+            for gate in self.gates:
+                if target is not None and gate.target != target:
+                    continue
+                routed = True
+                chans = gate.channels
+                if len(chans) == 1:
+                    picked: Sequence[ChannelId] = chans
+                else:
+                    done = (
+                        sum(sent[c] for c in chans) if type(gate.partitioning) is Rebalance else 0
+                    )
+                    picked = [
+                        chans[i]
+                        for i in gate.partitioning.targets(out, self.id.subtask, len(chans), done)
+                    ]
+                for c in picked:
+                    n = sent[c] + 1
+                    sent[c] = n
+                    sends.append((c, Record(out, n, origin)))
+            if not routed and target is not None:
+                raise GraphError(
+                    f"task {self.label} sent a record to operator {target!r}, but its operator "
+                    f"has no edge to it: connect {self.id.operator!r} to {target!r}"
+                )
+
+    # -- coordinator -------------------------------------------------------------------------
+    def trigger(self, checkpoint_id: CheckpointId, sends: list[Send]) -> Sequence[Control]:
+        """The coordinator starts checkpoint ``checkpoint_id`` here."""
+        return self._apply(self.handler.on_trigger(checkpoint_id), sends)
+
+    def checkpoint_complete(
+        self, checkpoint_id: CheckpointId, sends: list[Send]
+    ) -> Sequence[Control]:
+        """Notify-checkpoint-complete: the protocol and the operator hear of it."""
+        self.state = self.fn.notify_checkpoint_complete(self.state, checkpoint_id)
+        return self._apply(self.handler.on_checkpoint_complete(checkpoint_id), sends)
+
+    def checkpoint_aborted(
+        self, checkpoint_id: CheckpointId, sends: list[Send]
+    ) -> Sequence[Control]:
+        """Checkpoint ``checkpoint_id`` was aborted: drop its part, unblock inputs."""
+        self.parts.pop(checkpoint_id, None)
+        return self._apply(self.handler.on_checkpoint_aborted(checkpoint_id), sends)
+
+    def _apply(self, effects: Sequence[Effect], sends: list[Send]) -> list[Control]:
+        controls: list[Control] = []
+        for e in effects:
+            kind = type(e)
+            if kind is Broadcast:
+                msg = e.message  # type: ignore[union-attr]
+                sends.extend((c, msg) for c in self.outputs)
+            elif kind is Block or kind is Unblock:
+                controls.append(e)  # type: ignore[arg-type]
+            elif kind is SnapshotState:
+                self.parts[e.checkpoint_id] = _Part(  # type: ignore[union-attr]
+                    self.fn.copy_state(self.state),
+                    self.offset,
+                    dict(self.sent),
+                    dict(self.received),
+                    self.consumed,
+                )
+                controls.append(e)  # type: ignore[arg-type]
+            elif kind is RecordChannelState:
+                self.parts[e.checkpoint_id].channel_states[e.channel] = e.records  # type: ignore[union-attr]
+            elif kind is Acknowledge:
+                part = self.parts.pop(e.checkpoint_id)  # type: ignore[union-attr]
+                controls.append(
+                    TaskSnapshot(
+                        task=self.id,
+                        checkpoint_id=e.checkpoint_id,
+                        state=part.state,  # type: ignore[union-attr]
+                        offset=part.offset,
+                        channel_states=part.channel_states,
+                        sent=part.sent,
+                        received=part.received,
+                        consumed=part.consumed,
+                    )
+                )
+            elif kind is HaltSource:
+                self.halted = True
+            elif kind is ResumeSource:
+                self.halted = False
+        return controls
+
+    # -- recovery ----------------------------------------------------------------------------
+    def restore(self, snapshot: TaskSnapshot | None) -> tuple[ChannelId | None, ...]:
+        """Reset to ``snapshot`` (None: the initial state).
+
+        Returns the inputs consumed since the snapshot, in order (None for an entry of the
+        task's own input log): partial recovery replays them in this order.
+        """
+        consumed = snapshot.consumed if snapshot else 0
+        since: list[ChannelId | None] = []
+        log = self.log
+        for _ in range(self.consumed - consumed):
+            since.append(log[0])  # type: ignore[index]
+            log = log[1]  # type: ignore[index]
+        since.reverse()
+        self.log = log
+        self.consumed = consumed
+        self.handler = self.protocol.handler(self.graph, self.id)
+        self.parts = {}
+        self.halted = False
+        self.replay = ()
+        if snapshot is None:
+            self.state = self.fn.initial_state()
+            self.offset = 0
+            self.sent = dict.fromkeys(self.outputs, 0)
+            self.received = dict.fromkeys(self.inputs, 0)
+        else:
+            self.state = self.fn.copy_state(snapshot.state)
+            self.offset = snapshot.offset
+            self.sent = {c: snapshot.sent.get(c, 0) for c in self.outputs}
+            self.received = {c: snapshot.received.get(c, 0) for c in self.inputs}
+        return tuple(since)
+
+    # -- value semantics ---------------------------------------------------------------------
+    def clone(self) -> StreamTask:
+        new = StreamTask.__new__(StreamTask)
+        new.graph, new.id, new.label = self.graph, self.id, self.label
+        new.fn, new.gates = self.fn, self.gates
+        new.inputs, new.outputs, new.protocol = self.inputs, self.outputs, self.protocol
+        new.handler = self.handler.clone()
+        new.state = self.fn.copy_state(self.state)
+        new.offset, new.consumed, new.log = self.offset, self.consumed, self.log
+        new.sent, new.received = dict(self.sent), dict(self.received)
+        new.parts = {n: p.copy() for n, p in self.parts.items()} if self.parts else {}
+        new.halted, new.replay, new.dropped = self.halted, self.replay, self.dropped
+        return new
+
+    def key(self) -> object:
+        """Equal for tasks in the same state (the input order log and counters of dropped
+        duplicates are history, not state)."""
+        return (
+            self.fn.freeze(self.state),
+            self.offset,
+            self.handler.key(),
+            self.halted,
+            tuple(self.sent.values()),
+            tuple(self.received.values()),
+            tuple((n, p.key(self.fn)) for n, p in self.parts.items()),
+            self.replay,
+        )
+
+    def describe(self) -> str:
+        """One line: the protocol state, for views."""
+        text = self.handler.describe()
+        return f"{text}, halted" if self.halted else text
