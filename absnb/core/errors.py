@@ -15,6 +15,10 @@ class UnknownProtocolError(AbsnbError, ValueError):
     """A protocol name that absnb does not know."""
 
 
+class UnknownJobError(AbsnbError, ValueError):
+    """A job name that absnb does not know."""
+
+
 class CyclicGraphError(AbsnbError, ValueError):
     """ABS Algorithm 1 was asked to run on a graph with cycles, where it deadlocks."""
 

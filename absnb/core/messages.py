@@ -29,7 +29,7 @@ class Record(NamedTuple):
 
 @dataclass(frozen=True, slots=True)
 class CheckpointBarrier:
-    """ABS barrier of checkpoint ``checkpoint_id`` (paper Alg. 1, 2; Flink ``CheckpointBarrier``)."""
+    """ABS barrier of checkpoint ``checkpoint_id`` (Alg. 1 and 2; Flink ``CheckpointBarrier``)."""
 
     checkpoint_id: CheckpointId
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from absnb.core.errors import AbsnbError
+from absnb.core.errors import UnknownJobError
 from absnb.jobs.bank_transfer import bank_transfer
 from absnb.jobs.base import Job
 from absnb.jobs.cyclic import cyclic
@@ -16,10 +16,6 @@ BUILDERS: dict[str, Callable[..., Job]] = {
     "bank_transfer": bank_transfer,
     "cyclic": cyclic,
 }
-
-
-class UnknownJobError(AbsnbError, ValueError):
-    """A job name that absnb does not know."""
 
 
 def build_job(name: str, **params: Any) -> Job:

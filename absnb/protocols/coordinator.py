@@ -51,6 +51,9 @@ class CheckpointCoordinator:
         interval: time between periodic triggers (any unit: the simulator counts steps,
             the Spark runtime seconds); None for no periodic triggers.
         max_concurrent: how many checkpoints may be pending at once; None for no limit.
+        min_pause: time that must pass after a checkpoint completes before the next periodic
+            trigger (Flink: minPauseBetweenCheckpoints), so that a job whose checkpoints take
+            longer than the interval still makes progress between them.
     """
 
     def __init__(
@@ -61,6 +64,7 @@ class CheckpointCoordinator:
         protocol: str,
         interval: float | None = None,
         max_concurrent: int | None = 1,
+        min_pause: float = 0,
     ) -> None:
         self.tasks = tasks
         self.job = job
@@ -68,6 +72,8 @@ class CheckpointCoordinator:
         self.protocol = protocol
         self.interval = interval
         self.max_concurrent = max_concurrent
+        self.min_pause = min_pause
+        self.last_completed: float | None = None
         self.next_id: CheckpointId = 1
         self.last_trigger: float = 0
         self.pending: dict[CheckpointId, PendingCheckpoint] = {}
@@ -80,10 +86,13 @@ class CheckpointCoordinator:
         return self.max_concurrent is None or len(self.pending) < self.max_concurrent
 
     def is_due(self, now: float) -> bool:
-        """True when a periodic checkpoint should be triggered at time ``now``."""
+        """True when a periodic checkpoint should be triggered at time ``now``: more than
+        ``interval`` has passed since the last trigger (so at least ``interval`` simulator
+        steps of other work lie between two triggers)."""
         return (
             self.interval is not None
-            and now - self.last_trigger >= self.interval
+            and now - self.last_trigger > self.interval
+            and (self.last_completed is None or now - self.last_completed > self.min_pause)
             and self.can_trigger()
         )
 
@@ -124,6 +133,7 @@ class CheckpointCoordinator:
             completed_at=int(now),
         )
         self.completed.append(done)
+        self.last_completed = now
         return done
 
     def abort_all(self) -> list[CheckpointId]:

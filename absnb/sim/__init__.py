@@ -1,0 +1,46 @@
+"""The deterministic simulator: world, actions, schedulers, stepper, recovery, checks."""
+
+from absnb.sim.actions import Action, Crash, Deliver, Emit, Recover, Transfer, TriggerCheckpoint
+from absnb.sim.checks import (
+    Deadlock,
+    exactly_once,
+    find_deadlock,
+    reference_output,
+    snapshot_problems,
+    world_problems,
+)
+from absnb.sim.events import Event
+from absnb.sim.explore import Exploration, explore
+from absnb.sim.schedulers import (
+    ManualScheduler,
+    RandomScheduler,
+    RoundRobinScheduler,
+    ScriptedScheduler,
+)
+from absnb.sim.stepper import Stepper
+from absnb.sim.world import World
+
+__all__ = [
+    "Action",
+    "Crash",
+    "Deadlock",
+    "Deliver",
+    "Emit",
+    "Event",
+    "Exploration",
+    "ManualScheduler",
+    "RandomScheduler",
+    "Recover",
+    "RoundRobinScheduler",
+    "ScriptedScheduler",
+    "Stepper",
+    "Transfer",
+    "TriggerCheckpoint",
+    "World",
+    "exactly_once",
+    "explore",
+    "find_deadlock",
+    "reference_output",
+    "snapshot_problems",
+    "world_problems",
+]

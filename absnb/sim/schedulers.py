@@ -44,8 +44,8 @@ class Scheduler(Protocol):
 
 
 class _Policy:
-    """What the automatic schedulers share: periodic checkpoints, an injected crash, and
-    recovery after it.
+    """What the automatic schedulers share: periodic checkpoints while input remains, an
+    injected crash, and recovery after it.
 
     Args:
         crash_at: the step at which to crash a task (None: no crash).
@@ -77,7 +77,11 @@ class _Policy:
                 tasks = world.graph.tasks
                 return Crash(tasks[mix(self.seed, -1) % len(tasks)])
             return Crash(world.graph.task(self.crash_task))
-        if world.coordinator.is_due(world.clock) and world.can_trigger():
+        if (
+            world.coordinator.is_due(world.clock)
+            and world.can_trigger()
+            and world.input_remaining()
+        ):
             return TriggerCheckpoint()
         return self.pick(world, progress)
 

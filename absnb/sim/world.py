@@ -88,6 +88,7 @@ class World:
             proto.name,
             interval=checkpoint_interval,
             max_concurrent=proto.max_concurrent,
+            min_pause=1,
         )
         self.clock = 0
         self.failed: TaskId | None = None
@@ -128,6 +129,10 @@ class World:
     def snapshots(self) -> list[GlobalSnapshot]:
         """Every completed global snapshot, oldest first."""
         return [c.snapshot for c in self.coordinator.completed]
+
+    def input_remaining(self) -> bool:
+        """True while some source or process has input log entries left to consume."""
+        return any(self.tasks[t].offset < len(self.inputs[t]) for t in self._s.emitters)
 
     def is_finished(self) -> bool:
         """All input consumed and every channel empty."""
