@@ -1,8 +1,9 @@
 """ABS for acyclic graphs: paper Algorithm 1 (Flink's aligned checkpoints).
 
-On a barrier on input c the task blocks c (Alg. 1, line 9); once barriers have arrived on
-every input it broadcasts the barrier (line 11), takes its snapshot (line 12) and unblocks
-every input (line 13). The global snapshot holds task states only.
+On a barrier on input c the task blocks c (Alg. 1, lines 7-9); once barriers have arrived
+on every input (line 10) it broadcasts the barrier (line 12), takes its snapshot (line 13)
+and unblocks every input (lines 14-15). Records go through the user function (lines
+18-22). The global snapshot holds task states only.
 """
 
 from __future__ import annotations
@@ -71,13 +72,13 @@ class AlignedBarrierHandler(BarrierHandler):
         self.last: CheckpointId = 0
 
     def on_trigger(self, checkpoint_id: CheckpointId) -> Sequence[Effect]:
-        """Barrier on the Nil input (Alg. 1, line 7: the coordinator's injection)."""
+        """Barrier on the Nil input (Alg. 1, line 7: the coordinator's injection, never blocked)."""
         return self._on_barrier(NIL, CheckpointBarrier(checkpoint_id))
 
     def on_barrier(
         self, channel: ChannelId, message: CheckpointBarrier | Marker
     ) -> Sequence[Effect]:
-        """Alg. 1, lines 7-13."""
+        """Alg. 1, lines 6-15."""
         return self._on_barrier(channel, message)  # type: ignore[arg-type]
 
     def _on_barrier(
@@ -102,7 +103,7 @@ class AlignedBarrierHandler(BarrierHandler):
             else frozenset((channel,))
         )
         if received >= self.expected:
-            # Alg. 1, lines 10-13: all barriers in: broadcast, snapshot, unblock all.
+            # Alg. 1, lines 10-15: all barriers in: broadcast, snapshot, unblock all.
             self.state = WAITING
             self.last = n
             effects.append(Broadcast(barrier))
@@ -110,7 +111,7 @@ class AlignedBarrierHandler(BarrierHandler):
             effects.append(Acknowledge(n))
             effects.extend(Unblock(c) for c in self.inputs if c in received and c != channel)
             return effects
-        # Alg. 1, line 9: block the input the barrier came on.
+        # Alg. 1, lines 7-9: block the input the barrier came on (not Nil).
         self.state = CollectingBarriers(n, received)
         if channel is not None:
             effects.append(Block(channel))

@@ -1,11 +1,11 @@
 """ABS for cyclic graphs: paper Algorithm 2 (back-edge logging).
 
 Inputs split into regular inputs and loop inputs L_t (back-edges found by DFS from the
-sources). A barrier on a regular input blocks it (Alg. 2, lines 10-11). When barriers have
+sources). A barrier on a regular input blocks it (Alg. 2, lines 9-12). When barriers have
 arrived on every regular input the task copies its state, starts logging, broadcasts the
 barrier and unblocks its inputs (lines 13-17). While logging, records arriving on loop
-inputs go to the backup log (lines 23-24). When barriers have arrived on every input, loop
-inputs included, the snapshot is {state copy, backup log} (lines 18-21).
+inputs go to the backup log (lines 25-26). When barriers have arrived on every input, loop
+inputs included, the snapshot is {state copy, backup log} (lines 19-22).
 
 On a graph without back-edges this is exactly Algorithm 1.
 """
@@ -75,7 +75,7 @@ class CyclicBarrierHandler(BarrierHandler):
     def on_barrier(
         self, channel: ChannelId, message: CheckpointBarrier | Marker
     ) -> Sequence[Effect]:
-        """Alg. 2, lines 8-21."""
+        """Alg. 2, lines 8-22."""
         return self._on_barrier(channel, message)  # type: ignore[arg-type]
 
     def _on_barrier(
@@ -99,7 +99,7 @@ class CyclicBarrierHandler(BarrierHandler):
         )
         if not isinstance(state, Logging):
             if not received >= self.regular:
-                # Lines 10-11: block the input (a loop input whose barrier came before the
+                # Lines 9-12: block the input (a loop input whose barrier came before the
                 # regular ones is blocked too, so nothing behind it reaches the state copy).
                 self.state = CollectingBarriers(n, received)
                 if channel is not None:
@@ -119,7 +119,7 @@ class CyclicBarrierHandler(BarrierHandler):
             # The loop input's barrier closes its backup log.
             effects.append(RecordChannelState(n, channel, tuple(self.log.pop(channel))))
         if not self.log:
-            # Lines 18-21: barriers on all inputs: the snapshot {state copy, backup log}.
+            # Lines 19-22: barriers on all inputs: the snapshot {state copy, backup log}.
             effects.append(Acknowledge(n))
             self.state = WAITING
             self.last = n
@@ -128,7 +128,7 @@ class CyclicBarrierHandler(BarrierHandler):
         return effects
 
     def on_record(self, channel: ChannelId, record: Record) -> Sequence[Effect]:
-        """Lines 23-24: while logging, a record on a loop input goes to the backup log."""
+        """Lines 25-26: while logging, a record on a loop input goes to the backup log."""
         log = self.log.get(channel)
         if log is not None:
             log.append(record)

@@ -74,14 +74,15 @@ def restore(
     for t in world.graph.tasks:
         if t not in restart:
             continue
-        task = world.tasks[t]
+        task = world.writable_task(t)
         since = task.restore(snapshot.tasks[t] if snapshot else None)
         if replay and since:
             task.replay = since
             world.replaying += 1
     states = snapshot.channel_states if snapshot else {}
-    for c, q in world.channels.items():
+    for c in world.graph.channels:
         if c.dst in restart:
+            q = world.writable_channel(c)
             q.clear()
             q.extend(states.get(c, ()))
             world.blocked.discard(c)

@@ -93,6 +93,24 @@ class World:
         self.clock = 0
         self.failed: TaskId | None = None
         self.replaying = 0
+        self._own: set[object] = {*self.tasks, *self.channels}
+
+    # -- copy on write ---------------------------------------------------------------------
+    def writable_task(self, t: TaskId) -> StreamTask:
+        """Task ``t``, ready to be changed (copied first if a clone still shares it)."""
+        if t in self._own:
+            return self.tasks[t]
+        task = self.tasks[t] = self.tasks[t].clone()
+        self._own.add(t)
+        return task
+
+    def writable_channel(self, c: ChannelId) -> deque[Message]:
+        """Channel ``c``'s queue, ready to be changed (copied first if shared)."""
+        if c in self._own:
+            return self.channels[c]
+        q = self.channels[c] = self.channels[c].copy()
+        self._own.add(c)
+        return q
 
     # -- read access -----------------------------------------------------------------------
     @property
@@ -299,8 +317,8 @@ class World:
         return event
 
     def _deliver(self, channel: ChannelId) -> Event:
-        message = self.channels[channel].popleft()
-        task = self.tasks[channel.dst]
+        message = self.writable_channel(channel).popleft()
+        task = self.writable_task(channel.dst)
         replaying = bool(task.replay)
         sends: list[Send] = []
         controls = task.deliver(channel, message, sends)
@@ -315,7 +333,7 @@ class World:
         return event
 
     def _emit(self, action: Action, t: TaskId, entry: Any) -> Event:
-        task = self.tasks[t]
+        task = self.writable_task(t)
         if entry is None:
             entry = self.inputs[t][task.offset]
         else:
@@ -329,9 +347,9 @@ class World:
         return Event(self.clock, action, t, sent=tuple(sends))
 
     def _push(self, sends: list[Send]) -> None:
-        channels = self.channels
+        own, channels = self._own, self.channels
         for c, m in sends:
-            channels[c].append(m)
+            (channels[c] if c in own else self.writable_channel(c)).append(m)
 
     def _control(self, task: StreamTask, controls: Any, event: Event) -> None:
         for ctl in controls:
@@ -358,9 +376,10 @@ class World:
 
     def _notify(self, checkpoint_id: CheckpointId, event: Event, *, complete: bool) -> None:
         """Notify-checkpoint-complete (or aborted) to every live task."""
-        for t, task in self.tasks.items():
+        for t in self.graph.tasks:
             if t == self.failed:
                 continue
+            task = self.writable_task(t)
             sends: list[Send] = []
             if complete:
                 controls = task.checkpoint_complete(checkpoint_id, sends)
@@ -377,7 +396,7 @@ class World:
         targets = (action.at,) if action.at is not None else self.graph.initiators()
         event = Event(self.clock, action, targets[0] if len(targets) == 1 else None)
         for t in targets:
-            task = self.tasks[t]
+            task = self.writable_task(t)
             sends: list[Send] = []
             controls = task.trigger(n, sends)
             if sends:
@@ -405,8 +424,11 @@ class World:
         """An independent copy; applying actions to it leaves this world unchanged."""
         new = World.__new__(World)
         new._s = self._s
-        new.tasks = {t: task.clone() for t, task in self.tasks.items()}
-        new.channels = {c: q.copy() for c, q in self.channels.items()}
+        # Copy on write: both worlds share every task and channel until they change it.
+        new.tasks = dict(self.tasks)
+        new.channels = dict(self.channels)
+        new._own = set()
+        self._own = set()
         new.blocked = set(self.blocked)
         new.inputs = dict(self.inputs)
         new.coordinator = self.coordinator.clone()

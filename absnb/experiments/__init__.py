@@ -1,0 +1,4 @@
+"""Performance experiments: benchmarks that print tables.
+
+Simulator speed: ``python -m absnb.experiments.sim_speed``.
+"""
