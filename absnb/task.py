@@ -262,6 +262,10 @@ class StreamTask:
             since.append(log[0])  # type: ignore[index]
             log = log[1]  # type: ignore[index]
         since.reverse()
+        # A task that fails again while still replaying has not yet re-consumed the rest of
+        # its replay: those inputs were consumed before the first failure, so they belong to
+        # what it must replay now, after what it has already re-consumed.
+        since.extend(self.replay)
         self.log = log
         self.consumed = consumed
         self.handler = self.protocol.handler(self.graph, self.id)

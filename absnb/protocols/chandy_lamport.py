@@ -111,10 +111,12 @@ class ChandyLamportHandler(BarrierHandler):
 
     def on_checkpoint_aborted(self, checkpoint_id: CheckpointId) -> Sequence[Effect]:
         """Stop recording for ``checkpoint_id`` and every older snapshot."""
-        for n in [n for n in self.recording if n <= checkpoint_id]:
+        dropped = [n for n in self.recording if n <= checkpoint_id]
+        for n in dropped:
             del self.recording[n]
             del self.recorded[n]
-        self.finished = self.finished | {checkpoint_id}
+        # Dropped snapshots are over here too: a late marker must not start them again.
+        self.finished = self.finished | {checkpoint_id, *dropped}
         return NO_EFFECTS
 
     def waiting(self) -> list[Waiting]:

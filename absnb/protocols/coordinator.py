@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from absnb.core.errors import ProtocolError
 from absnb.core.ids import CheckpointId, TaskId
 from absnb.core.snapshot import GlobalSnapshot, TaskSnapshot
 
@@ -67,6 +68,7 @@ class CheckpointCoordinator:
         min_pause: float = 0,
     ) -> None:
         self.tasks = tasks
+        self._task_set = frozenset(tasks)
         self.job = job
         self.fingerprint = fingerprint
         self.protocol = protocol
@@ -111,6 +113,11 @@ class CheckpointCoordinator:
         Parts of checkpoints that are no longer pending (aborted or subsumed) are ignored.
         A completed checkpoint subsumes older pending ones, which are aborted.
         """
+        if snapshot.task not in self._task_set:
+            raise ProtocolError(
+                f"checkpoint {snapshot.checkpoint_id} was acknowledged by {snapshot.task}, which "
+                f"is not a task of job {self.job!r}: acknowledge only with the job's own tasks"
+            )
         pending = self.pending.get(snapshot.checkpoint_id)
         if pending is None:
             return None
