@@ -78,6 +78,11 @@ class BarrierHandler:
         """Snapshots this task has started and not finished, and what they wait for."""
         return []
 
+    def recorded_channels(self) -> tuple[ChannelId, ...]:
+        """Input channels whose records are being recorded now (Chandy-Lamport channel
+        state, Alg. 2 backup log), for views."""
+        return ()
+
     def clone(self) -> BarrierHandler:
         """An independent copy (named states are immutable; recorded lists are copied)."""
         raise NotImplementedError

@@ -119,6 +119,11 @@ class ChandyLamportHandler(BarrierHandler):
         self.finished = self.finished | {checkpoint_id, *dropped}
         return NO_EFFECTS
 
+    def recorded_channels(self) -> tuple[ChannelId, ...]:
+        return tuple(
+            c for c in self.inputs if any(c in r.channels for r in self.recording.values())
+        )
+
     def waiting(self) -> list[Waiting]:
         return [Waiting(self.task, n, r.channels, ()) for n, r in sorted(self.recording.items())]
 

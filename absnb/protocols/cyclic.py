@@ -149,6 +149,9 @@ class CyclicBarrierHandler(BarrierHandler):
             return self._drop(state)
         return NO_EFFECTS
 
+    def recorded_channels(self) -> tuple[ChannelId, ...]:
+        return tuple(self.log)
+
     def waiting(self) -> list[Waiting]:
         state = self.state
         if isinstance(state, WaitingForFirstBarrier):

@@ -125,6 +125,22 @@ class World:
     def protocol(self) -> SnapshotProtocol:
         return self._s.protocol
 
+    @property
+    def checkpoint_interval(self) -> int | None:
+        """Steps between periodic checkpoints (None: only on request)."""
+        interval = self.coordinator.interval
+        return None if interval is None else int(interval)
+
+    @property
+    def max_checkpoints(self) -> int | None:
+        """The most checkpoints this run triggers (None: no limit)."""
+        return self._s.max_checkpoints
+
+    @property
+    def allow_deadlock(self) -> bool:
+        """True when ABS Algorithm 1 was allowed on a cyclic graph."""
+        return bool(getattr(self.protocol, "allow_deadlock", False))
+
     def state_of(self, task: TaskId | str) -> Any:
         """The operator state of a task, by id or printed name (``"A"``, ``"count[1]"``)."""
         return self.tasks[self.graph.task(task)].state

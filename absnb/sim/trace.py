@@ -1,0 +1,379 @@
+"""Trace files: a run as JSON lines, to save, edit by hand and replay.
+
+The first line is a header naming the job (its builder and parameters) and the protocol;
+every further line is one action::
+
+    {"absnb": "trace", "version": 1, "job": "bank_transfer", "params": {},
+     "protocol": "chandy-lamport", "checkpoint_interval": null, "allow_deadlock": false}
+    {"action": "transfer", "src": "A", "dst": "B", "amount": 1000}
+    {"action": "trigger", "at": "A"}
+    {"action": "deliver", "channel": "A->B"}
+
+The action kinds are ``deliver`` (``channel``), ``emit`` (``task``), ``transfer`` (``src``,
+``dst``, ``amount``), ``trigger`` (optional ``at``), ``crash`` (``task``) and ``recover``
+(``mode``: ``full`` or ``partial``). Blank lines and lines starting with ``#`` are
+ignored, and so are keys a reader does not know: saved traces add ``step`` and a human
+``note`` to every line, a script written by hand needs only the action keys. Replaying a
+saved trace gives the same events as the run it was saved from.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from absnb.core.errors import AbsnbError, ActionNotEnabledError, TraceFormatError
+from absnb.core.graph import ExecutionGraph
+from absnb.jobs import BUILDERS, build_job
+from absnb.sim.actions import Action, Crash, Deliver, Emit, Recover, Transfer, TriggerCheckpoint
+from absnb.sim.events import Event
+from absnb.sim.schedulers import ScriptedScheduler
+from absnb.sim.stepper import Stepper
+from absnb.sim.world import World
+
+FORMAT = "trace"
+VERSION = 1
+KINDS = ("deliver", "emit", "transfer", "trigger", "crash", "recover")
+EXAMPLES = {
+    "deliver": '{"action": "deliver", "channel": "A->B"}',
+    "emit": '{"action": "emit", "task": "source[0]"}',
+    "transfer": '{"action": "transfer", "src": "A", "dst": "B", "amount": 1000}',
+    "trigger": '{"action": "trigger"} or {"action": "trigger", "at": "A"}',
+    "crash": '{"action": "crash", "task": "count[1]"}',
+    "recover": '{"action": "recover", "mode": "full"}',
+}
+HEADER_EXAMPLE = (
+    '{"absnb": "trace", "version": 1, "job": "bank_transfer", "params": {}, '
+    '"protocol": "chandy-lamport"}'
+)
+
+
+@dataclass(frozen=True)
+class TraceHeader:
+    """What a trace's first line says: enough to build the starting world again."""
+
+    job: str
+    params: dict[str, Any]
+    protocol: str
+    checkpoint_interval: int | None = None
+    allow_deadlock: bool = False
+
+    @classmethod
+    def of(cls, world: World) -> TraceHeader:
+        """The header of a run of ``world`` (its job must come from a known builder)."""
+        job = world.job
+        if job.builder not in BUILDERS:
+            raise TraceFormatError(
+                f"job {job.name!r} was not made by a builder absnb knows "
+                f"({', '.join(BUILDERS)}), so a trace cannot rebuild it: build the job "
+                "with absnb.build_job"
+            )
+        return cls(
+            job=job.builder,
+            params=dict(job.params),
+            protocol=world.protocol.name,
+            checkpoint_interval=world.checkpoint_interval,
+            allow_deadlock=world.allow_deadlock,
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        """The header line as a JSON object."""
+        return {
+            "absnb": FORMAT,
+            "version": VERSION,
+            "job": self.job,
+            "params": self.params,
+            "protocol": self.protocol,
+            "checkpoint_interval": self.checkpoint_interval,
+            "allow_deadlock": self.allow_deadlock,
+        }
+
+    def build_world(self) -> World:
+        """A fresh world for this job and protocol.
+
+        Raises:
+            AbsnbError: the job, its parameters or the protocol are not valid.
+        """
+        try:
+            job = build_job(self.job, **self.params)
+        except AbsnbError:
+            raise
+        except (TypeError, ValueError, AttributeError, KeyError) as e:
+            raise TraceFormatError(
+                f"the parameters {self.params} do not fit job {self.job!r} ({e}): use the "
+                "parameter names of absnb.build_job"
+            ) from None
+        return World(
+            job,
+            self.protocol,
+            checkpoint_interval=self.checkpoint_interval,
+            allow_deadlock=self.allow_deadlock,
+        )
+
+
+@dataclass
+class Trace:
+    """A loaded trace: its header, the starting world, the actions and their line numbers."""
+
+    path: str
+    header: TraceHeader
+    world: World
+    actions: list[Action]
+    lines: list[int]
+
+
+# -- actions <-> JSON --------------------------------------------------------------------------
+def action_to_json(action: Action) -> dict[str, Any]:
+    """One action as a JSON object (the keys a trace line needs)."""
+    kind = type(action)
+    if kind is Deliver:
+        return {"action": "deliver", "channel": str(action.channel)}  # type: ignore[union-attr]
+    if kind is Emit:
+        return {"action": "emit", "task": str(action.task)}  # type: ignore[union-attr]
+    if kind is Transfer:
+        a: Transfer = action  # type: ignore[assignment]
+        return {"action": "transfer", "src": str(a.src), "dst": str(a.dst), "amount": a.amount}
+    if kind is TriggerCheckpoint:
+        at = action.at  # type: ignore[union-attr]
+        return {"action": "trigger"} if at is None else {"action": "trigger", "at": str(at)}
+    if kind is Crash:
+        return {"action": "crash", "task": str(action.task)}  # type: ignore[union-attr]
+    if kind is Recover:
+        return {"action": "recover", "mode": action.mode}  # type: ignore[union-attr]
+    raise TraceFormatError(f"{action!r} is not an action, so it cannot be written to a trace")
+
+
+def action_from_json(obj: Mapping[str, Any], graph: ExecutionGraph) -> Action:
+    """The action a trace line describes; task and channel names are looked up in ``graph``.
+
+    Raises:
+        TraceFormatError: unknown action kind, a missing or mistyped key, or a name the
+            graph does not have (the message says which).
+    """
+    if not isinstance(obj, Mapping):
+        raise TraceFormatError(
+            f"expected a JSON object such as {EXAMPLES['deliver']}, got {type(obj).__name__}"
+        )
+    if "action" not in obj:
+        raise TraceFormatError(
+            f"missing key 'action': every line after the header is one action, such as "
+            f"{EXAMPLES['deliver']}"
+        )
+    kind = obj["action"]
+    parse = _PARSERS.get(kind) if isinstance(kind, str) else None
+    if parse is None:
+        raise TraceFormatError(f"unknown action {kind!r}: use one of {', '.join(KINDS)}")
+    try:
+        return parse(obj, graph)
+    except AbsnbError as e:
+        if isinstance(e, TraceFormatError):
+            raise
+        raise TraceFormatError(str(e)) from None
+
+
+def _text(obj: Mapping[str, Any], key: str) -> str:
+    if key not in obj:
+        raise TraceFormatError(
+            f"a {obj['action']!r} action needs the key {key!r}, as in {EXAMPLES[obj['action']]}"
+        )
+    value = obj[key]
+    if not isinstance(value, str):
+        raise TraceFormatError(f"{key!r} must be a name in quotes, not {value!r}")
+    return value
+
+
+def _deliver(obj: Mapping[str, Any], graph: ExecutionGraph) -> Action:
+    return Deliver(graph.channel(_text(obj, "channel")))
+
+
+def _emit(obj: Mapping[str, Any], graph: ExecutionGraph) -> Action:
+    return Emit(graph.task(_text(obj, "task")))
+
+
+def _transfer(obj: Mapping[str, Any], graph: ExecutionGraph) -> Action:
+    src, dst = graph.task(_text(obj, "src")), graph.task(_text(obj, "dst"))
+    if "amount" not in obj:
+        raise TraceFormatError(
+            f"a 'transfer' action needs the key 'amount', as in {EXAMPLES['transfer']}"
+        )
+    amount = obj["amount"]
+    if not isinstance(amount, int) or isinstance(amount, bool) or amount <= 0:
+        raise TraceFormatError(
+            f"'amount' must be a positive whole number without quotes, not {amount!r}"
+        )
+    return Transfer(src, dst, amount)
+
+
+def _trigger(obj: Mapping[str, Any], graph: ExecutionGraph) -> Action:
+    if obj.get("at") is None:
+        return TriggerCheckpoint()
+    return TriggerCheckpoint(graph.task(_text(obj, "at")))
+
+
+def _crash(obj: Mapping[str, Any], graph: ExecutionGraph) -> Action:
+    return Crash(graph.task(_text(obj, "task")))
+
+
+def _recover(obj: Mapping[str, Any], graph: ExecutionGraph) -> Action:
+    mode = obj.get("mode", "full")
+    if mode not in ("full", "partial"):
+        raise TraceFormatError(f"unknown recovery mode {mode!r}: use 'full' or 'partial'")
+    return Recover(mode)
+
+
+_PARSERS: dict[str, Callable[[Mapping[str, Any], ExecutionGraph], Action]] = {
+    "deliver": _deliver,
+    "emit": _emit,
+    "transfer": _transfer,
+    "trigger": _trigger,
+    "crash": _crash,
+    "recover": _recover,
+}
+
+
+# -- files -------------------------------------------------------------------------------------
+def save_trace(
+    path: str | Path,
+    source: World | TraceHeader,
+    actions: Sequence[Action],
+    events: Sequence[Event] | None = None,
+    *,
+    info: Mapping[str, Any] | None = None,
+) -> None:
+    """Write a trace: the header of ``source`` (a world of the run, or a header), then one
+    line per action. With ``events`` (the run's trace), every line also gets its ``step``
+    and a ``note`` (the event's description). ``info`` adds keys to the header (how the
+    run was scheduled, say); readers ignore them.
+    """
+    header = source if isinstance(source, TraceHeader) else TraceHeader.of(source)
+    if events is not None and len(events) != len(actions):
+        raise ValueError(f"{len(actions)} actions but {len(events)} events: pass the same run's")
+    lines = [_dumps({**header.to_json(), **(info or {})}, "the header")]
+    for i, action in enumerate(actions):
+        obj = action_to_json(action)
+        if events is not None:
+            obj["step"] = events[i].step
+            obj["note"] = events[i].describe()
+        lines.append(_dumps(obj, f"action {i}"))
+    Path(path).write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def _dumps(obj: Mapping[str, Any], what: str) -> str:
+    try:
+        return json.dumps(obj, ensure_ascii=False)
+    except (TypeError, ValueError) as e:
+        raise TraceFormatError(f"{what} cannot be written as JSON ({e})") from None
+
+
+def load_trace(path: str | Path) -> Trace:
+    """Read a trace file and build its starting world.
+
+    Raises:
+        TraceFormatError: the file cannot be read, or a line is not valid (the message
+            names the file, the line, what was wrong and what to do).
+    """
+    lines = iter(_json_lines(path))
+    first = next(lines, None)
+    if first is None:
+        raise TraceFormatError(
+            f"{path}: the file holds no trace: its first line must be a header such as "
+            f"{HEADER_EXAMPLE}"
+        )
+    n, obj = first
+    header = _at(path, n, lambda: parse_header(obj))
+    world = _at(path, n, header.build_world)
+    actions: list[Action] = []
+    numbers: list[int] = []
+    for n, obj in lines:
+        actions.append(_at(path, n, lambda obj=obj: action_from_json(obj, world.graph)))
+        numbers.append(n)
+    return Trace(str(path), header, world, actions, numbers)
+
+
+def parse_header(obj: Any) -> TraceHeader:
+    """The header a trace's first JSON line describes.
+
+    Raises:
+        TraceFormatError: it is not a header, or a key is missing or mistyped.
+    """
+    if not isinstance(obj, dict) or obj.get("absnb") != FORMAT:
+        raise TraceFormatError(
+            f"the first line must be the trace header, such as {HEADER_EXAMPLE}; "
+            f"found {json.dumps(obj)[:80]}"
+        )
+    if obj.get("version") != VERSION:
+        raise TraceFormatError(
+            f"trace version {obj.get('version')!r} is not supported: this absnb reads "
+            f"version {VERSION}"
+        )
+    for key in ("job", "protocol"):
+        if not isinstance(obj.get(key), str):
+            raise TraceFormatError(
+                f"the header needs {key!r} as a name in quotes, as in {HEADER_EXAMPLE}"
+            )
+    params = obj.get("params", {})
+    interval = obj.get("checkpoint_interval")
+    if not isinstance(params, dict):
+        raise TraceFormatError(f"'params' must be a JSON object, not {params!r}")
+    if interval is not None and (not isinstance(interval, int) or isinstance(interval, bool)):
+        raise TraceFormatError(
+            f"'checkpoint_interval' must be a whole number or null, not {interval!r}"
+        )
+    return TraceHeader(
+        obj["job"], params, obj["protocol"], interval, bool(obj.get("allow_deadlock", False))
+    )
+
+
+def _json_lines(path: str | Path) -> Iterator[tuple[int, Any]]:
+    """(line number, parsed JSON) for every line that is not blank or a comment."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        raise TraceFormatError(f"cannot read trace file {path}: {e}") from None
+    for n, line in enumerate(text.splitlines(), start=1):
+        stripped = line.strip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        try:
+            yield n, json.loads(stripped)
+        except json.JSONDecodeError as e:
+            raise TraceFormatError(
+                f"{path}, line {n}: not valid JSON ({e.msg} at column {e.colno}): write one "
+                "JSON object per line, and start comment lines with '#'"
+            ) from None
+
+
+def _at(path: str | Path, line: int, read: Callable[[], Any]) -> Any:
+    """Run ``read``; an absnb error it raises becomes a TraceFormatError naming the line."""
+    try:
+        return read()
+    except AbsnbError as e:
+        raise TraceFormatError(f"{path}, line {line}: {e}") from None
+
+
+def replay(path: str | Path, *, history: bool = False) -> Stepper:
+    """Load a trace and run its actions; returns the stepper (its ``trace`` holds the events).
+
+    Raises:
+        TraceFormatError: the file is not a valid trace, or an action is not enabled when
+            its turn comes (the message names its line and says what is enabled).
+    """
+    trace = load_trace(path)
+    return run_trace(trace, history=history)
+
+
+def run_trace(trace: Trace, *, history: bool = False) -> Stepper:
+    """Run a loaded trace's actions on its world with a :class:`ScriptedScheduler`."""
+    stepper = Stepper(trace.world, ScriptedScheduler(trace.actions), history=history)
+    try:
+        stepper.run()
+    except ActionNotEnabledError as e:
+        line = trace.lines[len(stepper.trace)]
+        raise TraceFormatError(
+            f"{trace.path}, line {line}: {e}. Change or remove this line so that the script "
+            "only takes enabled actions"
+        ) from None
+    return stepper
