@@ -83,6 +83,11 @@ class BarrierHandler:
         state, Alg. 2 backup log), for views."""
         return ()
 
+    def recorded_count(self, channel: ChannelId) -> list[tuple[CheckpointId, int]]:
+        """``(checkpoint id, records recorded so far)`` for a channel being recorded, oldest
+        checkpoint first."""
+        return []
+
     def clone(self) -> BarrierHandler:
         """An independent copy (named states are immutable; recorded lists are copied)."""
         raise NotImplementedError

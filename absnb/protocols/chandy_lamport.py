@@ -124,6 +124,13 @@ class ChandyLamportHandler(BarrierHandler):
             c for c in self.inputs if any(c in r.channels for r in self.recording.values())
         )
 
+    def recorded_count(self, channel: ChannelId) -> list[tuple[CheckpointId, int]]:
+        return [
+            (n, len(chans[channel]))
+            for n, chans in sorted(self.recorded.items())
+            if channel in chans
+        ]
+
     def waiting(self) -> list[Waiting]:
         return [Waiting(self.task, n, r.channels, ()) for n, r in sorted(self.recording.items())]
 

@@ -152,6 +152,12 @@ class CyclicBarrierHandler(BarrierHandler):
     def recorded_channels(self) -> tuple[ChannelId, ...]:
         return tuple(self.log)
 
+    def recorded_count(self, channel: ChannelId) -> list[tuple[CheckpointId, int]]:
+        state = self.state
+        if channel in self.log and isinstance(state, Logging):
+            return [(state.checkpoint_id, len(self.log[channel]))]
+        return []
+
     def waiting(self) -> list[Waiting]:
         state = self.state
         if isinstance(state, WaitingForFirstBarrier):
@@ -183,7 +189,9 @@ class CyclicBarrierHandler(BarrierHandler):
     def describe(self) -> str:
         state = self.state
         if isinstance(state, CollectingBarriers):
-            return f"aligning checkpoint {state.checkpoint_id}"
+            got = len([c for c in state.received if c in self.regular])
+            want = len([c for c in self.regular if c is not None])
+            return f"aligning checkpoint {state.checkpoint_id} ({got}/{want} barriers)"
         if isinstance(state, Logging):
             logged = sum(len(v) for v in self.log.values())
             return f"logging loop inputs for checkpoint {state.checkpoint_id} ({logged} logged)"

@@ -1,0 +1,27 @@
+"""Views of jobs, worlds and traces: they observe and never mutate.
+
+- :mod:`absnb.views.graph`: the execution graph and its state as DOT (pure) and SVG.
+- :mod:`absnb.views.timeline`: the space-time diagram (plotly) with snapshot cuts.
+- :mod:`absnb.views.tables`: snapshots as pandas tables, and the diff of two.
+- :mod:`absnb.views.widgets`: the stepper widget and the side-by-side comparison.
+"""
+
+from absnb.views.graph import graph_svg, show_graph, to_dot
+from absnb.views.tables import snapshot_diff, snapshot_tables, task_table
+from absnb.views.timeline import message_arrows, space_time
+from absnb.views.widgets import SideBySide, StepperWidget, compare, stepper_widget
+
+__all__ = [
+    "SideBySide",
+    "StepperWidget",
+    "compare",
+    "graph_svg",
+    "message_arrows",
+    "show_graph",
+    "snapshot_diff",
+    "snapshot_tables",
+    "space_time",
+    "stepper_widget",
+    "task_table",
+    "to_dot",
+]

@@ -1,0 +1,345 @@
+"""The execution graph in its current state: Graphviz DOT text (pure) and SVG.
+
+:func:`to_dot` reads a :class:`~absnb.sim.world.World` and returns DOT source: one node per
+task (name, operator state, source offset, snapshot status, coloured by status) grouped
+by operator, and one edge per channel labelled with what is in flight on it, head first.
+Blocked channels are red and bold, channels being recorded (Chandy-Lamport channel
+state, Alg. 2 backup log) blue, back-edges dashed. The text depends only on the world's
+state, never on set order or object ids, so it can be compared with golden files.
+
+Only :func:`render_svg` needs Graphviz (the ``graphviz`` package and the ``dot`` binary);
+it is imported when called, so ``to_dot`` works without it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+from absnb.core.errors import AbsnbError
+from absnb.core.ids import ChannelId, TaskId
+from absnb.core.messages import CheckpointBarrier, Marker
+from absnb.sim.format import show_message, show_value
+
+if TYPE_CHECKING:
+    from absnb.sim.world import World
+
+STATUS_COLOURS: dict[str, str] = {
+    "idle": "#ffffff",
+    "aligning": "#fff2cc",
+    "taken": "#d5e8d4",
+    "halted": "#e1d5e7",
+    "restoring": "#dae8fc",
+    "failed": "#f8cecc",
+}
+"""Fill colour of a task node per status kind (see :func:`task_status`)."""
+
+EDGE_COLOUR = "#555555"
+BLOCKED_COLOUR = "#d62728"
+RECORDING_COLOUR = "#1f77b4"
+BARRIER_COLOUR = "#e6550d"
+MARKER_COLOUR = "#7b3294"
+MAX_TEXT = 40
+"""Longest shown state value (characters) before it is cut with an ellipsis."""
+
+
+class GraphvizNotFoundError(AbsnbError, RuntimeError):
+    """Graphviz (the ``dot`` program or the ``graphviz`` package) is not installed."""
+
+
+# -- text helpers ----------------------------------------------------------------------------
+def escape(text: str) -> str:
+    """``text`` made safe inside a Graphviz HTML-like label."""
+    return (
+        text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
+    )
+
+
+def _quote(name: str) -> str:
+    """A DOT quoted identifier."""
+    return '"' + name.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _cut(text: str, limit: int = MAX_TEXT) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _items(shown: Iterable[str], total: int, max_items: int | None) -> str:
+    items = list(shown)
+    if max_items is not None and total > max_items:
+        return " ".join(items[:max_items]) + f" … (+{total - max_items} more)"
+    return " ".join(items)
+
+
+def short_state(state: Any, max_items: int | None = 4) -> str:
+    """An operator state in a few characters: ``12,000``, ``to:2 be:4``, ``(to, 1) (be, 1)``.
+
+    Dicts show ``key:value`` pairs in their own order, lists their items, sets their items
+    sorted; beyond ``max_items`` items (None: no limit) the rest is counted as
+    ``… (+n more)``. None (a source keeps its state in its offset) shows as ``""``.
+    """
+    if state is None:
+        return ""
+    if isinstance(state, dict):
+        if not state:
+            return "{}"
+        pairs = (f"{show_value(k)}:{show_value(v)}" for k, v in state.items())
+        return _items(pairs, len(state), max_items)
+    if isinstance(state, list):
+        if not state:
+            return "[]"
+        return _items((show_value(v) for v in state), len(state), max_items)
+    if isinstance(state, set | frozenset):
+        if not state:
+            return "{}"
+        return _items(sorted(show_value(v) for v in state), len(state), max_items)
+    text = show_value(state)
+    return text if max_items is None else _cut(text)
+
+
+def show_message_html(message: Any) -> str:
+    """One message in an HTML-like label: barriers and markers bold and coloured, a record's
+    value cut to :data:`MAX_TEXT` characters."""
+    if isinstance(message, CheckpointBarrier):
+        return f'<FONT COLOR="{BARRIER_COLOUR}"><B>▌{escape(show_message(message))}</B></FONT>'
+    if isinstance(message, Marker):
+        return f'<FONT COLOR="{MARKER_COLOUR}"><B>◆{escape(show_message(message))}</B></FONT>'
+    return escape(_cut(show_message(message)))
+
+
+def channel_contents(messages: Iterable[Any], max_messages: int = 6) -> str:
+    """In-flight messages head first, joined by `` · ``; after ``max_messages`` the rest
+    is counted as ``… +n more``. HTML-like label text."""
+    if max_messages < 0:
+        raise ValueError(f"max_messages must be 0 or more, not {max_messages}")
+    msgs = list(messages)
+    shown = [show_message_html(m) for m in msgs[:max_messages]]
+    if len(msgs) > max_messages:
+        shown.append(f"… +{len(msgs) - max_messages} more")
+    return " · ".join(shown)
+
+
+# -- status --------------------------------------------------------------------------------------
+def _taken(world: World, task: TaskId) -> list[int]:
+    """Checkpoints whose state ``task`` has copied and that are not complete yet."""
+    ids = set(world.tasks[task].parts)
+    ids.update(n for n, p in world.coordinator.pending.items() if task in p.acknowledged)
+    return sorted(ids)
+
+
+def _aligning(world: World, task: TaskId, taken: list[int]) -> str | None:
+    st = world.tasks[task]
+    handler = st.handler
+    for w in handler.waiting():
+        if w.checkpoint_id in taken:
+            continue
+        text = handler.describe()
+        if text.startswith("aligning checkpoint") and "barriers)" in text:
+            return text
+        # Alg. 2 aligns on the regular inputs only; loop inputs are logged instead.
+        loops = handler.loop_inputs
+        regular = [c for c in st.inputs if c not in loops]
+        missing = [c for c in w.channels if c not in loops]
+        got = len(regular) - len(missing)
+        return f"aligning checkpoint {w.checkpoint_id} ({got}/{len(regular)} barriers)"
+    return None
+
+
+def task_status(world: World, task: TaskId | str) -> tuple[str, str]:
+    """``(kind, text)`` of a task's part in snapshots.
+
+    Kinds and texts, first match wins: ``failed`` "FAILED"; ``restoring`` "restoring
+    (replaying k inputs)" after a partial recovery; ``halted`` "halted" (synchronous);
+    ``taken`` "state taken for checkpoint n" (copied, checkpoint not complete yet);
+    ``aligning`` "aligning checkpoint n (k/m barriers)"; ``idle`` "not in a snapshot".
+    """
+    t = world.graph.task(task)
+    st = world.tasks[t]
+    if world.failed == t:
+        return "failed", "FAILED"
+    if st.replay:
+        k = len(st.replay)
+        return "restoring", f"restoring (replaying {k} input{'' if k == 1 else 's'})"
+    taken = _taken(world, t)
+    ids = ", ".join(str(n) for n in taken)
+    taken_text = f"state taken for checkpoint{'s' if len(taken) > 1 else ''} {ids}"
+    if st.halted:
+        return "halted", f"halted ({taken_text})" if taken else "halted"
+    if taken:
+        return "taken", taken_text
+    aligning = _aligning(world, t, taken)
+    if aligning is not None:
+        return "aligning", aligning
+    return "idle", "not in a snapshot"
+
+
+def _recording(world: World) -> dict[ChannelId, str]:
+    """Channels being recorded now, with a short note (``recording: 2 recorded``)."""
+    out: dict[ChannelId, str] = {}
+    chandy = world.protocol.name == "chandy-lamport"
+    for t in world.graph.tasks:
+        handler = world.tasks[t].handler
+        for c in handler.recorded_channels():
+            counts = handler.recorded_count(c)
+            verb = "recording" if chandy else "logging"
+            if not counts:
+                out[c] = verb
+            elif len(counts) > 1:
+                each = ", ".join(f"snapshot {n}: {k}" for n, k in counts)
+                out[c] = f"{verb} ({each})"
+            else:
+                out[c] = f"{verb}: {counts[0][1]} {'recorded' if chandy else 'logged'}"
+    return out
+
+
+# -- DOT ---------------------------------------------------------------------------------------
+def _task_node(world: World, t: TaskId, max_state_items: int | None) -> str:
+    st = world.tasks[t]
+    kind, status = task_status(world, t)
+    lines = [f"<B>{escape(str(t))}</B>"]
+    state = short_state(st.state, max_state_items)
+    if state:
+        lines.append(escape(state))
+    if world.graph.kind(t) in ("source", "process"):
+        lines.append(f"offset {st.offset:,}/{len(world.inputs[t]):,}")
+    lines.append(f"<I>{escape(status)}</I>")
+    label = "<BR/>".join(lines)
+    return f'{_quote(str(t))} [label=<{label}> fillcolor="{STATUS_COLOURS[kind]}"];'
+
+
+def _channel_edge(world: World, c: ChannelId, recording: dict[ChannelId, str], n: int) -> str:
+    q = world.channels[c]
+    lines: list[str] = []
+    attrs: list[str] = []
+    blocked = c in world.blocked
+    if blocked:
+        lines.append(f'<FONT COLOR="{BLOCKED_COLOUR}"><B>blocked: {len(q):,} buffered</B></FONT>')
+        attrs += [f'color="{BLOCKED_COLOUR}"', "penwidth=2.5"]
+    note = recording.get(c)
+    if note is not None:
+        lines.append(f'<FONT COLOR="{RECORDING_COLOUR}"><B>{escape(note)}</B></FONT>')
+        if not blocked:
+            attrs += [f'color="{RECORDING_COLOUR}"', "penwidth=2"]
+    if q:
+        lines.append(channel_contents(q, n))
+    if c in world.graph.back_edges and _shows_loops(world):
+        attrs += ["style=dashed", "constraint=false"]
+    if lines:
+        attrs.insert(0, "label=<" + "<BR/>".join(lines) + ">")
+    head = f"{_quote(str(c.src))} -> {_quote(str(c.dst))}"
+    return f"{head} [{' '.join(attrs)}];" if attrs else f"{head};"
+
+
+def _shows_loops(world: World) -> bool:
+    """Back-edges are drawn dashed in dataflows (with sources) and whenever an ABS protocol
+    treats loop inputs apart; in a plain process graph under Chandy-Lamport they are
+    just an accident of the search order."""
+    graph = world.graph
+    has_sources = any(graph.kind(t) == "source" for t in graph.tasks)
+    return has_sources or world.protocol.name in ("abs", "abs-cyclic", "synchronous")
+
+
+def _title(world: World) -> str:
+    coord = world.coordinator
+    done = len(coord.completed)
+    parts = [
+        f"<B>{escape(world.graph.name)}</B>",
+        f"protocol {escape(world.protocol.name)}",
+        f"step {world.clock:,}",
+        f"{done} checkpoint{'' if done == 1 else 's'} completed",
+    ]
+    if coord.pending:
+        ids = ", ".join(str(n) for n in sorted(coord.pending))
+        parts.append(f"pending: {ids}")
+    return " · ".join(parts)
+
+
+def to_dot(world: World, *, max_messages: int = 6, max_state_items: int | None = 4) -> str:
+    """DOT source of ``world``'s execution graph in its current state (pure, deterministic).
+
+    Args:
+        world: the world to draw; it is only read.
+        max_messages: in-flight messages shown per channel (head first) before
+            ``… +n more``.
+        max_state_items: entries of a dict, list or set state shown before
+            ``… (+n more)`` (None: all).
+    """
+    graph = world.graph
+    out = [
+        f"digraph {_quote(graph.name)} {{",
+        "  rankdir=LR;",
+        f"  labelloc=t; fontname=Helvetica; label=<{_title(world)}>;",
+        '  node [shape=box style="rounded,filled" fontname=Helvetica fontsize=11];',
+        f'  edge [fontname=Helvetica fontsize=10 color="{EDGE_COLOUR}"];',
+    ]
+    for i, (name, spec) in enumerate(graph.operators.items()):
+        nodes = [_task_node(world, t, max_state_items) for t in graph.tasks_of(name)]
+        if spec.parallelism == 1:
+            out.extend(f"  {n}" for n in nodes)
+            continue
+        out.append(f"  subgraph cluster_{i} {{")
+        out.append(
+            f"    label=<{escape(name)} ({escape(spec.kind)}, parallelism {spec.parallelism})>; "
+            'style="rounded,dashed"; color="#999999"; fontsize=10;'
+        )
+        out.extend(f"    {n}" for n in nodes)
+        out.append("  }")
+    recording = _recording(world)
+    out.extend(f"  {_channel_edge(world, c, recording, max_messages)}" for c in graph.channels)
+    out.append("}")
+    return "\n".join(out) + "\n"
+
+
+# -- rendering --------------------------------------------------------------------------------
+_INSTALL = (
+    "install Graphviz: `apt-get install graphviz` (Debian/Ubuntu), `brew install graphviz` "
+    "(macOS) or `conda install -c conda-forge graphviz`, plus the Python package "
+    "(`pip install graphviz`); or use to_dot() and render the DOT text elsewhere"
+)
+
+
+def render_svg(dot: str) -> str:
+    """Render DOT source to SVG text with Graphviz.
+
+    Raises:
+        GraphvizNotFoundError: the ``graphviz`` package or the ``dot`` program is missing.
+    """
+    try:
+        import graphviz
+    except ImportError:
+        raise GraphvizNotFoundError(
+            f"the Python package 'graphviz' is not installed: {_INSTALL}"
+        ) from None
+    try:
+        return graphviz.Source(dot).pipe(format="svg").decode("utf-8")
+    except graphviz.ExecutableNotFound:
+        raise GraphvizNotFoundError(
+            f"the Graphviz program 'dot' was not found on PATH: {_INSTALL}"
+        ) from None
+
+
+def graph_svg(world: World, **kw: Any) -> str:
+    """SVG of ``world``'s execution graph (keywords as for :func:`to_dot`)."""
+    return render_svg(to_dot(world, **kw))
+
+
+class GraphView:
+    """A drawing of a world at one moment, shown as SVG in a notebook.
+
+    The DOT text is taken when the view is made; later steps of the world do not change it.
+    """
+
+    def __init__(self, world: World, **kw: Any) -> None:
+        self.dot = to_dot(world, **kw)
+        self._name = f"{world.graph.name} {world.protocol.name} step={world.clock}"
+
+    def _repr_svg_(self) -> str:
+        return render_svg(self.dot)
+
+    def __repr__(self) -> str:
+        return f"<GraphView {self._name}>"
+
+
+def show_graph(world: World, **kw: Any) -> GraphView:
+    """The execution graph of ``world`` now, for display in a notebook."""
+    return GraphView(world, **kw)

@@ -1,0 +1,250 @@
+"""The graph view: DOT text of a world (golden files and targeted checks), and SVG.
+
+Golden files live in ``tests/views/golden``; regenerate them with
+``ABSNB_UPDATE_GOLDEN=1 python3 -m pytest tests/views`` and read every change by eye.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import absnb
+from absnb.core.graph import JobGraph
+from absnb.core.messages import Record
+from absnb.jobs.base import Job
+from absnb.operators import KeyedCount, Source
+from absnb.views.graph import (
+    BLOCKED_COLOUR,
+    RECORDING_COLOUR,
+    GraphvizNotFoundError,
+    channel_contents,
+    graph_svg,
+    render_svg,
+    short_state,
+    show_graph,
+    task_status,
+    to_dot,
+)
+from tests.views.worlds import SCENARIOS, SEED_001, bank_long_channel, bank_marker_at_b, build
+
+GOLDEN = Path(__file__).parent / "golden"
+ROOT = Path(__file__).resolve().parents[2]
+needs_dot = pytest.mark.skipif(shutil.which("dot") is None, reason="Graphviz 'dot' not installed")
+
+
+def check_golden(name: str, text: str) -> None:
+    """Compare ``text`` with ``golden/<name>.dot``; rewrite it with ABSNB_UPDATE_GOLDEN=1."""
+    path = GOLDEN / f"{name}.dot"
+    if os.environ.get("ABSNB_UPDATE_GOLDEN") == "1":
+        GOLDEN.mkdir(exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+        return
+    assert path.exists(), f"no golden file {path}: run with ABSNB_UPDATE_GOLDEN=1"
+    assert text == path.read_text(encoding="utf-8")
+
+
+def edge_line(dot: str, channel: str) -> str:
+    """The DOT line of one channel's edge (``"A->B"``)."""
+    src, dst = channel.split("->")
+    (line,) = [ln for ln in dot.splitlines() if ln.strip().startswith(f'"{src}" -> "{dst}"')]
+    return line
+
+
+def node_line(dot: str, task: str) -> str:
+    (line,) = [ln for ln in dot.splitlines() if ln.strip().startswith(f'"{task}" [')]
+    return line
+
+
+# -- golden files ---------------------------------------------------------------------------
+@pytest.mark.parametrize("name", sorted(SCENARIOS))
+def test_to_dot_matches_golden_file(name: str) -> None:
+    check_golden(name, to_dot(SCENARIOS[name]()))
+
+
+# -- targeted checks ------------------------------------------------------------------------
+def test_blocked_channel_is_red_bold_with_buffered_count() -> None:
+    dot = to_dot(SCENARIOS["word_count_blocked"]())
+    line = edge_line(dot, "source[0]->count[0]")
+    assert f'color="{BLOCKED_COLOUR}"' in line
+    assert "penwidth=2.5" in line
+    assert "blocked: 2 buffered" in line
+    assert "be · quick" in line
+    for other in ("source[0]->count[1]", "source[1]->count[0]", "count[0]->sink[0]"):
+        assert "blocked" not in edge_line(dot, other)
+        assert BLOCKED_COLOUR not in edge_line(dot, other)
+
+
+def test_aligning_task_shows_barriers_so_far() -> None:
+    world = SCENARIOS["word_count_blocked"]()
+    assert task_status(world, "count[0]") == ("aligning", "aligning checkpoint 1 (1/2 barriers)")
+    assert task_status(world, "count[1]") == ("idle", "not in a snapshot")
+    assert task_status(world, "source[0]") == ("taken", "state taken for checkpoint 1")
+
+
+def test_back_edges_are_dashed_and_only_they() -> None:
+    world = SCENARIOS["cyclic_logging"]()
+    dot = to_dot(world)
+    assert [str(c) for c in world.graph.back_edges] == ["step->head"]
+    assert "style=dashed" in edge_line(dot, "step->head")
+    for c in ("source->head", "head->step", "step->sink"):
+        assert "dashed" not in edge_line(dot, c)
+
+
+def test_backup_log_is_marked_with_its_count() -> None:
+    dot = to_dot(SCENARIOS["cyclic_logging"]())
+    line = edge_line(dot, "step->head")
+    assert "logging: 1 logged" in line
+    assert f'color="{RECORDING_COLOUR}"' in line
+    assert "(5, 16, 1)" in line  # in flight behind the logged record
+
+
+def test_marker_is_distinct_from_records() -> None:
+    line = edge_line(to_dot(bank_marker_at_b()), "B->A")
+    contents = line.split("<BR/>", 1)[1]
+    assert contents.startswith("1,000 · 2,000 · ")  # head first, plain records
+    assert "<B>◆marker 1</B>" in contents
+    assert "barrier" not in line  # Chandy-Lamport sends markers, never barriers
+    assert "<B>1,000" not in line
+    assert "<B>2,000" not in line
+
+
+def test_barrier_is_distinct_from_records() -> None:
+    line = edge_line(to_dot(SCENARIOS["word_count_blocked"]()), "source[1]->count[0]")
+    assert re.search(r"to · be · <FONT COLOR=\"#[0-9a-f]{6}\"><B>▌barrier 1</B></FONT>>", line)
+    assert "marker" not in line
+
+
+def test_recording_channel_counts_what_arrived() -> None:
+    world = build(absnb.bank_transfer(), "chandy-lamport", [*SEED_001, "deliver B->A"])
+    line = edge_line(to_dot(world), "B->A")
+    assert "recording: 1 recorded" in line
+    assert "2,000 · <FONT" in line  # 1,000 consumed, 2,000 and the marker still in flight
+    assert "recording" not in edge_line(to_dot(world), "A->B")
+
+
+def test_long_channel_is_shortened() -> None:
+    world = bank_long_channel()
+    line = edge_line(to_dot(world), "B->A")
+    assert "100 · 200 · 300 · 400 · 500 · 600 · … +4 more" in line
+    assert "700" not in line
+    short = edge_line(to_dot(world, max_messages=2), "B->A")
+    assert "label=<100 · 200 · … +8 more>" in short
+    full = edge_line(to_dot(world, max_messages=10), "B->A")
+    assert "1,000>" in full
+    assert "more" not in full
+
+
+def test_channel_contents() -> None:
+    assert channel_contents([Record("y" * 100)]) == "y" * 39 + "…"
+    assert channel_contents([Record(1), Record(2)], 0) == "… +2 more"
+    with pytest.raises(ValueError, match="max_messages"):
+        channel_contents([], -1)
+
+
+def test_failed_and_restoring_tasks() -> None:
+    failed = SCENARIOS["word_count_failed"]()
+    assert task_status(failed, "count[1]") == ("failed", "FAILED")
+    assert "#f8cecc" in node_line(to_dot(failed), "count[1]")
+    recovering = SCENARIOS["word_count_partial_recovery"]()
+    assert task_status(recovering, "count[1]") == ("restoring", "restoring (replaying 1 input)")
+    assert task_status(recovering, "count[0]") == ("idle", "not in a snapshot")
+
+
+def test_synchronous_sources_are_halted() -> None:
+    world = SCENARIOS["synchronous_halted"]()
+    kind, text = task_status(world, "source[1]")
+    assert (kind, text) == ("halted", "halted (state taken for checkpoint 1)")
+
+
+def test_short_state() -> None:
+    assert short_state(12_000) == "12,000"
+    assert short_state({"a": 2, "b": 1}) == "a:2 b:1"
+    assert short_state({str(i): i for i in range(7)}) == "0:0 1:1 2:2 3:3 … (+3 more)"
+    assert short_state([("to", 1), ("be", 2)]) == "(to, 1) (be, 2)"
+    assert short_state({3, 1, 2}, max_items=2) == "1 2 … (+1 more)"
+    assert short_state(None) == ""
+    assert short_state("x" * 100).endswith("…")
+    assert len(short_state("x" * 100)) == 40
+
+
+def test_user_text_is_escaped() -> None:
+    g = JobGraph('a<b>&"c"')
+    g.add('in"put', "source", Source())
+    g.add("count<&>", "operator", KeyedCount())
+    g.connect('in"put', "count<&>")
+    job = Job("custom", {}, g.compile(), {})
+    job.inputs = {job.graph.task('in"put'): ("<i>&amp;", "x")}
+    world = build(job, "abs", ['emit in"put', 'deliver in"put->count<&>', 'emit in"put'])
+    dot = to_dot(world)
+    assert 'digraph "a<b>&\\"c\\"" {' in dot
+    assert '"in\\"put" -> "count<&>"' in dot
+    assert "<B>count&lt;&amp;&gt;</B>" in dot
+    assert "&lt;i&gt;&amp;amp;:1" in dot  # the word counted, escaped
+    assert "label=<x>" in dot  # the record in flight
+    assert "<i>" not in dot
+    if shutil.which("dot"):
+        svg = render_svg(dot)
+        assert "count&lt;&amp;&gt;" in svg
+
+
+# -- determinism ------------------------------------------------------------------------------
+def test_same_world_twice_gives_the_same_dot() -> None:
+    for make in SCENARIOS.values():
+        assert to_dot(make()) == to_dot(make())
+
+
+def test_to_dot_does_not_change_the_world() -> None:
+    world = SCENARIOS["cyclic_logging"]()
+    key, clock = world.key(), world.clock
+    to_dot(world)
+    assert world.key() == key
+    assert world.clock == clock
+
+
+_CHILD = """
+import sys
+from tests.views.worlds import SCENARIOS
+from absnb.views.graph import to_dot
+sys.stdout.buffer.write("".join(to_dot(SCENARIOS[n]()) for n in sorted(SCENARIOS)).encode())
+"""
+
+
+def test_dot_is_the_same_in_another_process_with_another_hash_seed() -> None:
+    here = "".join(to_dot(SCENARIOS[n]()) for n in sorted(SCENARIOS))
+    env = {**os.environ, "PYTHONHASHSEED": "12345"}
+    child = subprocess.run(
+        [sys.executable, "-c", _CHILD], cwd=ROOT, env=env, capture_output=True, check=True
+    )
+    assert child.stdout.decode() == here
+
+
+# -- rendering ------------------------------------------------------------------------------
+@needs_dot
+def test_render_svg_names_every_task() -> None:
+    world = SCENARIOS["word_count_blocked"]()
+    svg = graph_svg(world)
+    assert svg.lstrip().startswith("<?xml") or "<svg" in svg
+    for t in world.graph.tasks:
+        assert str(t) in svg
+    assert "blocked: 2 buffered" in svg
+
+
+@needs_dot
+def test_graph_view_in_a_notebook() -> None:
+    view = show_graph(bank_marker_at_b())
+    assert repr(view) == "<GraphView bank_transfer chandy-lamport step=6>"
+    assert "<svg" in view._repr_svg_()
+
+
+def test_missing_dot_says_how_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("graphviz")
+    monkeypatch.setenv("PATH", "")
+    with pytest.raises(GraphvizNotFoundError, match="apt-get install graphviz"):
+        render_svg("digraph { a -> b }")
