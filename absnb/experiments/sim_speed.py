@@ -18,6 +18,7 @@ import statistics
 import time
 from collections.abc import Callable
 
+from absnb.experiments.report import print_table
 from absnb.jobs import Job, word_count
 from absnb.sim.actions import Deliver
 from absnb.sim.checks import reference_output
@@ -102,10 +103,7 @@ def main(argv: list[str] | None = None) -> None:
     states, secs = exploration()
     rows.append(("explore 2x2x2 word count, 1 checkpoint", f"{states:,} states in {secs:.1f} s"))
     rows.append(("exploration states/s", f"{states / secs:,.0f}"))
-    width = max(len(k) for k, _ in rows)
-    print(f"{'measure':<{width}}  value")
-    for k, v in rows:
-        print(f"{k:<{width}}  {v}")
+    print_table(rows)
 
 
 if __name__ == "__main__":

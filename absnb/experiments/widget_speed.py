@@ -13,6 +13,7 @@ import argparse
 import statistics
 import time
 
+from absnb.experiments.report import print_table
 from absnb.jobs import word_count
 from absnb.sim.schedulers import RandomScheduler
 from absnb.sim.stepper import Stepper
@@ -68,10 +69,7 @@ def main(argv: list[str] | None = None) -> None:
     for events in (1_000, 5_000, 20_000):
         secs = statistics.median(diagram_seconds(events) for _ in range(3))
         rows.append((f"space-time diagram of {events:,} events", f"{secs * 1e3:.0f} ms"))
-    width = max(len(k) for k, _ in rows)
-    print(f"{'measure':<{width}}  value")
-    for k, v in rows:
-        print(f"{k:<{width}}  {v}")
+    print_table(rows)
 
 
 if __name__ == "__main__":
