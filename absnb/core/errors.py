@@ -37,3 +37,7 @@ class TraceFormatError(AbsnbError, ValueError):
 
 class ProtocolError(AbsnbError, RuntimeError):
     """A protocol received an input it cannot handle in its current state."""
+
+
+class DatasetNotFoundError(AbsnbError, FileNotFoundError):
+    """A shipped sample under ``datasets/`` is missing; the message says how to regenerate it."""
