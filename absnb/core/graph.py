@@ -343,14 +343,11 @@ class ExecutionGraph:
 
     def upstream(self, task: TaskId) -> frozenset[TaskId]:
         """The task and every task with a path to it."""
-        seen = {task}
-        todo = [task]
-        while todo:
-            for c in self.inputs[todo.pop()]:
-                if c.src not in seen:
-                    seen.add(c.src)
-                    todo.append(c.src)
-        return frozenset(seen)
+        return _closure(task, self.inputs, lambda c: c.src)
+
+    def downstream(self, task: TaskId) -> frozenset[TaskId]:
+        """The task and every task it has a path to."""
+        return _closure(task, self.outputs, lambda c: c.dst)
 
     def __repr__(self) -> str:
         return (
@@ -359,10 +356,26 @@ class ExecutionGraph:
         )
 
 
+def _closure(
+    start: TaskId,
+    edges: dict[TaskId, tuple[ChannelId, ...]],
+    other_end: Callable[[ChannelId], TaskId],
+) -> frozenset[TaskId]:
+    seen = {start}
+    todo = [start]
+    while todo:
+        for c in edges[todo.pop()]:
+            t = other_end(c)
+            if t not in seen:
+                seen.add(t)
+                todo.append(t)
+    return frozenset(seen)
+
+
 def _fingerprint(job: JobGraph) -> str:
     parts = [job.name]
     for o in job.operators.values():
-        parts.append(f"{o.name}:{o.kind}:{o.parallelism}:{type(o.function).__name__}")
+        parts.append(f"{o.name}:{o.kind}:{o.parallelism}:{o.function!r}")
     for e in job.edges:
         parts.append(f"{e.src}->{e.dst}:{e.partitioning.name}")
     return hashlib.sha256("|".join(parts).encode()).hexdigest()[:16]

@@ -53,6 +53,11 @@ def bank_transfer(
     logs: dict[str, list[tuple[str, int]]] = {n: [] for n in names}
     outgoing = {n: [b for a, b in pairs if a == n] for n in names}
     senders = [n for n in names if outgoing[n]]
+    if transfers > 0 and not senders:
+        raise GraphError(
+            f"the bank has no links, so it cannot make {transfers} transfer(s): "
+            "add links or pass transfers=0"
+        )
     for _ in range(transfers):
         src = rng.choice(senders)
         dst = rng.choice(outgoing[src])

@@ -9,8 +9,10 @@ Algorithm 2, whose backup log holds the records in transit on the back-edge.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from numbers import Integral
 from typing import Any
 
+from absnb.core.errors import GraphError
 from absnb.core.graph import Hash, JobGraph
 from absnb.jobs.base import Job
 from absnb.operators import CollectSink, Operator, Source, To
@@ -58,6 +60,12 @@ def cyclic(numbers: Sequence[int] | None = None, parallelism: int = 1, sources: 
         sources: source tasks.
     """
     numbers = list(DEFAULT_NUMBERS if numbers is None else numbers)
+    bad = [n for n in numbers if not isinstance(n, Integral) or isinstance(n, bool) or n < 1]
+    if bad:
+        raise GraphError(
+            "the cyclic job iterates every number until it reaches 1, so each must be a whole "
+            f"number of at least 1, not {bad[0]!r}: pass positive integers"
+        )
     g = JobGraph("cyclic")
     g.add("source", "source", Source(), sources)
     g.add("head", "operator", LoopHead(), parallelism)

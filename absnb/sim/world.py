@@ -276,6 +276,15 @@ class World:
                     f"{self.protocol.name} starts checkpoints at every source; "
                     "only Chandy-Lamport can start at a named process"
                 )
+            if at is not None:
+                reached = self.graph.downstream(at)
+                unreached = [t for t in self.graph.tasks if t not in reached]
+                if unreached:
+                    return (
+                        f"markers sent from {at} never reach {', '.join(map(str, unreached))}, "
+                        "so the snapshot could not complete: start it at a task that reaches "
+                        "every task, or name no task (it then starts at every source)"
+                    )
             return None
         if kind is Crash:
             return None if action.task in self.tasks else f"there is no task {action.task}"  # type: ignore[union-attr]
