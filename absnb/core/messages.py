@@ -33,12 +33,18 @@ class CheckpointBarrier:
 
     checkpoint_id: CheckpointId
 
+    def __str__(self) -> str:
+        return f"barrier {self.checkpoint_id}"
+
 
 @dataclass(frozen=True, slots=True)
 class Marker:
     """Chandy-Lamport marker of snapshot ``snapshot_id`` (never called a barrier)."""
 
     snapshot_id: CheckpointId
+
+    def __str__(self) -> str:
+        return f"marker {self.snapshot_id}"
 
 
 Message = Record | CheckpointBarrier | Marker

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import random
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 
 from absnb.core.errors import GraphError
 from absnb.core.graph import JobGraph
@@ -17,7 +17,7 @@ SEED_001 = {"A": 10_000, "B": 5_000}
 def bank_transfer(
     accounts: Mapping[str, int] | None = None,
     links: Iterable[tuple[str, str]] | None = None,
-    transfers: int = 0,
+    transfers: int | Sequence[tuple[str, str, int]] = 0,
     seed: int = 1,
     max_amount: int = 1_000,
 ) -> Job:
@@ -27,8 +27,10 @@ def bank_transfer(
         accounts: account name -> initial balance; by default seed 001's A=10,000, B=5,000.
         links: directed (src, dst) pairs money can flow along; by default every pair, both
             ways.
-        transfers: how many random transfers to put in the accounts' input logs (seeded);
-            more can be made step by step with ``Transfer`` actions.
+        transfers: how many random transfers to put in the accounts' input logs (seeded),
+            or the transfers themselves as ``(src, dst, amount)`` (e.g.
+            ``absnb.datasets.bank_transfers()``); more can be made step by step with
+            ``Transfer`` actions.
         seed: the seed of those transfers.
         max_amount: the largest random transfer (amounts are multiples of 100).
 
@@ -52,21 +54,35 @@ def bank_transfer(
     rng = random.Random(seed)
     logs: dict[str, list[tuple[str, int]]] = {n: [] for n in names}
     outgoing = {n: [b for a, b in pairs if a == n] for n in names}
-    senders = [n for n in names if outgoing[n]]
-    if transfers > 0 and not senders:
-        raise GraphError(
-            f"the bank has no links, so it cannot make {transfers} transfer(s): "
-            "add links or pass transfers=0"
-        )
-    for _ in range(transfers):
-        src = rng.choice(senders)
-        dst = rng.choice(outgoing[src])
-        logs[src].append((dst, 100 * rng.randint(1, max(1, max_amount // 100))))
+    if isinstance(transfers, int):
+        senders = [n for n in names if outgoing[n]]
+        if transfers > 0 and not senders:
+            raise GraphError(
+                f"the bank has no links, so it cannot make {transfers} transfer(s): "
+                "add links or pass transfers=0"
+            )
+        for _ in range(transfers):
+            src = rng.choice(senders)
+            dst = rng.choice(outgoing[src])
+            logs[src].append((dst, 100 * rng.randint(1, max(1, max_amount // 100))))
+    else:
+        for i, (src, dst, amount) in enumerate(transfers):
+            if dst not in outgoing.get(src, ()):
+                raise GraphError(
+                    f"transfer {i} sends {amount!r} from {src!r} to {dst!r}, but there is no "
+                    f"link {src}->{dst}: add the link or fix the transfer"
+                )
+            if not isinstance(amount, int) or amount <= 0:
+                raise GraphError(
+                    f"transfer {i} ({src}->{dst}) has amount {amount!r}: "
+                    "amounts must be positive whole numbers"
+                )
+            logs[src].append((dst, amount))
     inputs = {graph.task(n): tuple(logs[n]) for n in names}
     params = {
         "accounts": accounts,
         "links": [list(p) for p in pairs],
-        "transfers": transfers,
+        "transfers": transfers if isinstance(transfers, int) else [list(t) for t in transfers],
         "seed": seed,
         "max_amount": max_amount,
     }

@@ -24,6 +24,8 @@ class Stepper:
     Attributes:
         world: the current world.
         trace: every event so far, in order.
+        scheduler: may be replaced between steps (e.g. a script for a walkthrough, then
+            round robin to finish); the built-in schedulers keep no state of their own.
     """
 
     def __init__(

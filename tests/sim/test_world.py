@@ -694,3 +694,34 @@ def test_a_bank_snapshot_does_not_restore_into_a_bank_with_other_balances() -> N
     with pytest.raises(absnb.SnapshotMismatchError, match="same parameters"):
         restore(other, snapshot)
     assert other.state_of("A") == 1
+
+
+def test_the_bank_takes_the_shipped_transfers_and_conserves_them() -> None:
+    from absnb import datasets
+
+    transfers = datasets.bank_transfers()
+    job = absnb.bank_transfer(datasets.bank_accounts(), transfers=transfers)
+    logs = {str(t): list(v) for t, v in job.inputs.items()}
+    assert sum(len(v) for v in logs.values()) == len(transfers)
+    src, dst, amount = transfers[0]
+    assert logs[src][0] == (dst, amount)
+    stepper = absnb.Stepper(absnb.World(job, "chandy-lamport", checkpoint_interval=6))
+    stepper.run()
+    final = stepper.world.output()
+    expected = dict(datasets.bank_accounts())
+    for s, d, a in transfers:
+        expected[s] -= a
+        expected[d] += a
+    assert final == expected
+
+
+def test_a_transfer_list_with_an_unknown_link_is_refused() -> None:
+    with pytest.raises(absnb.GraphError, match="no link A->C"):
+        absnb.bank_transfer(
+            {"A": 10, "B": 10, "C": 0}, links=[("A", "B")], transfers=[("A", "C", 5)]
+        )
+
+
+def test_barriers_and_markers_print_by_name() -> None:
+    assert str(absnb.CheckpointBarrier(3)) == "barrier 3"
+    assert str(absnb.Marker(2)) == "marker 2"
