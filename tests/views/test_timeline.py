@@ -250,3 +250,26 @@ def test_figure_of_a_5000_event_trace() -> None:
     delivered = sum(1 for e in s.trace if type(e.action) is Deliver)
     assert len(message_arrows(s.trace, s.world)) == delivered
     assert len(fig.data) < 10  # one trace per kind, not one per arrow
+
+
+def test_long_traces_draw_their_arrows_with_webgl_and_short_ones_with_heads() -> None:
+    from absnb.views.timeline import WEBGL_ARROWS
+
+    lines = ["to be or not to be"] * 150
+    job = absnb.word_count([lines, lines])
+    stepper = absnb.Stepper(
+        absnb.World(job, "abs", checkpoint_interval=25),
+        absnb.RandomScheduler(seed=1),
+        history=False,
+    )
+    stepper.run(3_000)
+    arrows = message_arrows(stepper.trace, stepper.world)
+    delivered_records = [a for a in arrows if a.kind == "record" and a.received_step is not None]
+    assert len(delivered_records) > WEBGL_ARROWS
+    fig = space_time(stepper.trace, stepper.world)
+    kinds = {t.name: t.type for t in fig.data}
+    assert kinds["records"] == "scattergl"
+    assert kinds["barriers"] == "scatter"
+    short = absnb.Stepper(absnb.World(absnb.word_count(), "abs", checkpoint_interval=4))
+    short.run()
+    assert {t.type for t in space_time(short.trace, short.world).data} == {"scatter"}
