@@ -47,4 +47,16 @@ class Marker:
         return f"marker {self.snapshot_id}"
 
 
+@dataclass(frozen=True, slots=True)
+class EndOfInput:
+    """The sender will send nothing more on this channel (Flink: ``EndOfPartitionEvent``).
+
+    Only the real runtime uses it, to learn that a run has finished; the simulator sees
+    the end of input directly.
+    """
+
+    def __str__(self) -> str:
+        return "end of input"
+
+
 Message = Record | CheckpointBarrier | Marker

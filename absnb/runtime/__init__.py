@@ -1,0 +1,3 @@
+"""Real execution: the Spark runtime (``spark``, the only module that imports pyspark),
+the framed TCP data plane (``transport``), the control plane (``control``) and
+checkpoint storage (``storage``)."""

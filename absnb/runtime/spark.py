@@ -1,0 +1,271 @@
+"""The Spark runtime: the same protocols and tasks as the simulator, run for real on PySpark.
+
+The whole execution graph runs as ONE barrier-mode stage (``rdd.barrier().mapPartitions``):
+every Spark task is a :class:`~absnb.runtime.host.Host` running the execution-graph tasks
+with its subtask index (so forward edges stay inside one process). Channels between hosts
+are framed TCP connections; the checkpoint coordinator runs on the driver as a server;
+task snapshots go to checkpoint storage. Spark never retries a failed barrier stage, so
+the driver catches the failure and submits the stage again, every host restoring from the
+latest completed checkpoint, with a new attempt number so that nothing of the old attempt
+is read. This is the only module that imports pyspark, and only when it runs.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from absnb.core.errors import AbsnbError
+from absnb.core.ids import TaskId
+from absnb.jobs.base import Job
+from absnb.protocols import CheckpointCoordinator, get_protocol
+from absnb.runtime.host import Failure, HostPlan, HostResult, run_host
+
+
+class ClusterTooSmallError(AbsnbError, RuntimeError):
+    """The barrier stage needs more task slots than the Spark cluster offers."""
+
+
+class RestartLimitError(AbsnbError, RuntimeError):
+    """The job failed more often than its restart limit allows."""
+
+
+@dataclass
+class SparkRun:
+    """The result of a run: output, restarts, completed checkpoints and measurements."""
+
+    output: Any
+    states: dict[TaskId, Any]
+    restarts: int
+    checkpoints: list[int]
+    seconds: float
+    hosts: list[HostResult] = field(default_factory=list)
+    events: list[tuple[float, str, Any]] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    restored: list[int] = field(default_factory=list)
+    """The checkpoint each attempt started from (0: the beginning)."""
+
+    @property
+    def records(self) -> int:
+        """Records read by the sources in the final attempt."""
+        return sum(h.metrics.get("records_in", 0) for h in self.hosts)
+
+
+def host_of(task: TaskId, hosts: int) -> int:
+    """The host running ``task``: its subtask index, folded onto the hosts."""
+    return task.subtask % hosts
+
+
+def default_session(master: str = "local[*]") -> Any:
+    """A SparkSession for absnb: quiet, and quick to free the slots of failed tasks."""
+    from pyspark.sql import SparkSession
+
+    spark = (
+        SparkSession.builder.master(master)
+        .appName("absnb")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.python.task.killTimeout", "1s")
+        .config("spark.sql.shuffle.partitions", "4")
+        .getOrCreate()
+    )
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark
+
+
+class SparkRuntime:
+    """Runs jobs on a SparkSession (``local[*]`` by default, any master URL for a cluster).
+
+    Args:
+        spark: a SparkSession; None creates one for ``master``.
+        checkpoint_dir: where checkpoints go (a local directory by default; any fsspec URL).
+        storage: a :class:`~absnb.runtime.storage.CheckpointStorage` to use instead (the
+            driver reads it; executors open the same URL).
+        hosts: how many Spark tasks the barrier stage has; by default the largest
+            parallelism of the job, which must not exceed the cluster's task slots.
+    """
+
+    def __init__(
+        self,
+        spark: Any = None,
+        *,
+        master: str = "local[*]",
+        checkpoint_dir: str | None = None,
+        storage: Any = None,
+        hosts: int | None = None,
+    ) -> None:
+        from absnb.runtime.storage import CheckpointStorage
+
+        self.spark = spark or default_session(master)
+        self.checkpoint_dir = (
+            str(storage.url)
+            if storage is not None
+            else checkpoint_dir or tempfile.mkdtemp(prefix="absnb-checkpoints-")
+        )
+        self.storage = storage or CheckpointStorage(self.checkpoint_dir)
+        self.hosts = hosts
+
+    def slots(self) -> int:
+        """Task slots of the cluster (local[N] gives N)."""
+        return int(self.spark.sparkContext.defaultParallelism)
+
+    def run(
+        self,
+        job: Job,
+        protocol: str = "abs",
+        *,
+        checkpoint_interval: float | None = 1.0,
+        failures: Sequence[Failure] = (),
+        max_restarts: int = 3,
+        allow_deadlock: bool = False,
+    ) -> SparkRun:
+        """Run ``job`` to the end under ``protocol``, restarting after failures.
+
+        Raises:
+            ClusterTooSmallError: the stage does not fit the cluster's slots (Spark would
+                wait forever or fail with SPARK-24819).
+            RestartLimitError: more than ``max_restarts`` failures.
+        """
+        import time
+
+        from absnb.runtime.control import CoordinatorServer
+        from absnb.runtime.wire import new_secret
+
+        graph = job.graph
+        proto = get_protocol(protocol, graph, allow_deadlock=allow_deadlock)
+        hosts = self.hosts or max(o.parallelism for o in graph.operators.values())
+        if hosts > self.slots():
+            raise ClusterTooSmallError(
+                f"job {graph.name!r} needs a barrier stage of {hosts} tasks but the cluster has "
+                f"{self.slots()} task slots: use master local[{hosts}] (or more executor "
+                f"cores), or pass hosts={self.slots()} to run several subtasks per Spark task"
+            )
+        job_id = f"{graph.name}-{uuid.uuid4().hex[:8]}"
+        storage = self.storage
+        secret = new_secret()
+        coordinator = CheckpointCoordinator(
+            graph.tasks,
+            graph.name,
+            graph.fingerprint,
+            proto.name,
+            interval=checkpoint_interval,
+            max_concurrent=proto.max_concurrent,
+        )
+
+        def on_complete(checkpoint_id: int, acks: dict) -> None:
+            storage.complete(
+                job_id,
+                checkpoint_id,
+                graph.tasks,
+                fingerprint=graph.fingerprint,
+                protocol=proto.name,
+            )
+
+        driver_host = self.spark.sparkContext.getConf().get("spark.driver.host", "127.0.0.1")
+        server = CoordinatorServer(
+            coordinator,
+            secret,
+            hosts=hosts,
+            initiators=graph.initiators(),
+            on_complete=on_complete,
+            advertise_host=driver_host,
+        )
+        server.start()
+        errors: list[str] = []
+        restored: list[int] = []
+        started = time.monotonic()
+        try:
+            for attempt in range(max_restarts + 1):
+                latest = storage.latest(job_id, graph.fingerprint)
+                restore = latest.checkpoint_id if latest else 0
+                restored.append(restore)
+                server.new_attempt(attempt, restore)
+                plans = [
+                    HostPlan(
+                        job=job,
+                        protocol=proto.name,
+                        host_id=h,
+                        tasks=tuple(t for t in graph.tasks if host_of(t, hosts) == h),
+                        secret=secret,
+                        coordinator=server.address,
+                        storage_url=str(self.checkpoint_dir),
+                        job_id=job_id,
+                        attempt=attempt,
+                        restore=restore,
+                        failures=tuple(failures),
+                        allow_deadlock=allow_deadlock,
+                        advertise_host=driver_host,
+                    )
+                    for h in range(hosts)
+                ]
+                try:
+                    results = self._stage(plans)
+                    break
+                except Exception as e:  # a failed barrier stage is never retried by Spark
+                    errors.append(_first_line(e))
+            else:
+                raise RestartLimitError(
+                    f"job {graph.name!r} failed {max_restarts + 1} times (the limit is "
+                    f"max_restarts={max_restarts}); last error: {errors[-1]}"
+                )
+        finally:
+            server.stop()
+        states = {t: s for r in results for t, s in r.states.items()}
+        return SparkRun(
+            output=job.output(states),
+            states=states,
+            restarts=len(errors),
+            checkpoints=[c.checkpoint_id for c in coordinator.completed],
+            seconds=time.monotonic() - started,
+            hosts=sorted(results, key=lambda r: r.host_id),
+            events=list(server.events),
+            errors=errors,
+            restored=restored,
+        )
+
+    def _stage(self, plans: list[HostPlan]) -> list[HostResult]:
+        """Run every host as one Spark task of one barrier stage."""
+        sc = self.spark.sparkContext
+        n = len(plans)
+
+        def run_partition(index: int, _rows: Any) -> Any:
+            yield run_host(plans[index])
+
+        rdd = sc.parallelize(range(n), n)
+        return rdd.barrier().mapPartitionsWithIndex(run_partition).collect()
+
+
+def _first_line(error: BaseException) -> str:
+    """The line of a (Java-wrapped) task failure that says what happened."""
+    lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+    for line in lines:
+        if "injected failure of" in line and 'f"' not in line:
+            return line[line.index("injected failure of") :][:300]
+    for wanted in (
+        lambda s: "exited unexpectedly" in s or "crashed" in s,
+        lambda s: not s.startswith("at ") and ("Error: " in s or "Exception: " in s),
+    ):
+        for line in lines:
+            if wanted(line):
+                return line[:300]
+    return lines[0][:300] if lines else type(error).__name__
+
+
+def word_count_answer(spark: Any, lines: Sequence[Sequence[str]]) -> dict[str, int]:
+    """Spark's own batch answer for word count on the same input: the oracle."""
+    from pyspark.sql import functions as F
+
+    rows = [(line,) for part in lines for line in part]
+    df = spark.createDataFrame(rows, ["line"])
+    words = df.select(F.explode(F.split(F.col("line"), r"\s+")).alias("word")).where("word != ''")
+    return {r["word"]: r["count"] for r in words.groupBy("word").count().collect()}
+
+
+def final_counts(output: Sequence[tuple[str, int]]) -> dict[str, int]:
+    """The last count of every word in a word count output."""
+    counts: dict[str, int] = {}
+    for word, n in output:
+        counts[word] = max(n, counts.get(word, 0))
+    return counts

@@ -1,0 +1,630 @@
+"""Checkpoint storage: each task's snapshot of a checkpoint, and the manifest that completes it.
+
+Layout under the root (a local directory, or any fsspec URL: ``s3://``, ``hdfs://``, ...)::
+
+    <root>/<job>/chk-<id>/<task label>.snap     one per task, written by the task
+    <root>/<job>/chk-<id>/_manifest.json        written last, by the coordinator
+
+A checkpoint is complete only when its manifest exists (Flink: the ``_metadata`` file of a
+completed checkpoint). Every file is written atomically: to a temporary name in the same
+directory, flushed and fsynced, then renamed. A task file is a fixed header (magic
+``ABSNBSNP``, format version, sha256 and length of the payload) followed by the payload, a
+pickle (protocol 5) of the :class:`~absnb.core.snapshot.TaskSnapshot`. The manifest repeats
+every task file's sha256 and size, so :meth:`CheckpointStorage.latest` can tell a verified
+checkpoint from a torn or corrupt one and fall back to the one before.
+
+Task files are pickles: read checkpoints only from storage you trust.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import posixpath
+import re
+import secrets
+import shutil
+import struct
+import warnings
+from collections.abc import Iterable, Sequence
+from datetime import datetime, timezone
+from typing import Any
+from urllib.parse import quote, unquote, urlsplit
+
+from absnb.core.errors import AbsnbError, SnapshotMismatchError
+from absnb.core.ids import CheckpointId, TaskId
+from absnb.core.snapshot import GlobalSnapshot, TaskSnapshot
+from absnb.runtime.wire import dumps, loads
+
+MAGIC = b"ABSNBSNP"
+FORMAT_VERSION = 1
+HEADER = struct.Struct(">8sH32sQ")
+"""Magic, format version, sha256 of the payload, payload length in bytes."""
+MANIFEST = "_manifest.json"
+SUFFIX = ".snap"
+MANIFEST_FORMAT = 1
+
+_CHECKPOINT_DIR = re.compile(r"chk-(\d+)")
+_URL = re.compile(r"^([A-Za-z][A-Za-z0-9+.\-]*)(://|::)")
+_PACKAGES = {
+    "s3": "s3fs",
+    "s3a": "s3fs",
+    "gs": "gcsfs",
+    "gcs": "gcsfs",
+    "abfs": "adlfs",
+    "abfss": "adlfs",
+    "az": "adlfs",
+    "adl": "adlfs",
+    "hdfs": "pyarrow",
+    "viewfs": "pyarrow",
+    "webhdfs": "requests",
+    "http": "aiohttp",
+    "https": "aiohttp",
+    "sftp": "paramiko",
+    "ssh": "paramiko",
+}
+
+
+class StorageError(AbsnbError, OSError):
+    """Checkpoint storage cannot be reached or written, or a checkpoint cannot complete."""
+
+
+class CorruptCheckpointWarning(UserWarning):
+    """A complete checkpoint failed verification and was skipped."""
+
+
+class _Corrupt(Exception):
+    """Internal: why one checkpoint is unusable."""
+
+
+# -- names ------------------------------------------------------------------------------
+
+
+def encode_name(name: str) -> str:
+    """A reversible, filesystem- and glob-safe name: ``count[1]`` -> ``count%5B1%5D``."""
+    encoded = quote(name, safe="")
+    if encoded.startswith("."):  # no hidden files, no "." or ".."
+        encoded = "%2E" + encoded[1:]
+    return encoded
+
+
+def decode_name(encoded: str) -> str:
+    """Inverse of :func:`encode_name`."""
+    return unquote(encoded)
+
+
+def task_label(task: TaskId) -> str:
+    """The printed name of a task (``count[1]``), as used in manifests and :meth:`stats`."""
+    return str(task)
+
+
+# -- backends ---------------------------------------------------------------------------
+
+
+class _LocalFS:
+    """A local directory tree, with POSIX atomic rename and fsync."""
+
+    sep = os.sep
+
+    def join(self, *parts: str) -> str:
+        return os.path.join(*parts)
+
+    def makedirs(self, path: str) -> None:
+        os.makedirs(path, exist_ok=True)
+
+    def write_atomic(self, path: str, chunks: Iterable[bytes]) -> None:
+        directory, name = os.path.split(path)
+        tmp = os.path.join(directory, f".{name}.{secrets.token_hex(8)}.tmp")
+        # os.open with 0o666 honours the umask, like open(); mkstemp would force 0o600
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
+        try:
+            with os.fdopen(fd, "wb") as f:
+                for chunk in chunks:
+                    f.write(chunk)
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(tmp, path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
+        self._fsync_dir(directory)
+
+    @staticmethod
+    def _fsync_dir(directory: str) -> None:
+        if os.name != "posix":
+            return
+        with contextlib.suppress(OSError):
+            fd = os.open(directory, os.O_RDONLY)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+
+    def read(self, path: str) -> bytes:
+        with open(path, "rb") as f:
+            return f.read()
+
+    def read_head(self, path: str, n: int) -> bytes:
+        with open(path, "rb") as f:
+            return f.read(n)
+
+    def size(self, path: str) -> int:
+        return os.stat(path).st_size
+
+    def exists(self, path: str) -> bool:
+        return os.path.exists(path)
+
+    def listdir(self, path: str) -> list[str]:
+        try:
+            return os.listdir(path)
+        except (FileNotFoundError, NotADirectoryError):
+            return []
+
+    def remove(self, path: str) -> None:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(path)
+
+    def rmtree(self, path: str) -> None:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+class _FsspecFS:
+    """Any fsspec filesystem; rename is ``mv`` (a copy on object stores, whose PUT is atomic)."""
+
+    sep = "/"
+
+    def __init__(self, fs: Any) -> None:
+        self.fs = fs
+
+    def join(self, *parts: str) -> str:
+        return posixpath.join(*parts)
+
+    def makedirs(self, path: str) -> None:
+        self.fs.makedirs(path, exist_ok=True)
+
+    def write_atomic(self, path: str, chunks: Iterable[bytes]) -> None:
+        directory, name = posixpath.split(path)
+        tmp = posixpath.join(directory, f".{name}.{secrets.token_hex(8)}.tmp")
+        try:
+            with self.fs.open(tmp, "wb") as f:
+                for chunk in chunks:
+                    f.write(chunk)
+            self.fs.mv(tmp, path)
+        except BaseException:
+            with contextlib.suppress(Exception):
+                self.fs.rm_file(tmp)
+            raise
+        self.fs.invalidate_cache(directory)
+
+    def read(self, path: str) -> bytes:
+        return self.fs.cat_file(path)
+
+    def read_head(self, path: str, n: int) -> bytes:
+        return self.fs.cat_file(path, start=0, end=n)
+
+    def size(self, path: str) -> int:
+        return int(self.fs.size(path))
+
+    def exists(self, path: str) -> bool:
+        return bool(self.fs.exists(path))
+
+    def listdir(self, path: str) -> list[str]:
+        self.fs.invalidate_cache(path)  # other processes (the Spark tasks) write here too
+        try:
+            entries = self.fs.ls(path, detail=False)
+        except (FileNotFoundError, NotADirectoryError):
+            return []
+        return [posixpath.basename(str(e).rstrip("/")) for e in entries]
+
+    def remove(self, path: str) -> None:
+        with contextlib.suppress(FileNotFoundError):
+            self.fs.rm_file(path)
+
+    def rmtree(self, path: str) -> None:
+        with contextlib.suppress(FileNotFoundError):
+            self.fs.rm(path, recursive=True)
+        self.fs.invalidate_cache(path)
+
+
+def _local_path(url: str) -> str | None:
+    """The local path of ``url``, or None when it needs fsspec."""
+    m = _URL.match(url)
+    if m is None or len(m.group(1)) == 1:  # a plain path, or a Windows drive letter
+        return os.path.abspath(os.path.expanduser(url))
+    if m.group(1).lower() == "file" and m.group(2) == "://":
+        parts = urlsplit(url)
+        if parts.netloc not in ("", "localhost"):
+            raise StorageError(
+                f"checkpoint storage {url!r}: a file:// URL must name a local path "
+                "(file:///path), not a host"
+            )
+        return os.path.abspath(unquote(parts.path))
+    return None
+
+
+def _open_fsspec(url: str) -> tuple[Any, str]:
+    scheme = _URL.match(url).group(1).lower()  # type: ignore[union-attr]
+    extra = _PACKAGES.get(scheme)
+    hint = "pip install fsspec" + (f" {extra}" if extra else "")
+    try:
+        from fsspec.core import url_to_fs
+    except ImportError as e:
+        raise StorageError(
+            f"checkpoint storage {url!r} needs fsspec for {scheme}:// URLs: {hint}"
+        ) from e
+    try:
+        fs, path = url_to_fs(url)
+    except ImportError as e:
+        raise StorageError(
+            f"checkpoint storage {url!r}: the {scheme}:// filesystem is not installed ({e}); {hint}"
+        ) from e
+    except (OSError, ValueError) as e:  # an unknown scheme; hdfs without libhdfs or Java
+        raise StorageError(f"checkpoint storage {url!r} cannot be opened: {e}") from e
+    return fs, path.rstrip("/") or "/"
+
+
+def _reconstruct(url: str, retain: int) -> CheckpointStorage:
+    return CheckpointStorage(url, retain=retain)
+
+
+# -- storage ----------------------------------------------------------------------------
+
+
+class CheckpointStorage:
+    """Where a job's task snapshots go, and where recovery finds the latest complete checkpoint.
+
+    Args:
+        url: a local directory, or an fsspec URL (``memory://``, ``s3://``, ``hdfs://``,
+            ...; ``file://`` is handled without fsspec).
+        retain: how many complete checkpoints to keep per job.
+    """
+
+    def __init__(self, url: str | os.PathLike[str], *, retain: int = 3) -> None:
+        if isinstance(retain, bool) or not isinstance(retain, int) or retain < 1:
+            raise ValueError(f"retain must be a positive number of checkpoints, got {retain!r}")
+        self.url = os.fsdecode(url)
+        self.retain = retain
+        local = _local_path(self.url)
+        self._fs: _LocalFS | _FsspecFS
+        if local is not None:
+            self._fs, self.root = _LocalFS(), local
+        else:
+            fs, self.root = _open_fsspec(self.url)
+            self._fs = _FsspecFS(fs)
+
+    def __repr__(self) -> str:
+        return f"CheckpointStorage({self.url!r}, retain={self.retain})"
+
+    def __reduce__(self) -> tuple[Any, tuple[str, int]]:
+        return _reconstruct, (self.url, self.retain)
+
+    # -- paths
+
+    @staticmethod
+    def _job_dir_name(job_id: str) -> str:
+        if not isinstance(job_id, str) or not job_id:
+            raise ValueError(f"a job id must be a non-empty string, got {job_id!r}")
+        return encode_name(job_id)
+
+    @staticmethod
+    def _checkpoint_dir_name(checkpoint_id: CheckpointId) -> str:
+        if isinstance(checkpoint_id, bool) or not isinstance(checkpoint_id, int):
+            raise ValueError(f"a checkpoint id must be an int, got {checkpoint_id!r}")
+        if checkpoint_id < 0:
+            raise ValueError(f"a checkpoint id must not be negative, got {checkpoint_id}")
+        return f"chk-{checkpoint_id}"
+
+    def _key(self, job_id: str, checkpoint_id: CheckpointId, task: TaskId) -> str:
+        return posixpath.join(
+            self._job_dir_name(job_id),
+            self._checkpoint_dir_name(checkpoint_id),
+            encode_name(task_label(task)) + SUFFIX,
+        )
+
+    def _path(self, key: str) -> str:
+        return self._fs.join(self.root, *key.split("/"))
+
+    def _job_path(self, job_id: str) -> str:
+        return self._fs.join(self.root, self._job_dir_name(job_id))
+
+    def _checkpoint_path(self, job_id: str, checkpoint_id: CheckpointId) -> str:
+        return self._fs.join(self._job_path(job_id), self._checkpoint_dir_name(checkpoint_id))
+
+    def _all_checkpoint_ids(self, job_id: str) -> list[int]:
+        ids = []
+        for name in self._fs.listdir(self._job_path(job_id)):
+            m = _CHECKPOINT_DIR.fullmatch(name)
+            if m:
+                ids.append(int(m.group(1)))
+        return sorted(ids)
+
+    def _is_complete(self, job_id: str, checkpoint_id: CheckpointId) -> bool:
+        return self._fs.exists(
+            self._fs.join(self._checkpoint_path(job_id, checkpoint_id), MANIFEST)
+        )
+
+    # -- writing
+
+    def write_task(self, job_id: str, snapshot: TaskSnapshot) -> str:
+        """Store one task's snapshot atomically; returns its key (relative to the root)."""
+        key = self._key(job_id, snapshot.checkpoint_id, snapshot.task)
+        payload = dumps(snapshot)
+        header = HEADER.pack(MAGIC, FORMAT_VERSION, hashlib.sha256(payload).digest(), len(payload))
+        path = self._path(key)
+        try:
+            self._fs.makedirs(self._checkpoint_path(job_id, snapshot.checkpoint_id))
+            self._fs.write_atomic(path, (header, payload))
+        except StorageError:
+            raise
+        except OSError as e:
+            raise StorageError(
+                f"could not write the snapshot of task {task_label(snapshot.task)!r} for "
+                f"checkpoint {snapshot.checkpoint_id} of job {job_id!r} to {path}: {e}"
+            ) from e
+        return key
+
+    def complete(
+        self,
+        job_id: str,
+        checkpoint_id: CheckpointId,
+        tasks: Sequence[TaskId],
+        *,
+        fingerprint: str,
+        protocol: str,
+        metadata: dict[str, Any] | None = None,
+    ) -> None:
+        """Write the manifest that makes checkpoint ``checkpoint_id`` complete, then prune.
+
+        Every task in ``tasks`` must have written its snapshot; ``metadata`` must be JSON.
+        Keeps the newest ``retain`` complete checkpoints and drops unfinished checkpoints
+        older than this one.
+        """
+        entries = []
+        for task in dict.fromkeys(tasks):
+            key = self._key(job_id, checkpoint_id, task)
+            path = self._path(key)
+            try:
+                head = self._fs.read_head(path, HEADER.size)
+                file_size = self._fs.size(path)
+            except FileNotFoundError:
+                raise StorageError(
+                    f"checkpoint {checkpoint_id} of job {job_id!r} cannot complete: task "
+                    f"{task_label(task)!r} has stored no snapshot (no {key})"
+                ) from None
+            except OSError as e:
+                raise StorageError(
+                    f"checkpoint {checkpoint_id} of job {job_id!r} cannot complete: "
+                    f"reading {key} failed: {e}"
+                ) from e
+            try:
+                digest, length = _parse_header(head)
+                if file_size != HEADER.size + length:
+                    raise _Corrupt(f"{file_size} bytes on disk, the header says {length} + header")
+            except _Corrupt as e:
+                raise StorageError(
+                    f"checkpoint {checkpoint_id} of job {job_id!r} cannot complete: the "
+                    f"snapshot of task {task_label(task)!r} ({key}) is damaged: {e}"
+                ) from None
+            entries.append(
+                {
+                    "task": [task.operator, task.subtask, task.parallelism],
+                    "label": task_label(task),
+                    "key": key,
+                    "sha256": digest.hex(),
+                    "size": length,
+                }
+            )
+        manifest = {
+            "format": MANIFEST_FORMAT,
+            "checkpoint_id": checkpoint_id,
+            "job": job_id,
+            "fingerprint": fingerprint,
+            "protocol": protocol,
+            "created": datetime.now(timezone.utc).isoformat(),
+            "metadata": metadata if metadata is not None else {},
+            "tasks": entries,
+        }
+        try:
+            text = json.dumps(manifest, indent=2, sort_keys=True, allow_nan=False)
+        except (TypeError, ValueError) as e:
+            raise StorageError(
+                f"checkpoint {checkpoint_id} of job {job_id!r}: the metadata must be JSON "
+                f"(str keys; str, int, float, bool, None, lists and dicts): {e}"
+            ) from e
+        directory = self._checkpoint_path(job_id, checkpoint_id)
+        path = self._fs.join(directory, MANIFEST)
+        try:
+            self._fs.makedirs(directory)
+            self._fs.write_atomic(path, (text.encode("utf-8"),))
+        except OSError as e:
+            raise StorageError(
+                f"could not write the manifest of checkpoint {checkpoint_id} of job "
+                f"{job_id!r} to {path}: {e}"
+            ) from e
+        self._prune(job_id)
+
+    def _prune(self, job_id: str) -> None:
+        ids = self._all_checkpoint_ids(job_id)
+        complete = [i for i in ids if self._is_complete(job_id, i)]
+        if not complete:
+            return
+        keep = set(complete[-self.retain :])
+        newest = complete[-1]
+        for i in ids:
+            if i in keep or i > newest:
+                continue
+            directory = self._checkpoint_path(job_id, i)
+            # the manifest first: a half-deleted checkpoint is never taken for a complete one
+            self._fs.remove(self._fs.join(directory, MANIFEST))
+            self._fs.rmtree(directory)
+
+    # -- reading
+
+    def checkpoints(self, job_id: str) -> list[CheckpointId]:
+        """Ids of the complete checkpoints of a job, ascending (not verified)."""
+        return [i for i in self._all_checkpoint_ids(job_id) if self._is_complete(job_id, i)]
+
+    def latest(self, job_id: str, fingerprint: str | None = None) -> GlobalSnapshot | None:
+        """The newest complete checkpoint that verifies, or None if there is none.
+
+        A checkpoint that fails verification is skipped with a
+        :class:`CorruptCheckpointWarning`. Raises
+        :class:`~absnb.core.errors.SnapshotMismatchError` when ``fingerprint`` is given and
+        the checkpoint was taken by a different job graph.
+        """
+        for checkpoint_id in reversed(self.checkpoints(job_id)):
+            try:
+                manifest = self._read_manifest(job_id, checkpoint_id)
+            except _Corrupt as e:
+                self._warn(job_id, checkpoint_id, str(e))
+                continue
+            if fingerprint is not None and manifest["fingerprint"] != fingerprint:
+                raise SnapshotMismatchError(
+                    f"checkpoint {checkpoint_id} of job {job_id!r} was taken by the job graph "
+                    f"with fingerprint {manifest['fingerprint']!r}, not {fingerprint!r}: restore "
+                    "it into the job that took it, or discard the job's checkpoints"
+                )
+            try:
+                tasks = self._read_tasks(job_id, checkpoint_id, manifest)
+            except _Corrupt as e:
+                self._warn(job_id, checkpoint_id, str(e))
+                continue
+            return GlobalSnapshot(
+                checkpoint_id=checkpoint_id,
+                job=manifest["job"],
+                fingerprint=manifest["fingerprint"],
+                tasks=tasks,
+                protocol=manifest["protocol"],
+            )
+        return None
+
+    def _warn(self, job_id: str, checkpoint_id: CheckpointId, problem: str) -> None:
+        warnings.warn(
+            f"checkpoint {checkpoint_id} of job {job_id!r} at "
+            f"{self._checkpoint_path(job_id, checkpoint_id)} is unusable and was skipped: "
+            f"{problem}",
+            CorruptCheckpointWarning,
+            stacklevel=3,
+        )
+
+    def _read_manifest(self, job_id: str, checkpoint_id: CheckpointId) -> dict[str, Any]:
+        path = self._fs.join(self._checkpoint_path(job_id, checkpoint_id), MANIFEST)
+        try:
+            manifest = json.loads(self._fs.read(path).decode("utf-8"))
+        except FileNotFoundError:
+            raise _Corrupt("the manifest disappeared") from None
+        except (OSError, UnicodeDecodeError, ValueError) as e:
+            raise _Corrupt(f"the manifest cannot be read: {e}") from None
+        try:
+            if manifest["format"] != MANIFEST_FORMAT:
+                raise _Corrupt(f"unknown manifest format {manifest['format']!r}")
+            if manifest["checkpoint_id"] != checkpoint_id or manifest["job"] != job_id:
+                raise _Corrupt(
+                    f"the manifest is of checkpoint {manifest['checkpoint_id']!r} of job "
+                    f"{manifest['job']!r}"
+                )
+            for name in ("fingerprint", "protocol"):
+                if not isinstance(manifest[name], str):
+                    raise _Corrupt(f"the manifest's {name} is not a string")
+            for entry in manifest["tasks"]:
+                operator, subtask, parallelism = entry["task"]
+                task = TaskId(operator, subtask, parallelism)
+                if (
+                    not isinstance(operator, str)
+                    or not isinstance(subtask, int)
+                    or not isinstance(parallelism, int)
+                    or entry["label"] != task_label(task)
+                    or entry["key"] != self._key(job_id, checkpoint_id, task)
+                    or not isinstance(entry["size"], int)
+                    or len(bytes.fromhex(entry["sha256"])) != hashlib.sha256().digest_size
+                ):
+                    raise _Corrupt(f"the manifest's entry {entry!r} is malformed")
+        except _Corrupt:
+            raise
+        except (KeyError, TypeError, ValueError) as e:
+            raise _Corrupt(f"the manifest is malformed ({type(e).__name__}: {e})") from None
+        return manifest
+
+    def _read_tasks(
+        self, job_id: str, checkpoint_id: CheckpointId, manifest: dict[str, Any]
+    ) -> dict[TaskId, TaskSnapshot]:
+        tasks: dict[TaskId, TaskSnapshot] = {}
+        for entry in manifest["tasks"]:
+            task = TaskId(*entry["task"])
+            key = entry["key"]
+            try:
+                data = self._fs.read(self._path(key))
+            except FileNotFoundError:
+                raise _Corrupt(
+                    f"the snapshot of task {entry['label']!r} ({key}) is missing"
+                ) from None
+            except OSError as e:
+                raise _Corrupt(f"reading {key} failed: {e}") from None
+            try:
+                digest, length = _parse_header(data[: HEADER.size])
+            except _Corrupt as e:
+                raise _Corrupt(f"{key}: {e}") from None
+            payload = data[HEADER.size :]
+            if length != entry["size"] or len(payload) != length:
+                raise _Corrupt(
+                    f"{key} is truncated or has the wrong size: {len(payload)} payload bytes, "
+                    f"the header says {length}, the manifest {entry['size']}"
+                )
+            if digest.hex() != entry["sha256"] or hashlib.sha256(payload).digest() != digest:
+                raise _Corrupt(f"{key} fails its sha256 check")
+            try:
+                snapshot = loads(payload)
+            except Exception as e:
+                # the bytes verified: the code reading them differs from the code that wrote them
+                raise StorageError(
+                    f"checkpoint {checkpoint_id} of job {job_id!r}: {key} verified but cannot "
+                    f"be unpickled ({type(e).__name__}: {e}); restore with the code version "
+                    "that took the checkpoint, or discard the job's checkpoints"
+                ) from e
+            if (
+                not isinstance(snapshot, TaskSnapshot)
+                or snapshot.task != task
+                or snapshot.checkpoint_id != checkpoint_id
+            ):
+                raise _Corrupt(f"{key} holds no snapshot of task {entry['label']!r}")
+            tasks[task] = snapshot
+        return tasks
+
+    def stats(self, job_id: str, checkpoint_id: CheckpointId) -> dict[str, int]:
+        """Payload bytes of every task's snapshot in a checkpoint, by task label.
+
+        Read from the manifest of a complete checkpoint, else from the task files' headers.
+        """
+        with contextlib.suppress(_Corrupt):
+            manifest = self._read_manifest(job_id, checkpoint_id)
+            return {e["label"]: e["size"] for e in manifest["tasks"]}
+        directory = self._checkpoint_path(job_id, checkpoint_id)
+        sizes: dict[str, int] = {}
+        for name in sorted(self._fs.listdir(directory)):
+            if not name.endswith(SUFFIX) or name.startswith("."):
+                continue
+            with contextlib.suppress(OSError, _Corrupt):
+                _, length = _parse_header(
+                    self._fs.read_head(self._fs.join(directory, name), HEADER.size)
+                )
+                sizes[decode_name(name[: -len(SUFFIX)])] = length
+        return sizes
+
+    def discard(self, job_id: str) -> None:
+        """Remove every checkpoint of a job."""
+        self._fs.rmtree(self._job_path(job_id))
+
+
+def _parse_header(head: bytes) -> tuple[bytes, int]:
+    """``(sha256 digest, payload length)`` from a task file's header."""
+    if len(head) < HEADER.size:
+        raise _Corrupt(f"the header is truncated ({len(head)} of {HEADER.size} bytes)")
+    magic, version, digest, length = HEADER.unpack(head[: HEADER.size])
+    if magic != MAGIC:
+        raise _Corrupt(f"not an absnb snapshot (magic {magic!r})")
+    if version != FORMAT_VERSION:
+        raise _Corrupt(f"snapshot format version {version}, this absnb reads {FORMAT_VERSION}")
+    return digest, length

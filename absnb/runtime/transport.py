@@ -1,0 +1,863 @@
+"""The data plane: framed TCP channels between the hosts of a job.
+
+DESIGN, "The two runtimes": "channels are framed TCP connections carrying batches of
+records with barriers in FIFO order between them". A host process (one or more tasks) has
+one :class:`DataPlane`: single-threaded, a :mod:`selectors` loop driven by the host through
+:meth:`DataPlane.poll`, non-blocking sockets once a connection is authenticated.
+
+Connections. The sender opens one TCP connection per output channel
+(:meth:`DataPlane.connect_outputs`) and introduces it with
+:func:`~absnb.runtime.wire.client_handshake`, hello ``{"channel": ChannelId, "attempt": n}``.
+The receiver checks it with :func:`~absnb.runtime.wire.server_handshake` and maps the
+connection to the channel, or closes it without a word: a wrong secret, another attempt
+(an old attempt's messages are dropped), a channel it does not expect, or one already
+connected. Accepting is acknowledged by the receiver's first CREDIT frame. While this host
+waits in ``server_handshake`` for a peer's answer it keeps answering the challenges of its
+own outgoing connections, so two hosts that connect to each other never wait on each other.
+
+Frames (:mod:`absnb.runtime.wire`): DATA carries a pickled list of messages (a batch),
+sender to receiver; CREDIT carries a pickled count, receiver to sender. Records collect in
+the channel's batch until ``batch_records`` or about ``batch_bytes`` (estimated from the
+pickled size of the previous batch); anything else (barrier, marker, end of input) closes
+the batch it joins, so FIFO order between records and barriers is kept.
+
+Flow control, credit-based per channel: a sender has at most ``credits`` DATA frames
+unacknowledged (the receiver grants its ``credits`` on accepting); the receiver returns one
+credit for each frame :meth:`DataPlane.poll` has handed out. Blocking stops reading; in-flight
+data is bounded by credits; a sender that runs out of credit queues and past
+``memory_bytes`` spills to disk. So :meth:`DataPlane.send` never blocks, and a receiver
+buffers at most ``credits`` frames per channel (no receiver-side spill).
+"""
+
+from __future__ import annotations
+
+import selectors
+import socket
+import tempfile
+import time
+from collections import deque
+from collections.abc import Iterable, Mapping
+from itertools import repeat
+from typing import IO, Any
+
+from absnb.core.ids import ChannelId
+from absnb.core.messages import Record
+from absnb.runtime.wire import (
+    HEADER,
+    MAX_FRAME,
+    NONCE_BYTES,
+    AuthenticationError,
+    client_handshake,
+    dumps,
+    encode,
+    loads,
+    server_handshake,
+)
+
+DATA = 1
+"""Frame kind of a batch: a pickled list of messages."""
+CREDIT = 2
+"""Frame kind of a credit grant: a pickled count of frames."""
+
+HANDSHAKE_TIMEOUT = 10.0
+"""Seconds a receiver waits for a connecting peer to answer its challenge."""
+
+_READ = selectors.EVENT_READ
+_WRITE = selectors.EVENT_WRITE
+_RECV_BYTES = 256 * 1024
+_RETRY_SECONDS = 0.05
+
+
+class _Conn:
+    """What both ends of a channel have: a socket, its selector events, unsent bytes."""
+
+    __slots__ = ("channel", "events", "rbuf", "sock", "wbuf")
+
+    def __init__(self, channel: ChannelId) -> None:
+        self.channel = channel
+        self.sock: socket.socket | None = None
+        self.events = 0
+        self.rbuf = bytearray()
+        self.wbuf = bytearray()
+
+
+class _Output(_Conn):
+    """The sending end of one channel."""
+
+    __slots__ = (
+        "address",
+        "batch",
+        "bytes",
+        "credit",
+        "dropped_bytes",
+        "error",
+        "frames",
+        "limit",
+        "messages",
+        "next_try",
+        "queue",
+        "queued_bytes",
+        "records",
+        "sized",
+        "spill",
+        "spill_frames",
+        "spill_read",
+        "spill_write",
+        "spilled_bytes",
+        "state",
+    )
+
+    def __init__(self, channel: ChannelId, address: tuple[str, int]) -> None:
+        super().__init__(channel)
+        self.address = address
+        # connecting -> nonce (challenge awaited) -> ack (first CREDIT awaited) -> open;
+        # refused / closed are final.
+        self.state = "connecting"
+        self.next_try = 0.0
+        self.error = ""
+        self.batch: list[Any] = []
+        self.limit = 1  # until the first record has been sized
+        self.sized = False
+        self.credit = 0
+        self.queue: deque[bytes] = deque()
+        self.queued_bytes = 0
+        self.spill: IO[bytes] | None = None
+        self.spill_frames = 0
+        self.spill_read = 0
+        self.spill_write = 0
+        self.records = self.messages = self.frames = self.bytes = 0
+        self.spilled_bytes = self.dropped_bytes = 0
+
+
+class _Input(_Conn):
+    """The receiving end of one channel."""
+
+    __slots__ = (
+        "blocked",
+        "blocked_seconds",
+        "blocked_since",
+        "bytes",
+        "closed",
+        "connected",
+        "frames",
+        "handed",
+        "messages",
+        "received",
+        "records",
+    )
+
+    def __init__(self, channel: ChannelId) -> None:
+        super().__init__(channel)
+        self.connected = False
+        self.closed = False
+        self.blocked = False
+        self.blocked_since = 0.0
+        self.blocked_seconds = 0.0
+        self.frames: deque[list[Any]] = deque()
+        self.records = self.messages = self.received = self.bytes = self.handed = 0
+
+
+class _Answering:
+    """The socket :func:`server_handshake` talks to.
+
+    While it waits for the peer's answer it answers the challenges of this data plane's own
+    outgoing connections, so two hosts connecting to each other never wait on each other.
+    """
+
+    def __init__(self, sock: socket.socket, plane: DataPlane) -> None:
+        self._sock = sock
+        self._plane = plane
+        self._timeout: float | None = None
+
+    def gettimeout(self) -> float | None:
+        return self._timeout
+
+    def settimeout(self, timeout: float | None) -> None:
+        self._timeout = timeout
+
+    def sendall(self, data: bytes) -> None:
+        self._sock.sendall(data)
+
+    def recv(self, n: int) -> bytes:
+        deadline = None if self._timeout is None else time.monotonic() + self._timeout
+        with selectors.DefaultSelector() as sel:
+            sel.register(self._sock, _READ)
+            while True:
+                waiting = self._plane._awaiting_challenge()
+                for out in waiting:
+                    sel.register(out.sock, _READ, out)  # type: ignore[arg-type]
+                left = None if deadline is None else deadline - time.monotonic()
+                if left is not None and left <= 0:
+                    raise TimeoutError("timed out waiting for the peer's answer")
+                ready = sel.select(left)
+                for out in waiting:
+                    sel.unregister(out.sock)  # type: ignore[arg-type]
+                for key, _ in ready:
+                    if key.data is not None:
+                        self._plane._answer_challenge(key.data)
+                if any(key.data is None for key, _ in ready):
+                    return self._sock.recv(n)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._sock, name)
+
+
+class DataPlane:
+    """One host's end of the job's channels (see the module docstring); not thread-safe:
+    one thread drives it.
+
+    Args:
+        secret: the per-job secret every connection proves it knows.
+        bind_host: where the listening socket binds (port chosen by the OS).
+        advertise_host: the host name other hosts connect to (``address``).
+        batch_records: most records in one DATA frame.
+        batch_bytes: about the most bytes in one DATA frame.
+        credits: DATA frames a sender may have unacknowledged on each of this host's inputs.
+        memory_bytes: credit-less frames one output channel queues in memory before spilling.
+        spill_dir: directory of spill files (default: the system's temporary directory).
+        attempt: the job attempt; connections of another attempt are refused.
+    """
+
+    def __init__(
+        self,
+        secret: bytes,
+        *,
+        bind_host: str = "0.0.0.0",
+        advertise_host: str = "127.0.0.1",
+        batch_records: int = 1000,
+        batch_bytes: int = 64 * 1024,
+        credits: int = 8,
+        memory_bytes: int = 64 * 1024 * 1024,
+        spill_dir: str | None = None,
+        attempt: int = 0,
+    ) -> None:
+        for name, value in (
+            ("batch_records", batch_records),
+            ("batch_bytes", batch_bytes),
+            ("credits", credits),
+        ):
+            if value < 1:
+                raise ValueError(f"{name} must be at least 1, not {value}")
+        self._secret = secret
+        self._batch_records = batch_records
+        self._batch_bytes = batch_bytes
+        self._credits = credits
+        self._memory_bytes = memory_bytes
+        self._spill_dir = spill_dir
+        self.attempt = attempt
+        self._sel = selectors.DefaultSelector()
+        self._listener = socket.create_server((bind_host, 0), backlog=1024)
+        self._listener.setblocking(False)
+        self._sel.register(self._listener, _READ, None)
+        self.address: tuple[str, int] = (advertise_host, self._listener.getsockname()[1])
+        self._inputs: dict[ChannelId, _Input] = {}
+        self._by_name: dict[tuple[str, str], _Input] = {}
+        self._outputs: dict[ChannelId, _Output] = {}
+        self._sendable: dict[ChannelId, _Output] = {}  # open outputs, looked up by send()
+        self._ready: dict[_Input, None] = {}  # unblocked inputs with frames, in order
+        self._closed_inputs: list[ChannelId] = []
+        self._closed_outputs: list[ChannelId] = []
+        self._refused: list[str] = []
+        self._closed = False
+
+    # -- setting up ----------------------------------------------------------------------
+    def expect_inputs(self, channels: Iterable[ChannelId]) -> None:
+        """Declare input channels; connections for any other channel are refused."""
+        for c in channels:
+            c = ChannelId(*c)
+            if c not in self._inputs:
+                inp = self._inputs[c] = _Input(c)
+                self._by_name[(str(c.src), str(c.dst))] = inp
+
+    def connect_outputs(
+        self, routes: Mapping[ChannelId, tuple[str, int]], timeout: float = 30
+    ) -> None:
+        """Open one connection per output channel to its receiver's ``address``.
+
+        Retries a refused or failed connect until ``timeout``; returns once every receiver
+        has accepted (sent its first credit). Accepts this host's own inputs meanwhile.
+
+        Raises:
+            ConnectionError: a receiver closed a connection after the handshake (wrong
+                secret, another attempt, or a channel it does not expect).
+            TimeoutError: some channel could not be connected in time.
+        """
+        deadline = time.monotonic() + timeout
+        pending = []
+        for c, address in routes.items():
+            c = ChannelId(*c)
+            if c in self._outputs:
+                raise ValueError(f"output channel {c} is already connected")
+            out = self._outputs[c] = _Output(c, (address[0], int(address[1])))
+            pending.append(out)
+        while True:
+            now = time.monotonic()
+            for out in pending:
+                if out.state == "connecting" and out.next_try <= now:
+                    self._try_connect(out, deadline - now)
+            refused = [o for o in pending if o.state in ("refused", "closed")]
+            if refused:
+                raise ConnectionError(
+                    "the receiver closed the connection after the handshake (wrong job secret, "
+                    f"another attempt than {self.attempt}, or a channel it does not expect): "
+                    + ", ".join(f"{o.channel} to {o.address[0]}:{o.address[1]}" for o in refused)
+                )
+            waiting = [o for o in pending if o.state != "open"]
+            if not waiting:
+                return
+            now = time.monotonic()
+            if now >= deadline:
+                raise TimeoutError(
+                    f"could not connect output channels within {timeout:g} s: "
+                    + "; ".join(
+                        f"{o.channel} to {o.address[0]}:{o.address[1]} ({o.state}"
+                        + (f", {o.error}" if o.error else "")
+                        + ")"
+                        for o in waiting
+                    )
+                )
+            self._io(min(_RETRY_SECONDS, deadline - now))
+
+    def wait_ready(self, timeout: float = 30) -> None:
+        """Accept connections until every expected input channel has connected.
+
+        Raises:
+            TimeoutError: naming the input channels that did not connect in time.
+        """
+        deadline = time.monotonic() + timeout
+        while True:
+            missing = [c for c, i in self._inputs.items() if not i.connected]
+            if not missing:
+                return
+            left = deadline - time.monotonic()
+            if left <= 0:
+                refused = f"; refused: {'; '.join(self._refused)}" if self._refused else ""
+                raise TimeoutError(
+                    f"the data plane at {self.address[0]}:{self.address[1]} (attempt "
+                    f"{self.attempt}) waited {timeout:g} s for input channels that never "
+                    f"connected: {', '.join(map(str, missing))}{refused}"
+                )
+            self._io(left)
+
+    # -- sending -------------------------------------------------------------------------
+    def send(self, channel: ChannelId, message: Any) -> None:
+        """Append ``message`` to the channel's batch; never blocks.
+
+        A record frames the batch once it is full; anything else (barrier, marker) joins
+        the batch and frames it at once, so it keeps its place in the FIFO order.
+        """
+        try:
+            out = self._sendable[channel]
+        except KeyError:
+            raise self._cannot_send(channel) from None
+        batch = out.batch
+        batch.append(message)
+        if message.__class__ is not Record:
+            self._frame(out)
+        elif len(batch) >= out.limit:
+            if out.sized:
+                self._frame(out)
+            else:
+                self._size(out)
+
+    def flush(self) -> None:
+        """Frame every pending partial batch (the host calls this every few ms and when idle)."""
+        for out in self._sendable.values():
+            if out.batch:
+                self._frame(out)
+
+    def pending_output(self) -> int:
+        """Framed bytes not yet written to sockets (queued, spilled or partly written)."""
+        total = 0
+        for out in self._outputs.values():
+            total += len(out.wbuf) + out.queued_bytes + out.spill_write - out.spill_read
+        for inp in self._inputs.values():
+            total += len(inp.wbuf)
+        return total
+
+    # -- receiving -----------------------------------------------------------------------
+    def poll(self, timeout: float = 0.0) -> list[tuple[ChannelId, Any]]:
+        """Do socket I/O, then hand out ``(channel, message)`` of the unblocked inputs.
+
+        Waits up to ``timeout`` seconds for I/O when nothing is buffered. Messages are in FIFO
+        order per channel, channels may interleave; a channel's messages stop after its first
+        barrier (any non-record), so the host can block it before anything behind is handed
+        out. Each frame handed out returns a credit to its sender.
+        """
+        self._io(0.0 if self._ready else timeout)
+        if not self._ready:
+            return []
+        result: list[tuple[ChannelId, Any]] = []
+        for inp in list(self._ready):
+            frames = inp.frames
+            handed = 0
+            while frames:
+                batch = frames.popleft()
+                handed += 1
+                result.extend(zip(repeat(inp.channel, len(batch)), batch, strict=True))
+                if batch[-1].__class__ is not Record:
+                    break
+            inp.handed += handed
+            if not frames:
+                del self._ready[inp]
+            if inp.sock is not None:
+                self._write(inp, encode(CREDIT, dumps(handed)))
+        return result
+
+    def block(self, channel: ChannelId) -> None:
+        """Stop reading the channel's socket and handing out its buffered messages."""
+        inp = self._input(channel)
+        if inp.blocked:
+            return
+        inp.blocked = True
+        inp.blocked_since = time.monotonic()
+        self._ready.pop(inp, None)
+        self._rewatch(inp)
+
+    def unblock(self, channel: ChannelId) -> None:
+        """Resume the channel: its buffered messages first, then its socket."""
+        inp = self._input(channel)
+        if not inp.blocked:
+            return
+        inp.blocked = False
+        inp.blocked_seconds += time.monotonic() - inp.blocked_since
+        if inp.frames:
+            self._ready[inp] = None
+        self._rewatch(inp)
+
+    def closed_inputs(self) -> list[ChannelId]:
+        """Input channels whose sender closed the connection, in the order noticed."""
+        return list(self._closed_inputs)
+
+    def closed_outputs(self) -> list[ChannelId]:
+        """Output channels whose receiver closed the connection (their output is dropped)."""
+        return list(self._closed_outputs)
+
+    def stats(self) -> dict[str, Any]:
+        """Counters: per channel ``sent`` and ``received``, and totals.
+
+        ``sent[c]``: records, messages, frames, bytes (framed), spilled_bytes, dropped_bytes
+        (output lost when the receiver closed), queued_frames (waiting for credit), credit,
+        state. ``received[c]``: records, messages, frames, bytes, handed_frames (handed out by
+        poll), buffered_frames, buffered_messages, blocked_seconds, blocked, closed.
+        Totals: records/bytes/frames sent and received, spilled_bytes, and ``refused``: why
+        each refused connection was refused.
+        """
+        now = time.monotonic()
+        sent = {
+            c: {
+                "records": o.records,
+                "messages": o.messages,
+                "frames": o.frames,
+                "bytes": o.bytes,
+                "spilled_bytes": o.spilled_bytes,
+                "dropped_bytes": o.dropped_bytes,
+                "queued_frames": len(o.queue) + o.spill_frames,
+                "credit": o.credit,
+                "state": o.state,
+            }
+            for c, o in self._outputs.items()
+        }
+        received = {
+            c: {
+                "records": i.records,
+                "messages": i.messages,
+                "frames": i.received,
+                "bytes": i.bytes,
+                "handed_frames": i.handed,
+                "buffered_frames": len(i.frames),
+                "buffered_messages": sum(map(len, i.frames)),
+                "blocked_seconds": i.blocked_seconds
+                + (now - i.blocked_since if i.blocked else 0.0),
+                "blocked": i.blocked,
+                "closed": i.closed,
+            }
+            for c, i in self._inputs.items()
+        }
+        return {
+            "sent": sent,
+            "received": received,
+            "records_sent": sum(s["records"] for s in sent.values()),
+            "records_received": sum(r["records"] for r in received.values()),
+            "bytes_sent": sum(s["bytes"] for s in sent.values()),
+            "bytes_received": sum(r["bytes"] for r in received.values()),
+            "frames_sent": sum(s["frames"] for s in sent.values()),
+            "frames_received": sum(r["frames"] for r in received.values()),
+            "spilled_bytes": sum(s["spilled_bytes"] for s in sent.values()),
+            "refused": list(self._refused),
+        }
+
+    def close(self) -> None:
+        """Close every connection, the listening socket and spill files (idempotent)."""
+        if self._closed:
+            return
+        self._closed = True
+        for conn in [*self._inputs.values(), *self._outputs.values()]:
+            if conn.sock is not None:
+                self._drop_socket(conn)
+        for out in self._outputs.values():
+            if out.spill is not None:
+                out.spill.close()
+                out.spill = None
+        self._sel.close()
+        self._listener.close()
+
+    def __enter__(self) -> DataPlane:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- framing and credit ----------------------------------------------------------------
+    def _size(self, out: _Output) -> None:
+        """First records of a channel: set the batch limit from one pickled record."""
+        out.sized = True
+        estimate = len(dumps(out.batch[-1:])) or 1
+        out.limit = max(1, min(self._batch_records, self._batch_bytes // estimate))
+        if len(out.batch) >= out.limit:
+            self._frame(out)
+
+    def _frame(self, out: _Output) -> None:
+        batch = out.batch
+        out.batch = []
+        payload = dumps(batch)
+        if len(payload) > MAX_FRAME:
+            raise ValueError(
+                f"a batch of {len(payload)} bytes on {out.channel} is larger than the frame "
+                f"limit of {MAX_FRAME} bytes: send smaller records"
+            )
+        n = len(batch)
+        out.messages += n
+        out.records += n - (batch[-1].__class__ is not Record)
+        out.limit = max(1, min(self._batch_records, self._batch_bytes * n // len(payload)))
+        out.sized = True
+        frame = encode(DATA, payload)
+        out.frames += 1
+        out.bytes += len(frame)
+        if out.credit and not out.queue and not out.spill_frames:
+            out.credit -= 1
+            self._write(out, frame)
+        elif not out.spill_frames and out.queued_bytes + len(frame) <= self._memory_bytes:
+            out.queue.append(frame)
+            out.queued_bytes += len(frame)
+        else:
+            self._spill(out, frame)
+
+    def _spill(self, out: _Output, frame: bytes) -> None:
+        if out.spill is None:
+            # open until the spill drains away or the plane closes, so no `with`
+            out.spill = tempfile.TemporaryFile(prefix="absnb-spill-", dir=self._spill_dir)  # noqa: SIM115
+        out.spill.seek(out.spill_write)
+        out.spill.write(frame)
+        out.spill_write += len(frame)
+        out.spill_frames += 1
+        out.spilled_bytes += len(frame)
+
+    def _unspill(self, out: _Output) -> bytes:
+        f = out.spill
+        assert f is not None
+        f.seek(out.spill_read)
+        header = f.read(HEADER.size)
+        length, _ = HEADER.unpack(header)
+        frame = header + f.read(length)
+        out.spill_read += len(frame)
+        out.spill_frames -= 1
+        if not out.spill_frames:
+            f.seek(0)
+            f.truncate()
+            out.spill_read = out.spill_write = 0
+        return frame
+
+    def _grant(self, out: _Output, n: int) -> None:
+        """Credit arrived: write queued frames, memory first, then spilled ones."""
+        out.credit += n
+        while out.credit and (out.queue or out.spill_frames) and out.sock is not None:
+            if out.queue:
+                frame = out.queue.popleft()
+                out.queued_bytes -= len(frame)
+            else:
+                frame = self._unspill(out)
+            out.credit -= 1
+            self._write(out, frame)
+
+    # -- socket I/O ------------------------------------------------------------------------
+    def _io(self, timeout: float) -> None:
+        if self._closed:
+            raise RuntimeError("the data plane is closed")
+        for key, mask in self._sel.select(timeout):
+            conn = key.data
+            if conn is None:
+                self._accept_all()
+                continue
+            if mask & _WRITE and conn.sock is not None:
+                self._write_pending(conn)
+            if mask & _READ and conn.sock is not None:
+                if type(conn) is _Input:
+                    self._read_input(conn)
+                else:
+                    self._read_output(conn)
+
+    def _events(self, conn: _Conn) -> int:
+        if conn.sock is None:
+            return 0
+        events = _WRITE if conn.wbuf else 0
+        if type(conn) is _Output or not conn.blocked:  # type: ignore[attr-defined]
+            events |= _READ
+        return events
+
+    def _rewatch(self, conn: _Conn) -> None:
+        events = self._events(conn)
+        if events == conn.events:
+            return
+        if not conn.events:
+            self._sel.register(conn.sock, events, conn)  # type: ignore[arg-type]
+        elif not events:
+            self._sel.unregister(conn.sock)  # type: ignore[arg-type]
+        else:
+            self._sel.modify(conn.sock, events, conn)  # type: ignore[arg-type]
+        conn.events = events
+
+    def _write(self, conn: _Conn, data: bytes) -> None:
+        if conn.wbuf:
+            conn.wbuf += data
+            return
+        try:
+            sent = conn.sock.send(data)  # type: ignore[union-attr]
+        except BlockingIOError:
+            sent = 0
+        except OSError as e:
+            self._lost(conn, e)
+            return
+        if sent < len(data):
+            conn.wbuf += memoryview(data)[sent:]
+            self._rewatch(conn)
+
+    def _write_pending(self, conn: _Conn) -> None:
+        try:
+            sent = conn.sock.send(conn.wbuf)  # type: ignore[union-attr]
+        except BlockingIOError:
+            return
+        except OSError as e:
+            self._lost(conn, e)
+            return
+        del conn.wbuf[:sent]
+        if not conn.wbuf:
+            self._rewatch(conn)
+
+    def _recv(self, conn: _Conn) -> bytes | None:
+        """Bytes from the socket; ``None`` if it would block, ``b""`` at the end."""
+        try:
+            return conn.sock.recv(_RECV_BYTES)  # type: ignore[union-attr]
+        except BlockingIOError:
+            return None
+        except OSError:
+            return b""
+
+    def _frames(self, conn: _Conn, data: bytes) -> list[tuple[int, Any]] | None:
+        """Complete frames in ``conn.rbuf + data``, decoded; ``None`` if malformed."""
+        if conn.rbuf:
+            conn.rbuf += data
+            buf: bytes | bytearray = conn.rbuf
+        else:
+            buf = data
+        frames = []
+        pos, n = 0, len(buf)
+        with memoryview(buf) as view:
+            while n - pos >= HEADER.size:
+                length, kind = HEADER.unpack_from(buf, pos)
+                if length > MAX_FRAME or kind not in (DATA, CREDIT):
+                    return None
+                end = pos + HEADER.size + length
+                if end > n:
+                    break
+                frames.append((kind, loads(view[pos + HEADER.size : end])))
+                pos = end
+        if buf is data:
+            conn.rbuf = bytearray(data[pos:]) if pos < n else bytearray()
+        else:
+            del conn.rbuf[:pos]
+        return frames
+
+    def _read_input(self, inp: _Input) -> None:
+        data = self._recv(inp)
+        if data is None:
+            return
+        frames = self._frames(inp, data) if data else None
+        if frames is None:
+            self._lost(inp, None)
+            return
+        for kind, batch in frames:
+            if kind != DATA or not isinstance(batch, list) or not batch:
+                self._lost(inp, None)
+                return
+            inp.frames.append(batch)
+            inp.received += 1
+            inp.messages += len(batch)
+            inp.records += len(batch) - (batch[-1].__class__ is not Record)
+        inp.bytes += len(data)
+        if frames and not inp.blocked:
+            self._ready[inp] = None
+
+    def _read_output(self, out: _Output) -> None:
+        if out.state == "nonce":
+            self._answer_challenge(out)
+            return
+        data = self._recv(out)
+        if data is None:
+            return
+        frames = self._frames(out, data) if data else None
+        if frames is None:
+            self._lost(out, None)
+            return
+        for kind, count in frames:
+            if kind != CREDIT:
+                self._lost(out, None)
+                return
+            if out.state == "ack":
+                out.state = "open"
+                self._sendable[out.channel] = out
+            self._grant(out, count)
+
+    def _lost(self, conn: _Conn, error: OSError | None) -> None:
+        """The peer closed (or broke) the connection: record it, keep going."""
+        self._drop_socket(conn)
+        if type(conn) is _Input:
+            conn.closed = True  # type: ignore[attr-defined]
+            self._closed_inputs.append(conn.channel)
+            return
+        out: _Output = conn  # type: ignore[assignment]
+        if out.state in ("nonce", "ack"):
+            out.state = "refused"
+            return
+        out.state = "closed"
+        out.error = str(error) if error else "closed by the receiver"
+        self._sendable.pop(out.channel, None)
+        self._closed_outputs.append(out.channel)
+        out.dropped_bytes += out.queued_bytes + out.spill_write - out.spill_read
+        out.queue.clear()
+        out.queued_bytes = out.spill_frames = out.spill_read = out.spill_write = 0
+        if out.spill is not None:
+            out.spill.close()
+            out.spill = None
+
+    def _drop_socket(self, conn: _Conn) -> None:
+        if conn.events:
+            self._sel.unregister(conn.sock)  # type: ignore[arg-type]
+            conn.events = 0
+        conn.sock.close()  # type: ignore[union-attr]
+        conn.sock = None
+        conn.wbuf.clear()
+        conn.rbuf.clear()
+
+    # -- connecting ----------------------------------------------------------------------
+    def _try_connect(self, out: _Output, left: float) -> None:
+        try:
+            sock = socket.create_connection(out.address, timeout=max(0.1, min(5.0, left)))
+        except OSError as e:
+            out.error = f"{type(e).__name__}: {e}"
+            out.next_try = time.monotonic() + _RETRY_SECONDS
+            return
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        sock.settimeout(HANDSHAKE_TIMEOUT)
+        out.sock = sock
+        out.state = "nonce"
+        self._rewatch(out)
+
+    def _awaiting_challenge(self) -> list[_Output]:
+        return [o for o in self._outputs.values() if o.state == "nonce"]
+
+    def _answer_challenge(self, out: _Output) -> None:
+        """The receiver's challenge is readable: answer it (never blocks once it is here)."""
+        try:
+            peek = out.sock.recv(NONCE_BYTES, socket.MSG_PEEK)  # type: ignore[union-attr]
+        except OSError as e:
+            self._lost(out, e)
+            return
+        if not peek:
+            self._lost(out, None)
+            return
+        if len(peek) < NONCE_BYTES:
+            return
+        hello = {"channel": out.channel, "attempt": self.attempt}
+        try:
+            client_handshake(out.sock, self._secret, hello)  # type: ignore[arg-type]
+        except OSError as e:  # wire.FrameError too
+            self._lost(out, e)
+            return
+        out.sock.setblocking(False)  # type: ignore[union-attr]
+        out.state = "ack"
+
+    def _accept_all(self) -> None:
+        while True:
+            try:
+                conn, peer = self._listener.accept()
+            except (BlockingIOError, InterruptedError):
+                return
+            except OSError as e:  # e.g. out of file descriptors: try again later
+                self._refused.append(f"accept failed: {e}")
+                return
+            self._admit(conn, peer)
+
+    def _admit(self, sock: socket.socket, peer: Any) -> None:
+        sock.setblocking(True)
+        answering: Any = _Answering(sock, self)
+        try:
+            hello = server_handshake(answering, self._secret, HANDSHAKE_TIMEOUT)
+        except AuthenticationError as e:
+            self._refuse(sock, peer, str(e))
+            return
+        inp, reason = self._match(hello)
+        if inp is None:
+            self._refuse(sock, peer, reason)
+            return
+        sock.setblocking(False)
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        inp.sock = sock
+        inp.connected = True
+        self._rewatch(inp)
+        self._write(inp, encode(CREDIT, dumps(self._credits)))
+
+    def _match(self, hello: Any) -> tuple[_Input | None, str]:
+        if not isinstance(hello, dict):
+            return None, f"a hello that is not a dict: {hello!r}"
+        attempt, channel = hello.get("attempt"), hello.get("channel")
+        if attempt != self.attempt:
+            return None, f"channel {channel} of attempt {attempt}, this is attempt {self.attempt}"
+        inp = None
+        if isinstance(channel, tuple) and len(channel) == 2:
+            try:
+                inp = self._inputs.get(channel)  # type: ignore[arg-type]
+            except TypeError:  # unhashable
+                inp = None
+            if inp is None and all(isinstance(s, str) for s in channel):
+                inp = self._by_name.get(channel)  # type: ignore[arg-type]
+        if inp is None:
+            return None, f"channel {channel!r} is not an expected input"
+        if inp.connected:
+            return None, f"channel {inp.channel} is already connected"
+        return inp, ""
+
+    def _refuse(self, sock: socket.socket, peer: Any, reason: str) -> None:
+        self._refused.append(f"{peer}: {reason}")
+        sock.close()
+
+    # -- errors ------------------------------------------------------------------------------
+    def _input(self, channel: ChannelId) -> _Input:
+        try:
+            return self._inputs[channel]
+        except KeyError:
+            raise ValueError(
+                f"{channel} is not an input channel of this host; declare it with expect_inputs()"
+            ) from None
+
+    def _cannot_send(self, channel: ChannelId) -> Exception:
+        out = self._outputs.get(channel)
+        if out is None:
+            return ValueError(
+                f"{channel} is not an output channel of this host; connect it with "
+                "connect_outputs()"
+            )
+        return ConnectionError(f"output channel {channel} is {out.state}: {out.error}")
+
+
+__all__ = ["CREDIT", "DATA", "HANDSHAKE_TIMEOUT", "DataPlane"]
