@@ -107,11 +107,11 @@ def test_a_corrupt_latest_checkpoint_is_skipped_for_the_one_before(
 
     storage = CorruptingStorage(runtime.checkpoint_dir)
     job = absnb.word_count(text(10))
-    failure = Failure("count[0]", during_checkpoint=3, kind="raise")
-    with pytest.warns(CorruptCheckpointWarning, match="chk-2|checkpoint 2"):
+    failure = Failure("count[0]", during_checkpoint=2, kind="raise")
+    with pytest.warns(CorruptCheckpointWarning, match="chk-1|checkpoint 1"):
         run = SparkRuntime(spark, storage=storage).run(
             job, "abs", checkpoint_interval=0.01, failures=[failure]
         )
-    assert corrupted == [2]
-    assert run.restored == [0, 1]
+    assert corrupted == [1]
+    assert run.restored == [0, 0]  # checkpoint 1 is corrupt, nothing older: from the start
     assert final_counts(run.output) == long_answer
