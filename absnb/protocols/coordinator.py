@@ -12,8 +12,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from absnb.core.errors import ProtocolError
+from absnb.core.graph import ExecutionGraph
 from absnb.core.ids import CheckpointId, TaskId
 from absnb.core.snapshot import GlobalSnapshot, TaskSnapshot
+from absnb.protocols.base import SnapshotProtocol
 
 
 @dataclass
@@ -81,6 +83,26 @@ class CheckpointCoordinator:
         self.pending: dict[CheckpointId, PendingCheckpoint] = {}
         self.completed: list[CompletedCheckpoint] = []
         self.aborted: list[CheckpointId] = []
+
+    @classmethod
+    def for_graph(
+        cls,
+        graph: ExecutionGraph,
+        protocol: SnapshotProtocol,
+        interval: float | None = None,
+        *,
+        min_pause: float = 0,
+    ) -> CheckpointCoordinator:
+        """The coordinator of ``graph`` run under ``protocol``."""
+        return cls(
+            graph.tasks,
+            graph.name,
+            graph.fingerprint,
+            protocol.name,
+            interval=interval,
+            max_concurrent=protocol.max_concurrent,
+            min_pause=min_pause,
+        )
 
     # -- triggering --------------------------------------------------------------------------
     def can_trigger(self) -> bool:

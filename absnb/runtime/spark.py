@@ -145,14 +145,7 @@ class SparkRuntime:
         job_id = f"{graph.name}-{uuid.uuid4().hex[:8]}"
         storage = self.storage
         secret = new_secret()
-        coordinator = CheckpointCoordinator(
-            graph.tasks,
-            graph.name,
-            graph.fingerprint,
-            proto.name,
-            interval=checkpoint_interval,
-            max_concurrent=proto.max_concurrent,
-        )
+        coordinator = CheckpointCoordinator.for_graph(graph, proto, checkpoint_interval)
 
         def on_complete(checkpoint_id: int, acks: dict) -> None:
             storage.complete(

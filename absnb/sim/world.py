@@ -81,14 +81,8 @@ class World:
         self.inputs: dict[TaskId, tuple[Any, ...]] = {
             t: tuple(job.inputs.get(t, ())) for t in self._s.emitters
         }
-        self.coordinator = CheckpointCoordinator(
-            graph.tasks,
-            graph.name,
-            graph.fingerprint,
-            proto.name,
-            interval=checkpoint_interval,
-            max_concurrent=proto.max_concurrent,
-            min_pause=1,
+        self.coordinator = CheckpointCoordinator.for_graph(
+            graph, proto, checkpoint_interval, min_pause=1
         )
         self.clock = 0
         self.failed: TaskId | None = None
