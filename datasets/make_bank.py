@@ -14,10 +14,11 @@ Deterministic: the same seed gives byte-identical files on every machine and Pyt
 
 from __future__ import annotations
 
-import argparse
 import csv
 import random
 from pathlib import Path
+
+from _cli import arguments
 
 SEED = 1
 ACCOUNTS = {"A": 10_000, "B": 5_000, "C": 8_000, "D": 2_000}
@@ -50,16 +51,7 @@ def write_csv(path: Path, header: tuple[str, ...], rows: list[tuple]) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument(
-        "out_dir",
-        nargs="?",
-        type=Path,
-        default=Path(__file__).resolve().parent,
-        help="folder to write bank/ into (default: the datasets/ folder of this script)",
-    )
-    parser.add_argument("--seed", type=int, default=SEED, help=f"transfer seed (default {SEED})")
-    args = parser.parse_args(argv)
+    args = arguments(__doc__, "bank/", SEED, argv)
     bank = args.out_dir / "bank"
     write_csv(bank / "accounts.csv", ("account", "balance"), sorted(ACCOUNTS.items()))
     write_csv(bank / "transfers.csv", ("src", "dst", "amount"), transfers(args.seed))

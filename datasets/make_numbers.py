@@ -13,9 +13,9 @@ them (the cyclic job's default is 3, 5, 6, 7).
 
 from __future__ import annotations
 
-import argparse
 import random
-from pathlib import Path
+
+from _cli import arguments
 
 SEED = 3
 COUNT = 16
@@ -27,16 +27,7 @@ def numbers(seed: int) -> list[int]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument(
-        "out_dir",
-        nargs="?",
-        type=Path,
-        default=Path(__file__).resolve().parent,
-        help="folder to write numbers.txt into (default: the datasets/ folder of this script)",
-    )
-    parser.add_argument("--seed", type=int, default=SEED, help=f"sampler seed (default {SEED})")
-    args = parser.parse_args(argv)
+    args = arguments(__doc__, "numbers.txt", SEED, argv)
     args.out_dir.mkdir(parents=True, exist_ok=True)
     path = args.out_dir / "numbers.txt"
     with open(path, "w", encoding="utf-8", newline="\n") as f:

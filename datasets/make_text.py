@@ -16,11 +16,12 @@ only, one space between words.
 
 from __future__ import annotations
 
-import argparse
 import itertools
 import random
 import re
 from pathlib import Path
+
+from _cli import arguments
 
 SEED = 2015  # the year of the ABS paper
 SMALL_PARTITIONS = 2
@@ -115,16 +116,7 @@ def write_partitions(folder: Path, partitions: list[list[str]]) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument(
-        "out_dir",
-        nargs="?",
-        type=Path,
-        default=Path(__file__).resolve().parent,
-        help="folder to write text/ into (default: the datasets/ folder of this script)",
-    )
-    parser.add_argument("--seed", type=int, default=SEED, help=f"sampler seed (default {SEED})")
-    args = parser.parse_args(argv)
+    args = arguments(__doc__, "text/", SEED, argv)
     write_partitions(args.out_dir / "text" / "small", small_partitions())
     write_partitions(args.out_dir / "text" / "large", large_partitions(args.seed))
     print(f"wrote {args.out_dir / 'text'}")

@@ -158,7 +158,8 @@ def test_a_notebook_in_a_checkout_finds_the_folder_above_it(monkeypatch, tmp_pat
     checkout = tmp_path / "checkout"
     (checkout / "notebooks").mkdir(parents=True)
     (checkout / "datasets").mkdir()
-    shutil.copy(DATASETS / "make_text.py", checkout / "datasets")
+    for script in ("make_text.py", "_cli.py"):
+        shutil.copy(DATASETS / script, checkout / "datasets")
     subprocess.run(
         [sys.executable, str(checkout / "datasets" / "make_text.py")],
         check=True,
