@@ -111,7 +111,7 @@ class StreamTask:
         self.outputs = graph.outputs[task]
         self.protocol = protocol
         self.handler = protocol.handler(graph, task)
-        self.state: Any = self.fn.initial_state()
+        self.state: Any = self.fn.initialize_state(task, self.fn.initial_state(), False)
         self.offset = 0
         self.sent: dict[ChannelId, int] = dict.fromkeys(self.outputs, 0)
         self.received: dict[ChannelId, int] = dict.fromkeys(self.inputs, 0)
@@ -206,6 +206,7 @@ class StreamTask:
     ) -> Sequence[Control]:
         """Checkpoint ``checkpoint_id`` was aborted: drop its part, unblock inputs."""
         self.parts.pop(checkpoint_id, None)
+        self.state = self.fn.notify_checkpoint_aborted(self.state, checkpoint_id)
         return self._apply(self.handler.on_checkpoint_aborted(checkpoint_id), sends)
 
     def _apply(self, effects: Sequence[Effect], sends: list[Send]) -> list[Control]:
@@ -218,6 +219,7 @@ class StreamTask:
             elif kind is Block or kind is Unblock:
                 controls.append(e)  # type: ignore[arg-type]
             elif kind is SnapshotState:
+                self.state = self.fn.snapshot_state(self.state, e.checkpoint_id)  # type: ignore[union-attr]
                 self.parts[e.checkpoint_id] = _Part(  # type: ignore[union-attr]
                     self.fn.copy_state(self.state),
                     self.offset,
@@ -282,6 +284,7 @@ class StreamTask:
             self.offset = snapshot.offset
             self.sent = {c: snapshot.sent.get(c, 0) for c in self.outputs}
             self.received = {c: snapshot.received.get(c, 0) for c in self.inputs}
+        self.state = self.fn.initialize_state(self.id, self.state, True)
         return tuple(since)
 
     # -- value semantics ---------------------------------------------------------------------

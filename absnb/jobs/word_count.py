@@ -6,7 +6,8 @@ from collections.abc import Sequence
 
 from absnb.core.graph import Hash, JobGraph
 from absnb.jobs.base import Job
-from absnb.operators import CollectSink, KeyedCount, Source
+from absnb.operators import KeyedCount, Operator, Source
+from absnb.sinks import make_sink
 
 DEFAULT_LINES: tuple[tuple[str, ...], ...] = (
     ("to be or", "not to be"),
@@ -30,6 +31,7 @@ def word_count(
     sources: int = 2,
     counters: int = 2,
     sinks: int = 2,
+    sink: str | Operator = "collect",
 ) -> Job:
     """The word count job.
 
@@ -38,6 +40,10 @@ def word_count(
             (when ``sources`` differs from its length, the default lines are dealt out).
         sources, counters, sinks: the parallelism of each operator; counters and sinks are
             joined by a forward edge, so they must be equal.
+        sink: what the sinks write to: ``collect`` (their state), ``two-phase-commit``
+            (exactly-once into a :class:`~absnb.sinks.TransactionStore`),
+            ``at-least-once`` (the same store, written at once), or a sink operator such
+            as :class:`~absnb.sinks.files.FileSink`.
 
     Each source emits the words of its lines; counters count per word and emit
     ``(word, count so far)``; sinks collect those pairs.
@@ -51,10 +57,13 @@ def word_count(
     g = JobGraph("word_count")
     g.add("source", "source", Source(split=split_words), sources)
     g.add("count", "operator", KeyedCount(key=word), counters)
-    g.add("sink", "sink", CollectSink(), sinks)
+    function, name = make_sink(sink)
+    g.add("sink", "sink", function, sinks)
     g.connect("source", "count", Hash(word))
     g.connect("count", "sink")
     graph = g.compile()
     inputs = {t: tuple(lines[t.subtask]) for t in graph.tasks_of("source")}
     params = {"lines": [list(p) for p in lines], "counters": counters, "sinks": sinks}
+    if name is not None:
+        params["sink"] = name
     return Job("word_count", params, graph, inputs)

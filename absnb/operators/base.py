@@ -7,7 +7,10 @@ that runs it, so the same operator serves every task of its operator and every r
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, ClassVar, NamedTuple
+from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
+
+if TYPE_CHECKING:
+    from absnb.core.ids import TaskId
 
 
 class To(NamedTuple):
@@ -27,6 +30,9 @@ class Operator:
     """
 
     kind: ClassVar[str] = "operator"
+    external: ClassVar[bool] = False
+    """True for sinks that write to a system outside the job (the simulator then makes each
+    notify-checkpoint-complete a step of its own)."""
 
     def initial_state(self) -> Any:
         """The state before any record (also what recovery without a checkpoint restores)."""
@@ -59,9 +65,34 @@ class Operator:
             return frozenset(state)
         return state
 
+    def initialize_state(self, task: TaskId, state: Any, recovering: bool) -> Any:
+        """The task starts (``state`` is :meth:`initial_state`) or restarts after a failure
+        (``recovering``; ``state`` is restored from a checkpoint, or initial if there was
+        none). Flink: ``initializeState``. Returns the state to run with."""
+        return state
+
+    def snapshot_state(self, state: Any, checkpoint_id: int) -> Any:
+        """The task takes its snapshot for ``checkpoint_id`` now (Flink: ``snapshotState``);
+        returns the state to store, which the task keeps running with."""
+        return state
+
     def notify_checkpoint_complete(self, state: Any, checkpoint_id: int) -> Any:
         """Checkpoint ``checkpoint_id`` is complete everywhere; returns the new state."""
         return state
+
+    def notify_checkpoint_aborted(self, state: Any, checkpoint_id: int) -> Any:
+        """Checkpoint ``checkpoint_id`` was aborted; returns the new state."""
+        return state
+
+    def uncommitted(self, state: Any) -> int:
+        """Output not yet visible outside the job (a transactional sink's open and pending
+        transactions); a final checkpoint at the end of the input commits it."""
+        return 0
+
+    def output(self, states: Sequence[Any]) -> list[Any]:
+        """A sink's output, from the states of its tasks (by default each state is the list
+        of records it collected); sinks writing to an external system read it there."""
+        return [v for state in states for v in state]
 
     def describe(self) -> str:
         """A short name for views."""

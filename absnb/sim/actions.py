@@ -66,6 +66,20 @@ class Crash:
         return f"crash {self.task}"
 
 
+@dataclass(frozen=True, slots=True)
+class Notify:
+    """The coordinator's notify-checkpoint-complete for ``checkpoint_id`` reaches ``task``.
+
+    A step of its own only in worlds whose sinks commit to an external system (two-phase
+    commit), so that a crash can fall between a checkpoint's completion and a commit."""
+
+    task: TaskId
+    checkpoint_id: int
+
+    def __str__(self) -> str:
+        return f"notify {self.task}: checkpoint {self.checkpoint_id} complete"
+
+
 RecoveryMode = Literal["full", "partial"]
 
 
@@ -80,6 +94,6 @@ class Recover:
         return f"recover ({self.mode})"
 
 
-Action = Deliver | Emit | Transfer | TriggerCheckpoint | Crash | Recover
-PROGRESS = (Deliver, Emit)
+Action = Deliver | Emit | Transfer | TriggerCheckpoint | Notify | Crash | Recover
+PROGRESS = (Deliver, Emit, Notify)
 """Actions that move data; a run is over when none is enabled."""

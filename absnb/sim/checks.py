@@ -125,7 +125,7 @@ def reference_output(job: Job, inputs: dict | None = None) -> Any:
     from absnb.sim.schedulers import RoundRobinScheduler
     from absnb.sim.stepper import Stepper
 
-    world = World(job, "none")
+    world = World(job.collecting(), "none")
     if inputs is not None:
         world.inputs = {t: tuple(v) for t, v in inputs.items()}
     stepper = Stepper(world, RoundRobinScheduler(), history=False)

@@ -74,6 +74,7 @@ def restore(
     for t in world.graph.tasks:
         if t not in restart:
             continue
+        world.notices.pop(t, None)
         task = world.writable_task(t)
         since = task.restore(snapshot.tasks[t] if snapshot else None)
         if replay and since:

@@ -14,10 +14,9 @@ from typing import Protocol
 from absnb.core.errors import ActionNotEnabledError
 from absnb.core.ids import TaskId
 from absnb.sim.actions import (
+    PROGRESS,
     Action,
     Crash,
-    Deliver,
-    Emit,
     Recover,
     RecoveryMode,
     TriggerCheckpoint,
@@ -69,9 +68,9 @@ class _Policy:
     def choose(self, world: World, enabled: Sequence[Action]) -> Action | None:
         if world.failed is not None:
             return Recover(self.recovery)
-        progress = [a for a in enabled if type(a) is Deliver or type(a) is Emit]
+        progress = [a for a in enabled if type(a) in PROGRESS]
         if not progress:
-            return None
+            return TriggerCheckpoint() if world.needs_final_checkpoint() else None
         if self.crash_at is not None and world.clock == self.crash_at:
             if self.crash_task is None:
                 tasks = world.graph.tasks

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from absnb.sim.actions import Action
 from absnb.sim.events import Event
@@ -35,8 +36,25 @@ class Stepper:
         self.world = world.clone()
         self.scheduler: Scheduler = scheduler or RoundRobinScheduler()
         self.keep_history = history
-        self.history: list[World] = []
+        self.history: list[tuple[World, tuple[Any, ...]]] = []
         self.trace: list[Event] = []
+        # External systems the sinks write to (e.g. a TransactionStore): saved with every
+        # step kept, so that back() and reset() undo their writes too.
+        self.stores = tuple(
+            dict.fromkeys(
+                op.function.store
+                for op in world.graph.operators.values()
+                if hasattr(getattr(op.function, "store", None), "save")
+            )
+        )
+        self._initial_stores = self._save()
+
+    def _save(self) -> tuple[Any, ...]:
+        return tuple(s.save() for s in self.stores)
+
+    def _load(self, saved: tuple[Any, ...]) -> None:
+        for store, value in zip(self.stores, saved, strict=True):
+            store.load(value)
 
     def enabled(self, *, crashes: bool = False) -> list[Action]:
         """The actions enabled now."""
@@ -58,8 +76,9 @@ class Stepper:
                 return None
         if self.keep_history:
             before = self.world.clone()
+            stores = self._save() if self.stores else ()
             event = self.world.apply(action)
-            self.history.append(before)
+            self.history.append((before, stores))
         else:
             event = self.world.apply(action)
         self.trace.append(event)
@@ -71,7 +90,9 @@ class Stepper:
             raise RuntimeError("this stepper keeps no history: create it with history=True")
         if not self.history:
             return None
-        self.world = self.history.pop()
+        self.world, stores = self.history.pop()
+        if self.stores:
+            self._load(stores)
         return self.trace.pop()
 
     def run(self, until: Until = None, *, max_steps: int = 1_000_000) -> list[Event]:
@@ -90,6 +111,7 @@ class Stepper:
     def reset(self) -> None:
         """Back to the starting world, with an empty trace."""
         self.world = self.initial.clone()
+        self._load(self._initial_stores)
         self.history.clear()
         self.trace.clear()
 

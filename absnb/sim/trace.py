@@ -28,7 +28,16 @@ from typing import Any
 from absnb.core.errors import AbsnbError, ActionNotEnabledError, TraceFormatError
 from absnb.core.graph import ExecutionGraph
 from absnb.jobs import BUILDERS, build_job
-from absnb.sim.actions import Action, Crash, Deliver, Emit, Recover, Transfer, TriggerCheckpoint
+from absnb.sim.actions import (
+    Action,
+    Crash,
+    Deliver,
+    Emit,
+    Notify,
+    Recover,
+    Transfer,
+    TriggerCheckpoint,
+)
 from absnb.sim.events import Event
 from absnb.sim.schedulers import ScriptedScheduler
 from absnb.sim.stepper import Stepper
@@ -36,12 +45,13 @@ from absnb.sim.world import World
 
 FORMAT = "trace"
 VERSION = 1
-KINDS = ("deliver", "emit", "transfer", "trigger", "crash", "recover")
+KINDS = ("deliver", "emit", "transfer", "trigger", "notify", "crash", "recover")
 EXAMPLES = {
     "deliver": '{"action": "deliver", "channel": "A->B"}',
     "emit": '{"action": "emit", "task": "source[0]"}',
     "transfer": '{"action": "transfer", "src": "A", "dst": "B", "amount": 1000}',
     "trigger": '{"action": "trigger"} or {"action": "trigger", "at": "A"}',
+    "notify": '{"action": "notify", "task": "sink[0]", "checkpoint": 1}',
     "crash": '{"action": "crash", "task": "count[1]"}',
     "recover": '{"action": "recover", "mode": "full"}',
 }
@@ -139,6 +149,9 @@ def action_to_json(action: Action) -> dict[str, Any]:
     if kind is TriggerCheckpoint:
         at = action.at  # type: ignore[union-attr]
         return {"action": "trigger"} if at is None else {"action": "trigger", "at": str(at)}
+    if kind is Notify:
+        a2: Notify = action  # type: ignore[assignment]
+        return {"action": "notify", "task": str(a2.task), "checkpoint": a2.checkpoint_id}
     if kind is Crash:
         return {"action": "crash", "task": str(action.task)}  # type: ignore[union-attr]
     if kind is Recover:
@@ -213,6 +226,16 @@ def _trigger(obj: Mapping[str, Any], graph: ExecutionGraph) -> Action:
     return TriggerCheckpoint(graph.task(_text(obj, "at")))
 
 
+def _notify(obj: Mapping[str, Any], graph: ExecutionGraph) -> Action:
+    n = obj.get("checkpoint")
+    if not isinstance(n, int) or isinstance(n, bool) or n <= 0:
+        raise TraceFormatError(
+            f"a 'notify' action needs 'checkpoint', a positive whole number, as in "
+            f"{EXAMPLES['notify']}, not {n!r}"
+        )
+    return Notify(graph.task(_text(obj, "task")), n)
+
+
 def _crash(obj: Mapping[str, Any], graph: ExecutionGraph) -> Action:
     return Crash(graph.task(_text(obj, "task")))
 
@@ -229,6 +252,7 @@ _PARSERS: dict[str, Callable[[Mapping[str, Any], ExecutionGraph], Action]] = {
     "emit": _emit,
     "transfer": _transfer,
     "trigger": _trigger,
+    "notify": _notify,
     "crash": _crash,
     "recover": _recover,
 }

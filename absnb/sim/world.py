@@ -25,6 +25,7 @@ from absnb.sim.actions import (
     Crash,
     Deliver,
     Emit,
+    Notify,
     Recover,
     Transfer,
     TriggerCheckpoint,
@@ -37,7 +38,13 @@ from absnb.task import Dropped, Send, StreamTask
 class _Static:
     """What every clone of a world shares: the job, the protocol, prebuilt actions."""
 
-    def __init__(self, job: Job, protocol: SnapshotProtocol, max_checkpoints: int | None):
+    def __init__(
+        self,
+        job: Job,
+        protocol: SnapshotProtocol,
+        max_checkpoints: int | None,
+        notify_steps: bool,
+    ):
         self.job = job
         self.graph = job.graph
         self.protocol = protocol
@@ -48,6 +55,8 @@ class _Static:
         )
         self.emit = {t: Emit(t) for t in self.emitters}
         self.trigger = TriggerCheckpoint()
+        self.sinks = tuple(t for t in self.graph.tasks if self.graph.kind(t) == "sink")
+        self.notify_steps = notify_steps
 
 
 class World:
@@ -61,6 +70,9 @@ class World:
             them when due); None for checkpoints only on request.
         max_checkpoints: stop triggering after this many (exhaustive exploration).
         allow_deadlock: run ABS Algorithm 1 on a cyclic graph anyway.
+        notify_steps: deliver notify-checkpoint-complete to each task as a step of its own
+            (:class:`~absnb.sim.actions.Notify`) rather than with the completing step; by
+            default when a sink writes to an external system (``Operator.external``).
     """
 
     def __init__(
@@ -71,9 +83,12 @@ class World:
         checkpoint_interval: int | None = None,
         max_checkpoints: int | None = None,
         allow_deadlock: bool = False,
+        notify_steps: bool | None = None,
     ) -> None:
         proto = get_protocol(protocol, job.graph, allow_deadlock=allow_deadlock)
-        self._s = _Static(job, proto, max_checkpoints)
+        if notify_steps is None:
+            notify_steps = any(op.function.external for op in job.graph.operators.values())
+        self._s = _Static(job, proto, max_checkpoints, notify_steps)
         graph = job.graph
         self.tasks: dict[TaskId, StreamTask] = {t: StreamTask(graph, t, proto) for t in graph.tasks}
         self.channels: dict[ChannelId, deque[Message]] = {c: deque() for c in graph.channels}
@@ -87,6 +102,8 @@ class World:
         self.clock = 0
         self.failed: TaskId | None = None
         self.replaying = 0
+        self.notices: dict[TaskId, tuple[CheckpointId, ...]] = {}
+        """Notify-checkpoint-complete messages on their way to each task (``notify_steps``)."""
         self._own: set[object] = {*self.tasks, *self.channels}
 
     # -- copy on write ---------------------------------------------------------------------
@@ -162,10 +179,29 @@ class World:
         """True while some source or process has input log entries left to consume."""
         return any(self.tasks[t].offset < len(self.inputs[t]) for t in self._s.emitters)
 
-    def is_finished(self) -> bool:
-        """All input consumed and every channel empty."""
+    def uncommitted(self) -> int:
+        """Sink transactions not yet committed to their external systems."""
+        tasks, graph = self.tasks, self.graph
+        return sum(graph.function(t).uncommitted(tasks[t].state) for t in self._s.sinks)
+
+    def needs_final_checkpoint(self) -> bool:
+        """True when the input is consumed and the channels are empty, but sinks still hold
+        uncommitted output: a last checkpoint commits it (Flink's final checkpoint)."""
         return (
             self.failed is None
+            and not self.notices
+            and not self.coordinator.pending
+            and all(not q for q in self.channels.values())
+            and not self.input_remaining()
+            and self.can_trigger()
+            and self.uncommitted() > 0
+        )
+
+    def is_finished(self) -> bool:
+        """All input consumed, every channel empty and every notification delivered."""
+        return (
+            self.failed is None
+            and not self.notices
             and all(not q for q in self.channels.values())
             and all(self.tasks[t].offset >= len(self.inputs[t]) for t in self._s.emitters)
         )
@@ -192,6 +228,8 @@ class World:
                 and (not task.replay or task.replay[0] is None)
             ):
                 acts.append(s.emit[t])
+        for t, pending in self.notices.items():
+            acts.append(Notify(t, pending[0]))
         if self.can_trigger():
             acts.append(s.trigger)
         if crashes:
@@ -199,8 +237,9 @@ class World:
         return acts
 
     def progress_actions(self) -> list[Action]:
-        """The enabled deliveries and emits: the run is over when there are none."""
-        return [a for a in self.enabled_actions() if type(a) in (Deliver, Emit)]
+        """The enabled deliveries, emits and notifications: the run is over when there are
+        none."""
+        return [a for a in self.enabled_actions() if type(a) in (Deliver, Emit, Notify)]
 
     def _replay_allows(self, channel: ChannelId, head: Message) -> bool:
         replay = self.tasks[channel.dst].replay
@@ -280,6 +319,13 @@ class World:
                         "every task, or name no task (it then starts at every source)"
                     )
             return None
+        if kind is Notify:
+            pending = self.notices.get(action.task, ())  # type: ignore[union-attr]
+            if not pending:
+                return f"no notification is on its way to {action.task}"  # type: ignore[union-attr]
+            if pending[0] != action.checkpoint_id:  # type: ignore[union-attr]
+                return f"{action.task} hears of checkpoint {pending[0]} first"  # type: ignore[union-attr]
+            return None
         if kind is Crash:
             return None if action.task in self.tasks else f"there is no task {action.task}"  # type: ignore[union-attr]
         if kind is Recover:
@@ -328,6 +374,8 @@ class World:
             event = self._emit(action, action.src, (action.dst.operator, action.amount))  # type: ignore[union-attr]
         elif kind is TriggerCheckpoint:
             event = self._trigger(action)  # type: ignore[arg-type]
+        elif kind is Notify:
+            event = self._notify_one(action)  # type: ignore[arg-type]
         elif kind is Crash:
             event = self._crash(action)  # type: ignore[arg-type]
         else:
@@ -391,7 +439,11 @@ class World:
                     for n in self.coordinator.aborted[before:]:  # subsumed by the new one
                         event.aborted += (n,)
                         self._notify(n, event, complete=False)
-                    self._notify(done.checkpoint_id, event, complete=True)
+                    if self._s.notify_steps:
+                        for t in self.graph.tasks:
+                            self.notices[t] = (*self.notices.get(t, ()), done.checkpoint_id)
+                    else:
+                        self._notify(done.checkpoint_id, event, complete=True)
 
     def _notify(self, checkpoint_id: CheckpointId, event: Event, *, complete: bool) -> None:
         """Notify-checkpoint-complete (or aborted) to every live task."""
@@ -409,6 +461,24 @@ class World:
                 event.sent += tuple(sends)
             if controls:
                 self._control(task, controls, event)
+
+    def _notify_one(self, action: Notify) -> Event:
+        t = action.task
+        rest = self.notices[t][1:]
+        if rest:
+            self.notices[t] = rest
+        else:
+            del self.notices[t]
+        task = self.writable_task(t)
+        sends: list[Send] = []
+        controls = task.checkpoint_complete(action.checkpoint_id, sends)
+        event = Event(self.clock, action, t)
+        if sends:
+            self._push(sends)
+            event.sent = tuple(sends)
+        if controls:
+            self._control(task, controls, event)
+        return event
 
     def _trigger(self, action: TriggerCheckpoint) -> Event:
         n = self.coordinator.trigger(self.clock)
@@ -454,6 +524,7 @@ class World:
         new.clock = self.clock
         new.failed = self.failed
         new.replaying = self.replaying
+        new.notices = dict(self.notices)
         return new
 
     def key(self) -> tuple[Any, ...]:
@@ -469,6 +540,7 @@ class World:
             self.coordinator.key(),
             self.failed,
             tuple(len(v) for v in self.inputs.values()),
+            tuple(sorted(self.notices.items())),
         )
 
     def __eq__(self, other: object) -> bool:

@@ -1,0 +1,61 @@
+"""Sinks that write outside the job: exactly-once by two-phase commit, or at-least-once.
+
+The template is :class:`absnb.protocols.two_phase_commit.TwoPhaseCommitSink`; the
+simulator's external system is :class:`TransactionStore`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from absnb.core.errors import AbsnbError
+from absnb.operators.base import Operator
+from absnb.operators.library import CollectSink
+from absnb.sinks.memory import (
+    AtLeastOnceSink,
+    MemorySink,
+    Transaction,
+    TransactionError,
+    TransactionStore,
+)
+
+SINKS = {
+    "collect": CollectSink,
+    "two-phase-commit": MemorySink,
+    "at-least-once": AtLeastOnceSink,
+}
+"""Sinks a job builder makes by name (JSON-ready, so traces can rebuild the job)."""
+
+
+class UnknownSinkError(AbsnbError, ValueError):
+    """A sink name that no sink has."""
+
+
+def make_sink(sink: str | Operator) -> tuple[Operator, Any]:
+    """The sink operator for ``sink`` (a name in :data:`SINKS`, or an operator), and what
+    a job's parameters record of it (the name; None for the default or an object)."""
+    if isinstance(sink, Operator):
+        if sink.kind != "sink":
+            raise UnknownSinkError(f"{sink!r} is a {sink.kind}, not a sink: pass a sink operator")
+        return sink, None
+    key = str(sink).replace("_", "-")
+    if key in ("exactly-once", "2pc"):
+        key = "two-phase-commit"
+    if key not in SINKS:
+        raise UnknownSinkError(
+            f"unknown sink {sink!r}: use one of {', '.join(SINKS)}, or pass a sink operator "
+            "(e.g. absnb.sinks.files.FileSink(directory))"
+        )
+    return SINKS[key](), (None if key == "collect" else key)
+
+
+__all__ = [
+    "SINKS",
+    "AtLeastOnceSink",
+    "MemorySink",
+    "Transaction",
+    "TransactionError",
+    "TransactionStore",
+    "UnknownSinkError",
+    "make_sink",
+]

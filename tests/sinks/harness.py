@@ -1,0 +1,97 @@
+"""Shared by the sink tests: run a word count into a sink, crash it at a chosen phase of
+two-phase commit, recover, finish, and compare with the failure-free output."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import absnb
+from absnb.operators.base import Operator
+from absnb.sim.actions import Crash, Recover
+from absnb.sim.checks import reference_output
+from absnb.sim.schedulers import RandomScheduler
+from absnb.sim.stepper import Stepper
+from absnb.sim.world import World
+
+LINES = (
+    ("to be or not", "to be that is", "the question whether"),
+    ("tis nobler in", "the mind to suffer", "the slings and arrows"),
+)
+PHASES = ("open", "pre-committed", "completed", "committing", "committed")
+"""Where a crash falls in two-phase commit:
+
+- open: a sink has written records into an open transaction, no checkpoint is running;
+- pre-committed: a sink pre-committed for checkpoint n, which has not completed;
+- completed: checkpoint n completed, no sink has heard it yet (nothing committed);
+- committing: one sink committed for n, another has not yet;
+- committed: every sink committed n (new records may be open), input remains.
+"""
+
+
+def sink_states(world: World) -> dict[Any, Any]:
+    return {t: world.tasks[t].state for t in world.graph.tasks_of("sink")}
+
+
+def phase_of(world: World) -> str | None:
+    """Which of :data:`PHASES` the world is in (None: none of them, or several sinks in
+    different ones in a way no phase names)."""
+    if world.failed is not None or not world.input_remaining():
+        return None
+    sinks = sink_states(world)
+    coord = world.coordinator
+    waiting = [t for t in sinks if t in world.notices]
+    owes = [t for t, s in sinks.items() if s.pending]
+    if waiting and owes:
+        notified = [t for t in sinks if t not in world.notices]
+        if not notified and len(owes) == len(sinks):
+            return "completed"
+        if any(t not in owes for t in notified):
+            return "committing"
+        return None
+    if coord.completed and not owes and not waiting:
+        return "committed"
+    if coord.pending:
+        n = max(coord.pending)
+        if any(any(m == n for m, _ in s.pending) for s in sinks.values()):
+            return "pre-committed"
+        return None
+    if not coord.completed and any(s.current is not None for s in sinks.values()):
+        return "open"
+    return None
+
+
+def crash_at_phase(
+    make_sink: Callable[[], Operator],
+    phase: str,
+    crash: str,
+    *,
+    seed: int,
+    interval: int = 6,
+    mode: str = "full",
+) -> tuple[Stepper, Any] | None:
+    """Run word count into ``make_sink()`` until ``phase``, crash task ``crash``, recover and
+    finish. Returns the stepper and the failure-free output, or None when this seed never
+    reaches the phase."""
+    job = absnb.word_count(LINES, sink=make_sink())
+    stepper = Stepper(
+        World(job, "abs", checkpoint_interval=interval), RandomScheduler(seed=seed), history=False
+    )
+    stepper.run(until=lambda w: phase_of(w) == phase or w.is_finished())
+    if phase_of(stepper.world) != phase:
+        return None
+    stepper.step(Crash(job.graph.task(crash)))
+    stepper.step(Recover(mode))  # type: ignore[arg-type]
+    stepper.run()
+    return stepper, reference_output(job)
+
+
+def first_seed_reaching(
+    make_sink: Callable[[], Operator], phase: str, crash: str, seeds: range = range(60)
+) -> tuple[Stepper, Any]:
+    """The run for the first seed that reaches ``phase`` (the phase must be reachable)."""
+    for seed in seeds:
+        done = crash_at_phase(make_sink, phase, crash, seed=seed)
+        if done is not None:
+            return done
+    raise AssertionError(f"no seed in {seeds} reaches phase {phase!r}")
