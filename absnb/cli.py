@@ -122,6 +122,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="bank: accounts and their balances",
     )
     run.add_argument(
+        "--sink",
+        choices=["collect", "two-phase-commit", "at-least-once"],
+        help="word_count: what the sinks write to (default collect; two-phase-commit and "
+        "at-least-once write to an in-memory external store)",
+    )
+    run.add_argument(
         "--allow-deadlock",
         action="store_true",
         help="run ABS Algorithm 1 on a cyclic graph anyway (it deadlocks)",
@@ -193,11 +199,13 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 def job_params(args: argparse.Namespace) -> dict[str, Any]:
     """The builder arguments ``run`` passes to the job."""
+    if args.sink is not None and args.job != "word_count":
+        args.subparser.error("--sink applies to --job word_count only")
     if args.job != "bank_transfer":
         for option, value in (("--transfers", args.transfers), ("--accounts", args.accounts)):
             if value is not None:
                 args.subparser.error(f"{option} applies to --job bank_transfer only")
-        return {}
+        return {} if args.sink is None else {"sink": args.sink}
     params: dict[str, Any] = {"transfers": 20 if args.transfers is None else args.transfers}
     params["seed"] = args.seed
     if args.accounts is not None:

@@ -246,3 +246,30 @@ def test_python_dash_m(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["snapshots"][0]["channels"]["B->A"] == [1000, 2000]
+
+
+def test_two_phase_commit_sink_is_exactly_once_after_a_crash(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    trace = tmp_path / "tpc.jsonl"
+    argv = ["run", "--job", "word_count", "--sink", "two-phase-commit", "--interval", "4"]
+    argv += ["--crash", "count[1]@20", "--save-trace", str(trace)]
+    report = run_json(capsys, *argv)
+    assert report["verdicts"]["exactly_once"] is True
+    assert report["crash"]["happened"] is True
+    # notifications are steps of their own, and the trace replays them
+    assert '"action": "notify"' in trace.read_text()
+    replayed = run_json(capsys, "replay", str(trace))
+    assert replayed["output"] == report["output"]
+
+
+def test_at_least_once_sink_duplicates_after_a_crash(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["run", "--job", "word_count", "--sink", "at-least-once", "--interval", "4"]
+    report = run_json(capsys, *argv, "--crash", "count[1]@20", code=1)
+    assert report["verdicts"]["exactly_once"] is False
+    assert len(report["output"]) > len(run_json(capsys, *argv)["output"])
+
+
+def test_sink_applies_to_word_count_only(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["run", "--job", "bank_transfer", "--sink", "at-least-once"]) == 2
+    assert "--sink applies to --job word_count only" in capsys.readouterr().err
