@@ -12,6 +12,7 @@ from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from absnb.core.errors import GraphError
 from absnb.sim.actions import Action
 from absnb.sim.events import Event
 from absnb.sim.world import World
@@ -68,7 +69,19 @@ def explore(
         max_states: stop after this many distinct states (``complete`` is then False).
         max_depth: do not expand beyond this many steps.
         crashes: also explore a crash of every task at every step (and the recoveries).
+
+    Raises:
+        GraphError: a sink of the job writes to an external system, which branches of the
+            search would share.
     """
+    external = [n for n, op in world.graph.operators.items() if op.function.external]
+    if external:
+        raise GraphError(
+            f"cannot explore job {world.graph.name!r}: sink {external[0]!r} writes to an "
+            "external system, which every branch of the search would share; explore the job "
+            "with its default sink (e.g. word_count(sink='collect')) and step through the "
+            "two-phase commit with a Stepper instead"
+        )
     result = Exploration()
     start = world.clone()
     parents: dict[object, tuple[object, Action] | None] = {start.key(): None}

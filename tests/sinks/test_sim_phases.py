@@ -67,3 +67,12 @@ def test_the_at_least_once_sink_writes_duplicates(crash) -> None:
         assert not want - got  # nothing lost
         duplicated += (got - want).total() > 0
     assert duplicated > 0
+
+
+def test_exhaustive_exploration_refuses_an_external_sink() -> None:
+    from absnb.core.errors import GraphError
+    from absnb.sim.explore import explore
+
+    world = World(absnb.word_count(sink="two-phase-commit"), "abs", max_checkpoints=1)
+    with pytest.raises(GraphError, match="writes to an external system"):
+        explore(world)
