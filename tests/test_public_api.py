@@ -62,7 +62,7 @@ PUBLIC = [
     "world_problems",
 ]
 
-HEAVY = ["pandas", "pyspark", "plotly", "ipywidgets", "graphviz"]
+HEAVY = ["pandas", "pyspark", "plotly", "ipywidgets", "graphviz", "psycopg"]
 
 
 def test_all_is_pinned() -> None:

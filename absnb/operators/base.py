@@ -84,6 +84,11 @@ class Operator:
         """Checkpoint ``checkpoint_id`` was aborted; returns the new state."""
         return state
 
+    def end_input(self, state: Any) -> Any:
+        """The task has consumed all of its input and is about to stop (the Spark runtime's
+        hosts call it as they end; Flink: ``endInput``). Returns the final state."""
+        return state
+
     def uncommitted(self, state: Any) -> int:
         """Output not yet visible outside the job (a transactional sink's open and pending
         transactions); a final checkpoint at the end of the input commits it."""

@@ -9,7 +9,9 @@ transaction named there, and aborts everything else it left behind.
 
 :class:`TwoPhaseCommitSink` is the template (Flink: ``TwoPhaseCommitSinkFunction``): a
 subclass supplies the hooks ``begin_transaction``, ``write``, ``pre_commit``, ``commit``,
-``abort`` and ``recover``; the checkpoint glue here is final. A transaction handle must be a
+``abort``, ``leftovers`` and ``committed`` (and ``check``, run before the job starts); the
+checkpoint glue here is final. Implementations: :mod:`absnb.sinks.memory` (the simulator's
+store), :mod:`absnb.sinks.files`, :mod:`absnb.sinks.postgres`. A transaction handle must be a
 small picklable value (a file name, a transaction name), since it is part of the sink's
 checkpointed state.
 """
@@ -20,10 +22,26 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, ClassVar, Generic, Literal, TypeVar
 
+from absnb.core.errors import AbsnbError
 from absnb.core.ids import CheckpointId, TaskId
 from absnb.operators.base import Operator
 
 Txn = TypeVar("Txn")
+
+
+class SinkConfigurationError(AbsnbError, ValueError):
+    """A sink cannot write where it was told to (a directory that is not writable, a
+    database that refuses the connection or cannot prepare transactions). Raised by
+    :meth:`TwoPhaseCommitSink.check` before the job starts."""
+
+
+class TransactionLostError(AbsnbError, RuntimeError):
+    """A pre-committed transaction that must be committed is gone from the external system
+    without having been committed: its records are lost, which two-phase commit forbids."""
+
+END_OF_INPUT: CheckpointId = 2**31 - 1
+"""The id of the final checkpoint that :meth:`TwoPhaseCommitSink.end_input` pre-commits for:
+larger than any real checkpoint id, so that no periodic checkpoint's completion commits it."""
 
 TxnStatus = Literal["open", "pre-committed", "committed", "aborted"]
 """Where a transaction is: written to, voted (durable, invisible), visible, discarded."""
@@ -64,6 +82,11 @@ class TwoPhaseCommitSink(Operator, Generic[Txn]):
     external: ClassVar[bool] = True
 
     # -- hooks a subclass implements -----------------------------------------------------
+    def check(self) -> None:
+        """Before the job starts (both runtimes call it on the driver): raise
+        :class:`SinkConfigurationError` if the external system cannot take this sink's
+        transactions, saying what is wrong and how to fix it. Default: nothing to check."""
+
     def begin_transaction(self, task: str) -> Txn:
         """Start a transaction for ``task`` and return its handle."""
         raise NotImplementedError
@@ -177,6 +200,16 @@ class TwoPhaseCommitSink(Operator, Generic[Txn]):
         in the sink's state from then on, so the next completed checkpoint commits it. If
         the job rolls back instead, the restore aborts it (``recover_and_abort``)."""
         return state
+
+    def end_input(self, state: TwoPhaseCommitState[Txn]) -> TwoPhaseCommitState[Txn]:
+        """The input is consumed and the task stops (a host of the Spark runtime ends):
+        pre-commit the open transaction as pending for :data:`END_OF_INPUT`, the final
+        checkpoint. It completes when the whole run has succeeded: the runtime then calls
+        ``notify_checkpoint_complete(state, END_OF_INPUT)``, which commits everything still
+        pending (Flink: ``endInput``, then the final checkpoint). A checkpoint taken after
+        this keeps it pending, so a restore from that checkpoint commits it; a restore from
+        an earlier one aborts it."""
+        return self.snapshot_state(state, END_OF_INPUT)
 
     def uncommitted(self, state: TwoPhaseCommitState[Txn]) -> int:
         """Transactions not yet visible: the open one and the pending ones."""

@@ -86,6 +86,10 @@ class World:
         notify_steps: bool | None = None,
     ) -> None:
         proto = get_protocol(protocol, job.graph, allow_deadlock=allow_deadlock)
+        for op in job.graph.operators.values():
+            check = getattr(op.function, "check", None)
+            if check is not None:
+                check()  # a sink that cannot write fails here, before the job starts
         if notify_steps is None:
             notify_steps = any(op.function.external for op in job.graph.operators.values())
         self._s = _Static(job, proto, max_checkpoints, notify_steps)

@@ -1,7 +1,11 @@
 """Sinks that write outside the job: exactly-once by two-phase commit, or at-least-once.
 
-The template is :class:`absnb.protocols.two_phase_commit.TwoPhaseCommitSink`; the
-simulator's external system is :class:`TransactionStore`.
+The template is :class:`absnb.protocols.two_phase_commit.TwoPhaseCommitSink`. External
+systems: the simulator's in-memory :class:`TransactionStore` (:class:`MemorySink`,
+:class:`AtLeastOnceSink`), a directory of JSON-lines files (:class:`FileSink`,
+:class:`FileAtLeastOnceSink`, in :mod:`absnb.sinks.files`), and PostgreSQL with prepared
+transactions (:class:`PostgresSink`, in :mod:`absnb.sinks.postgres`; imported on first use,
+so that psycopg is loaded only when it is used).
 """
 
 from __future__ import annotations
@@ -11,6 +15,8 @@ from typing import Any
 from absnb.core.errors import AbsnbError
 from absnb.operators.base import Operator
 from absnb.operators.library import CollectSink
+from absnb.protocols.two_phase_commit import SinkConfigurationError, TransactionLostError
+from absnb.sinks.files import FileAtLeastOnceSink, FileSink
 from absnb.sinks.memory import (
     AtLeastOnceSink,
     MemorySink,
@@ -25,6 +31,15 @@ SINKS = {
     "at-least-once": AtLeastOnceSink,
 }
 """Sinks a job builder makes by name (JSON-ready, so traces can rebuild the job)."""
+
+
+def __getattr__(name: str) -> Any:
+    # PostgresSink lives in a module of its own, imported on first use.
+    if name in ("PostgresSink", "PostgresServer"):
+        from absnb.sinks import pg_server, postgres
+
+        return getattr(postgres if name == "PostgresSink" else pg_server, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class UnknownSinkError(AbsnbError, ValueError):
@@ -52,9 +67,15 @@ def make_sink(sink: str | Operator) -> tuple[Operator, Any]:
 __all__ = [
     "SINKS",
     "AtLeastOnceSink",
+    "FileAtLeastOnceSink",
+    "FileSink",
     "MemorySink",
+    "PostgresServer",
+    "PostgresSink",
+    "SinkConfigurationError",
     "Transaction",
     "TransactionError",
+    "TransactionLostError",
     "TransactionStore",
     "UnknownSinkError",
     "make_sink",

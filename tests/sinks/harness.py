@@ -3,7 +3,10 @@ two-phase commit, recover, finish, and compare with the failure-free output."""
 
 from __future__ import annotations
 
+import itertools
+import tempfile
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import absnb
@@ -13,6 +16,7 @@ from absnb.sim.checks import reference_output
 from absnb.sim.schedulers import RandomScheduler
 from absnb.sim.stepper import Stepper
 from absnb.sim.world import World
+from absnb.sinks import FileSink
 
 LINES = (
     ("to be or not", "to be that is", "the question whether"),
@@ -79,6 +83,7 @@ def crash_at_phase(
     )
     stepper.run(until=lambda w: phase_of(w) == phase or w.is_finished())
     if phase_of(stepper.world) != phase:
+        stepper.run()  # the final checkpoint commits: no transaction stays open
         return None
     stepper.step(Crash(job.graph.task(crash)))
     stepper.step(Recover(mode))  # type: ignore[arg-type]
@@ -95,3 +100,34 @@ def first_seed_reaching(
         if done is not None:
             return done
     raise AssertionError(f"no seed in {seeds} reaches phase {phase!r}")
+
+
+def unfinished(sink: Operator) -> list[str]:
+    """The sink's transactions still open or pre-committed in its external system."""
+    store = getattr(sink, "store", None)
+    table = store.table() if store is not None else sink.transactions()  # type: ignore[attr-defined]
+    return [t.name for t in table if t.status in ("open", "pre-committed")]
+
+
+def the_sink(world: World) -> Any:
+    """The sink operator of a word count world (every sink task shares it)."""
+    return world.graph.function(world.graph.task("sink[0]"))
+
+
+_tables = itertools.count()
+
+
+def file_sinks(base: Path) -> Callable[[], FileSink]:
+    """A factory of file sinks, each into a fresh directory under ``base``."""
+    return lambda: FileSink(tempfile.mkdtemp(dir=base, prefix="out-"))
+
+
+def postgres_sinks(dsn: str) -> Callable[[], Operator]:
+    """A factory of PostgreSQL sinks, each into fresh tables under its own job name."""
+    from absnb.sinks.postgres import PostgresSink
+
+    def make() -> PostgresSink:
+        n = next(_tables)
+        return PostgresSink(dsn, f"words_{n}", job=f"test{n}")
+
+    return make

@@ -143,3 +143,22 @@ def test_the_store_refuses_what_transactions_forbid() -> None:
         store.commit(name)
     with pytest.raises(TransactionError, match="no such one"):
         store.write("sink[9]/t9", 1)
+
+
+def test_end_of_input_pre_commits_for_the_final_checkpoint() -> None:
+    """A Spark host ends: the open transaction is pre-committed for END_OF_INPUT, which no
+    periodic checkpoint's completion commits; the run's success (END_OF_INPUT complete)
+    commits everything pending, in order."""
+    from absnb.protocols.two_phase_commit import END_OF_INPUT
+
+    sink = Recording()
+    s = sink.snapshot_state(write(sink, started(sink), "a"), 1)
+    s = sink.end_input(write(sink, s, "b"))
+    assert s.pending == ((1, "sink[0]/t1"), (END_OF_INPUT, "sink[0]/t2"))
+    s = sink.notify_checkpoint_complete(sink.snapshot_state(s, 2), 2)  # a later checkpoint
+    assert s.pending == ((END_OF_INPUT, "sink[0]/t2"),)
+    assert sink.committed() == ["a"]
+    s = sink.notify_checkpoint_complete(s, END_OF_INPUT)
+    assert s.pending == ()
+    assert sink.committed() == ["a", "b"]
+    assert sink.end_input(s) == s  # nothing open: nothing to pre-commit
