@@ -1,14 +1,26 @@
 """The control plane: the checkpoint coordinator as a server on the driver, and its clients.
 
 Every host process (one per Spark task, hosting one or more tasks of the execution graph)
-opens one control connection to the driver's :class:`CoordinatorServer` and proves it knows
-the per-job secret (:func:`absnb.runtime.wire.server_handshake`) before the server reads
-anything else from it. The host then registers; once every host of the current attempt has
-registered, each receives the :class:`AddressBook` (where every task's data plane listens,
-and which checkpoint to restore). From then on the server triggers periodic checkpoints at
-the hosts of the initiator tasks, collects the tasks' acknowledgements, and when a
-checkpoint is complete calls ``on_complete`` (the runtime writes the storage manifest) and
+opens one control connection to the driver's :class:`CoordinatorServer`; both prove they
+know the per-job secret (:func:`absnb.runtime.wire.server_handshake`, mutual) before either
+reads anything else from the other. The host then registers; once every host of the current
+attempt has registered, each receives the :class:`AddressBook` (where every task's data
+plane listens, and which checkpoint to restore). From then on the server triggers periodic
+checkpoints at the hosts of the initiator tasks, collects the tasks' acknowledgements, and
+when a checkpoint is complete calls ``on_complete`` (the runtime writes the storage manifest) and
 only then sends notify-checkpoint-complete to every host.
+
+A job whose end cannot travel as end-of-input (a cycle, or processes with their own input
+logs sending to each other, like the bank) terminates by quiescence detection
+(``quiescence=True``): the server probes every host in rounds (:class:`Probe`); each
+answers with its records sent and received per channel and whether its own input is all
+consumed (:class:`Report`). When two consecutive rounds see every host idle, every channel
+with as many records received as sent, and the same counts in both, nothing can be in
+transit or running any more, and the server tells every host to finish
+(:class:`Terminate`). This is the four-counter method of F. Mattern, "Algorithms for
+distributed termination detection", Distributed Computing 2(3):161-175, 1987: a host whose
+input is consumed becomes busy again only by receiving a record, which would change the
+counts between the two rounds.
 
 Messages are small frozen dataclasses, pickled (protocol 5) into frames of kind
 :data:`FRAME_KIND`. The server runs one thread with a selector; hosts use
@@ -29,7 +41,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from absnb.core.errors import AbsnbError
-from absnb.core.ids import CheckpointId, TaskId
+from absnb.core.ids import ChannelId, CheckpointId, TaskId
 from absnb.core.snapshot import TaskSnapshot
 from absnb.protocols.coordinator import CheckpointCoordinator
 from absnb.runtime.wire import (
@@ -121,8 +133,46 @@ class Finished:
 
 
 @dataclass(frozen=True)
+class Failed:
+    """Host -> server, its last word: the host failed with ``error`` (its peers hear why)."""
+
+    host_id: int
+    attempt: int
+    error: str
+
+
+@dataclass(frozen=True)
 class Stop:
-    """Server -> hosts: stop now (the server is stopping, or the host's attempt is over)."""
+    """Server -> hosts: stop now, failing (the host's attempt is over, a host of the attempt
+    was lost, or the server is stopping)."""
+
+    reason: str = field(default="", compare=False)
+
+
+@dataclass(frozen=True)
+class Probe:
+    """Server -> every host: report your counts for termination-detection round ``round``."""
+
+    round: int
+
+
+@dataclass(frozen=True)
+class Report:
+    """Host -> server, the answer to :class:`Probe`: whether the host is idle (its own input
+    logs consumed, nothing queued locally) and its tasks' records sent and received per
+    channel (the channel sequence numbers, restored with the tasks after a failure)."""
+
+    host_id: int
+    attempt: int
+    round: int
+    idle: bool
+    sent: dict[ChannelId, int]
+    received: dict[ChannelId, int]
+
+
+@dataclass(frozen=True)
+class Terminate:
+    """Server -> every host: the job has terminated (quiescence detected); finish now."""
 
 
 @dataclass(frozen=True)
@@ -132,7 +182,7 @@ class Refused:
     reason: str
 
 
-Command = Trigger | Notify | Aborted | Stop
+Command = Trigger | Notify | Aborted | Stop | Probe | Terminate
 """What :meth:`ControlClient.poll` returns."""
 
 
@@ -171,6 +221,7 @@ class _Conn:
     reader: _FrameReader = field(default_factory=_FrameReader)
     register: Register | None = None
     closed: bool = False
+    failure: str = ""
 
 
 Event = tuple[float, str, dict[str, Any]]
@@ -201,10 +252,14 @@ class CoordinatorServer:
         handshake_timeout: how long a new connection may take to authenticate; the thread
             waits for it, so a silent peer delays serving by at most this long.
         send_timeout: a host that does not read for this long is disconnected.
+        quiescence: detect the job's termination by probing the hosts (see the module
+            docstring), for jobs whose end cannot travel as end-of-input.
+        probe_interval: the pause between two termination-detection rounds.
 
     Attributes:
         events: ``(time, kind, details)`` tuples for metrics, with kind ``triggered``,
-            ``acknowledged``, ``completed``, ``aborted``, ``refused`` or ``disconnected``.
+            ``running`` (every host of an attempt registered), ``acknowledged``,
+            ``completed``, ``aborted``, ``refused``, ``disconnected`` or ``terminated``.
     """
 
     def __init__(
@@ -224,6 +279,8 @@ class CoordinatorServer:
         tick: float = 0.05,
         handshake_timeout: float = 5.0,
         send_timeout: float = 30.0,
+        quiescence: bool = False,
+        probe_interval: float = 0.02,
     ) -> None:
         if hosts < 1:
             raise ValueError(f"a job needs at least one host, not hosts={hosts}")
@@ -243,6 +300,8 @@ class CoordinatorServer:
         self.tick = tick
         self.handshake_timeout = handshake_timeout
         self.send_timeout = send_timeout
+        self.quiescence = quiescence
+        self.probe_interval = probe_interval
         self.events: list[Event] = []
 
         family = socket.AF_INET6 if ":" in bind_host else socket.AF_INET
@@ -275,6 +334,13 @@ class CoordinatorServer:
         self._lost: set[int] = set()
         self._acks: dict[CheckpointId, dict[TaskId, Ack]] = {}
         self._triggered_at: dict[CheckpointId, float] = {}
+        # termination detection
+        self._round = 0
+        self._round_open = False
+        self._reports: dict[int, Report] = {}
+        self._previous_wave: object = None
+        self._next_probe = 0.0
+        self._terminated = False
 
     # -- public API ----------------------------------------------------------------------------
     @property
@@ -286,6 +352,11 @@ class CoordinatorServer:
     def attempt(self) -> int:
         """The current attempt."""
         return self._attempt
+
+    @property
+    def terminated(self) -> bool:
+        """True once quiescence detection declared the current attempt's job finished."""
+        return self._terminated
 
     def start(self) -> None:
         """Start serving in a background thread."""
@@ -390,7 +461,10 @@ class CoordinatorServer:
     def _run(self) -> None:
         try:
             while not self._stopping:
-                for key, _ in self._selector.select(self.tick):
+                wait = self.tick
+                if self.quiescence:
+                    wait = min(wait, max(0.0, self._next_probe - self.clock()), 0.01)
+                for key, _ in self._selector.select(wait):
                     if key.data == "accept":
                         self._accept()
                     elif key.data == "wake":
@@ -401,6 +475,7 @@ class CoordinatorServer:
                         break
                 else:
                     self._maybe_trigger()
+                    self._maybe_probe()
         except BaseException as e:  # surfaced by wait_finished
             with self._cond:
                 self._failure = e
@@ -411,7 +486,7 @@ class CoordinatorServer:
 
     def _request_stop(self) -> None:
         for conn in list(self._live.values()):
-            self._send(conn, Stop())
+            self._send(conn, Stop("the coordinator is stopping"))
         self._stopping = True
 
     def _close_all(self) -> None:
@@ -475,6 +550,12 @@ class CoordinatorServer:
             self._on_ack(conn, message)
         elif isinstance(message, Finished):
             self._on_finished(conn, message)
+        elif isinstance(message, Report):
+            self._on_report(conn, message)
+        elif isinstance(message, Failed):
+            if message.host_id == conn.register.host_id and message.attempt == self._attempt:
+                conn.failure = message.error[:500]
+            self._drop(conn)
         else:
             self._drop(conn)
 
@@ -539,6 +620,9 @@ class CoordinatorServer:
         self.coordinator.last_trigger = self.clock()
         for conn in list(self._live.values()):
             self._send(conn, book)
+        self.events.append(
+            (self.clock(), "running", {"attempt": self._attempt, "restore": self._restore})
+        )
 
     # -- checkpoints --------------------------------------------------------------------------
     def _running(self) -> bool:
@@ -546,6 +630,7 @@ class CoordinatorServer:
             self._book_sent
             and not self._finished
             and not self._lost
+            and not self._terminated
             and len(self._live) == self.hosts
         )
 
@@ -584,6 +669,7 @@ class CoordinatorServer:
                     "task": ack.task,
                     "alignment_s": ack.alignment_s,
                     "state_bytes": ack.state_bytes,
+                    "metrics": dict(ack.metrics),
                 },
             )
         )
@@ -626,6 +712,50 @@ class CoordinatorServer:
             self._finished[msg.host_id] = dict(msg.metrics)
             self._cond.notify_all()
 
+    # -- termination detection (quiescence) -----------------------------------------------
+    def _maybe_probe(self) -> None:
+        if not self.quiescence or self._round_open or not self._running():
+            return
+        if self.clock() < self._next_probe:
+            return
+        self._round += 1
+        self._round_open = True
+        self._reports = {}
+        for conn in list(self._live.values()):
+            self._send(conn, Probe(self._round))
+
+    def _on_report(self, conn: _Conn, report: Report) -> None:
+        assert conn.register is not None
+        if report.host_id != conn.register.host_id or report.attempt != self._attempt:
+            self._drop(conn)
+            return
+        if not self._round_open or report.round != self._round:
+            return  # a late answer to an old round
+        self._reports[report.host_id] = report
+        if len(self._reports) < self.hosts:
+            return
+        self._round_open = False
+        self._next_probe = self.clock() + self.probe_interval
+        reports = self._reports.values()
+        sent: dict[ChannelId, int] = {}
+        received: dict[ChannelId, int] = {}
+        for r in reports:
+            sent.update(r.sent)
+            received.update(r.received)
+        quiet = all(r.idle for r in reports) and all(
+            sent.get(c, 0) == received.get(c, 0) for c in {*sent, *received}
+        )
+        wave = (sorted(sent.items()), sorted(received.items())) if quiet else None
+        if wave is None or wave != self._previous_wave:
+            self._previous_wave = wave
+            return
+        self._terminated = True
+        self.events.append(
+            (self.clock(), "terminated", {"round": self._round, "attempt": self._attempt})
+        )
+        for c in list(self._live.values()):
+            self._send(c, Terminate())
+
     # -- attempts -----------------------------------------------------------------------------
     def _new_attempt(self, attempt: int, restore: CheckpointId) -> None:
         now = self.clock()
@@ -636,7 +766,7 @@ class CoordinatorServer:
             if conn.register is not None:
                 for n in ids:
                     self._send(conn, Aborted(n))
-                self._send(conn, Stop())
+                self._send(conn, Stop(f"attempt {self._attempt} is over"))
             self._close(conn)
         with self._cond:
             self._attempt = attempt
@@ -649,6 +779,10 @@ class CoordinatorServer:
             self._lost.clear()
             self._acks.clear()
             self._triggered_at.clear()
+            self._round_open = False
+            self._reports = {}
+            self._previous_wave = None
+            self._terminated = False
             self._cond.notify_all()
 
     # -- connections --------------------------------------------------------------------------
@@ -674,6 +808,14 @@ class CoordinatorServer:
             with self._cond:
                 self._lost.add(reg.host_id)
                 self._cond.notify_all()
+            # The attempt cannot finish without it: its peers stop now instead of waiting
+            # for data that will never come (the runtime starts the next attempt).
+            reason = f"host {reg.host_id} of attempt {reg.attempt} " + (
+                f"failed: {conn.failure}" if conn.failure else "was lost"
+            )
+            for other in list(self._live.values()):
+                if other.register is not None and other.register.host_id not in self._finished:
+                    self._send(other, Stop(reason))
 
     def _close(self, conn: _Conn) -> None:
         if conn.closed:
@@ -763,6 +905,11 @@ class ControlClient:
             )
         except TimeoutError as e:
             raise TimeoutError(f"{self._who()}: the handshake timed out") from e
+        except AuthenticationError as e:
+            raise ControlError(
+                f"{self._who()}: refused the coordinator: {e}; pass the coordinator address "
+                "and secret of the same run"
+            ) from e
         except OSError as e:
             raise ControlError(
                 f"{self._who()}: the coordinator closed the connection during the handshake "
@@ -844,6 +991,17 @@ class ControlClient:
     def ack(self, ack: Ack) -> None:
         """Acknowledge one task's part of a checkpoint (already written to storage)."""
         self._send(ack)
+
+    def failed(self, error: BaseException) -> None:
+        """Tell the server why this host fails (best effort: it may be gone already)."""
+        if self._sock is None:
+            return
+        with contextlib.suppress(ControlError):
+            self._send(Failed(self.host_id, self.attempt, f"{type(error).__name__}: {error}"))
+
+    def report(self, report: Report) -> None:
+        """Answer a :class:`Probe` (termination detection)."""
+        self._send(report)
 
     def finished(self, metrics: dict[str, Any]) -> None:
         """Report that every task of this host has finished."""

@@ -6,7 +6,20 @@ tasks' :class:`~absnb.task.StreamTask` (the same objects the simulator drives), 
 what they emit: to a local queue when both ends live here, else over the data plane.
 A task's acknowledged snapshot goes to checkpoint storage, then to the coordinator.
 A source that has emitted its whole input sends :class:`EndOfInput`; a task that has it on
-every input finishes and sends it on; the host ends when all its tasks have finished.
+every input finishes and sends it on; the host ends when all its tasks have finished. A
+finished source still takes its part in later checkpoints (its snapshot, no barrier after
+the end of its output), and a task that gets a barrier on some inputs takes the ended
+ones as having carried it (nothing can follow the end), so that alignment never waits for
+a barrier that an ended channel will never bring.
+
+A job whose end cannot travel as end-of-input (a cycle, or processes sending to each other,
+see :func:`terminates_by_quiescence`) runs until the coordinator detects quiescence: the
+host answers its probes with its records sent and received per channel and whether its
+own input is consumed, and finishes on :class:`~absnb.runtime.control.Terminate`.
+
+Every wait of the host is bounded, and while it waits it listens to the coordinator: a
+:class:`~absnb.runtime.control.Stop` (the attempt is over, or a peer host was lost) ends
+it at once with :class:`HostStopped`, so that an old attempt frees its Spark slot fast.
 """
 
 from __future__ import annotations
@@ -20,8 +33,9 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from absnb.core.effects import Block, SnapshotState, Unblock
+from absnb.core.graph import ExecutionGraph
 from absnb.core.ids import ChannelId, TaskId
-from absnb.core.messages import EndOfInput, Message
+from absnb.core.messages import CheckpointBarrier, EndOfInput, Marker, Message, Record
 from absnb.core.snapshot import TaskSnapshot
 from absnb.jobs.base import Job
 from absnb.protocols import get_protocol
@@ -35,10 +49,27 @@ class InjectedFailure(RuntimeError):
     """A failure injected on purpose (teaching and tests)."""
 
 
+class HostStopped(RuntimeError):
+    """The coordinator told this host to stop: its attempt is over or a peer host was lost."""
+
+
+def terminates_by_quiescence(graph: ExecutionGraph) -> bool:
+    """True when the job's end cannot travel as end-of-input: the graph has a cycle, or
+    processes (tasks with their own input log and inputs, like the bank's accounts). Such
+    a job ends when the coordinator detects quiescence."""
+    return graph.is_cyclic or any(graph.kind(t) == "process" for t in graph.tasks)
+
+
+def _checkpoint_of(message: Any) -> int:
+    return message.snapshot_id if type(message) is Marker else message.checkpoint_id
+
+
 @dataclass(frozen=True)
 class Failure:
     """Make ``task`` fail in attempt ``attempt``: after it has consumed ``after_records``
-    records, or when it takes its part of checkpoint ``during_checkpoint``.
+    records, when it takes its part of checkpoint ``during_checkpoint`` (a sink: right
+    after its pre-commit), or when it hears that checkpoint ``notified`` is complete: before
+    it commits, or after (``after_commit``), the phases of two-phase commit.
 
     ``kind`` ``raise`` raises in the task's Python worker; ``kill`` kills the worker with
     SIGKILL, as a crashed machine would.
@@ -49,6 +80,8 @@ class Failure:
     during_checkpoint: int | None = None
     kind: Literal["raise", "kill"] = "raise"
     attempt: int = 0
+    notified: int | None = None
+    after_commit: bool = False
 
     def fire(self, reason: str) -> None:
         if self.kind == "kill":
@@ -76,6 +109,8 @@ class HostPlan:
     source_batch: int = 512
     flush_every: float = 0.005
     max_unsent_bytes: int = 1 << 20
+    setup_timeout: float = 30.0
+    """The longest the host waits for the address book, and then for its channels."""
 
 
 @dataclass
@@ -107,6 +142,11 @@ class Host:
         self.refill: dict[ChannelId, Sequence[Any]] = {}
         if plan.restore:
             self._restore()
+        elif plan.attempt > 0:
+            # A restart with no completed checkpoint still restores (to the initial state),
+            # so that sinks abort what the failed attempt left in their external systems.
+            for task in self.tasks.values():
+                task.restore(None)
         self.blocked: set[ChannelId] = set()
         self.ended: set[ChannelId] = set()
         self.finished: set[TaskId] = set()
@@ -116,6 +156,10 @@ class Host:
         self.failures = [f for f in plan.failures if f.attempt == plan.attempt]
         self.sources = [t for t in plan.tasks if graph.kind(t) in ("source", "process")]
         self.metrics: dict[str, Any] = {"records_in": 0, "records_out": 0, "checkpoints": []}
+        self.quiescence = terminates_by_quiescence(graph)
+        self.early: list[Any] = []  # commands that came while the host was connecting
+        self.last_barrier: dict[ChannelId, int] = {}  # newest barrier per input channel
+        self.barriers: dict[TaskId, dict[int, Message]] = {t: {} for t in plan.tasks}
 
     def _restore(self) -> None:
         snapshot = self.storage.latest(self.plan.job_id, self.graph.fingerprint)
@@ -145,11 +189,6 @@ class Host:
         self.net = net = DataPlane(
             plan.secret, advertise_host=plan.advertise_host, attempt=plan.attempt
         )
-        # Refilled channel state of a remote channel is delivered from a local queue first.
-        for c in list(self.queues):
-            if c.src not in self.local and c not in remote_in:
-                remote_in.append(c)
-        net.expect_inputs(remote_in)
         client = ControlClient(
             plan.coordinator,
             plan.secret,
@@ -157,70 +196,156 @@ class Host:
             attempt=plan.attempt,
             tasks=plan.tasks,
             data_address=net.address,
+            timeout=plan.setup_timeout,
         )
-        book = client.register()
-        net.connect_outputs({c: book.hosts[book.task_host[c.dst]] for c in remote_out})
-        net.wait_ready()
-        # Restored channel state of a channel from another host comes before anything the
-        # network brings on it: deliver it first, in order.
-        for c, records in self.refill.items():
-            for r in records:
-                self._deliver(c, r, client)
-        started = time.monotonic()
-        last_flush = started
         try:
-            while len(self.finished) < len(self.tasks):
-                for cmd in client.poll():
-                    if self._command(cmd, client):
-                        return self._result(started)
-                busy = self._emit(client)
-                for c, q in self.queues.items():
-                    if q and c not in self.blocked:
-                        busy = True
-                        for _ in range(min(len(q), plan.source_batch)):
-                            if c in self.blocked:
-                                break
-                            self._deliver(c, q.popleft(), client)
-                for c, m in net.poll(0.0 if busy else 0.001):
-                    self._deliver(c, m, client)
-                now = time.monotonic()
-                if now - last_flush >= plan.flush_every or not busy:
-                    net.flush()
-                    last_flush = now
-            net.flush()
-            while net.pending_output():
-                net.poll(0.001)
-            client.finished(self._result(started).metrics)
-            return self._result(started)
+            # Refilled channel state of a remote channel is delivered from a local queue first.
+            for c in list(self.queues):
+                if c.src not in self.local and c not in remote_in:
+                    remote_in.append(c)
+            net.expect_inputs(remote_in)
+            book = client.register()
+
+            def check() -> None:  # while connecting: stop at once if the attempt is over
+                self.early.extend(self._stopped(client.poll()))
+
+            net.connect_outputs(
+                {c: book.hosts[book.task_host[c.dst]] for c in remote_out},
+                plan.setup_timeout,
+                check,
+            )
+            net.wait_ready(plan.setup_timeout, check)
+            # Restored channel state of a channel from another host comes before anything the
+            # network brings on it: deliver it first, in order.
+            for c, records in self.refill.items():
+                for r in records:
+                    self._deliver(c, r, client)
+            return self._loop(client)
+        except HostStopped:
+            raise
+        except BaseException as e:  # the peers hear why, and stop at once
+            client.failed(e)
+            raise
         finally:
             net.close()
             client.close()
 
-    def _command(self, cmd: Any, client: Any) -> bool:
-        """Apply one control-plane command to the local tasks; True for Stop."""
-        from absnb.runtime.control import Notify, Stop, Trigger
+    def _loop(self, client: Any) -> HostResult:
+        from absnb.runtime.control import Terminate
 
-        if isinstance(cmd, Stop):
-            return True
+        plan, net = self.plan, self.net
+        started = time.monotonic()
+        last_flush = started
+        commands, self.early = self.early, []
+        while self.quiescence or len(self.finished) < len(self.tasks):
+            commands += self._stopped(client.poll())
+            if any(type(cmd) is Terminate for cmd in commands):
+                # Quiescent: nothing to drain, and the checkpoints no longer matter.
+                return self._end(client, started, drain=False)
+            for cmd in commands:
+                self._command(cmd, client)
+            commands = []
+            busy = self._emit(client)
+            for c, q in self.queues.items():
+                if q and c not in self.blocked:
+                    busy = True
+                    for _ in range(min(len(q), plan.source_batch)):
+                        if c in self.blocked:
+                            break
+                        self._deliver(c, q.popleft(), client)
+            for c, m in net.poll(0.0 if busy else 0.001):
+                self._deliver(c, m, client)
+            now = time.monotonic()
+            if now - last_flush >= plan.flush_every or not busy:
+                net.flush()
+                last_flush = now
+        return self._end(client, started, drain=True)
+
+    def _end(self, client: Any, started: float, drain: bool) -> HostResult:
+        """Every task has finished: write out what is unsent if ``drain`` (still answering
+        the coordinator), report, and return the result."""
+        net = self.net
+        net.flush()
+        while drain and net.pending_output():
+            for cmd in self._stopped(client.poll()):
+                self._command(cmd, client)
+            net.poll(0.001)
+        for task in self.tasks.values():  # a sink pre-commits its last records (end_input)
+            task.state = task.fn.end_input(task.state)
+        client.finished(self._result(started).metrics)
+        return self._result(started)
+
+    def _stopped(self, commands: list[Any]) -> list[Any]:
+        """``commands``, unless one of them is Stop: then raise :class:`HostStopped`."""
+        from absnb.runtime.control import Stop
+
+        for cmd in commands:
+            if isinstance(cmd, Stop):
+                raise HostStopped(
+                    f"host {self.plan.host_id} of attempt {self.plan.attempt} was stopped by "
+                    f"the coordinator: {cmd.reason or 'no reason given'}"
+                )
+        return commands
+
+    def _command(self, cmd: Any, client: Any) -> None:
+        """Apply one control-plane command (not Stop or Terminate) to the local tasks."""
+        from absnb.runtime.control import Notify, Probe, Terminate, Trigger
+
+        if isinstance(cmd, Terminate):
+            return
+        if isinstance(cmd, Probe):
+            self._report(cmd.round, client)
+            return
         n = cmd.checkpoint_id
         for t, task in self.tasks.items():
             sends: list = []
             if isinstance(cmd, Trigger):
-                if t not in cmd.tasks or t in self.finished:
+                if t not in cmd.tasks:
                     continue
                 controls = task.trigger(n, sends)
             elif isinstance(cmd, Notify):
+                self._notified(t, n, after_commit=False)
                 controls = task.checkpoint_complete(n, sends)
+                self._notified(t, n, after_commit=True)
             else:  # Aborted
                 controls = task.checkpoint_aborted(n, sends)
             self._controls(t, controls, client)
-            self._dispatch(sends)
-        return False
+            if t not in self.finished:  # nothing follows the end of a finished task's output
+                self._dispatch(sends)
+
+    def _notified(self, t: TaskId, n: int, *, after_commit: bool) -> None:
+        for f in self.failures:
+            if f.notified == n and f.task == str(t) and f.after_commit == after_commit:
+                when = "after" if after_commit else "before"
+                f.fire(f"notified of checkpoint {n}, {when} its commit")
+
+    def _report(self, round: int, client: Any) -> None:
+        """Answer a termination-detection probe with this host's counts."""
+        from absnb.runtime.control import Report
+
+        idle = not any(self.queues.values()) and all(
+            self.tasks[t].offset >= len(self.plan.job.inputs.get(t, ())) for t in self.sources
+        )
+        sent: dict[ChannelId, int] = {}
+        received: dict[ChannelId, int] = {}
+        for task in self.tasks.values():
+            sent.update(task.sent)
+            received.update(task.received)
+        client.report(
+            Report(self.plan.host_id, self.plan.attempt, round, idle, sent, received)
+        )
 
     def _result(self, started: float) -> HostResult:
         self.metrics["seconds"] = time.monotonic() - started
         self.metrics["alignment"] = dict(self.alignment)
         self.metrics["net"] = self.net.stats()
+        self.metrics["tasks"] = {  # records in/out per task (channel sequence numbers)
+            t: {
+                "records_in": sum(task.received.values()) + task.offset,
+                "records_out": sum(task.sent.values()),
+            }
+            for t, task in self.tasks.items()
+        }
         return HostResult(
             self.plan.host_id,
             self.plan.attempt,
@@ -247,7 +372,7 @@ class Host:
                 self.metrics["records_in"] += n
                 self._count(t, n)
                 self._dispatch(sends)
-            if task.offset >= len(log) and not self.graph.inputs[t]:
+            if task.offset >= len(log) and not self.graph.inputs[t] and not self.quiescence:
                 self._finish(t)
         return busy
 
@@ -264,18 +389,43 @@ class Host:
 
     def _deliver(self, c: ChannelId, m: Message, client: Any) -> None:
         t = c.dst
-        if type(m) is EndOfInput:
+        kind = type(m)
+        if kind is EndOfInput:
             self.ended.add(c)
+            # The barriers the task has had on its other inputs, this one now has too.
+            seen = self.last_barrier.get(c, 0)
+            for n, barrier in sorted(self.barriers[t].items()):
+                if n > seen:
+                    self._deliver(c, barrier, client)
             if all(i in self.ended for i in self.graph.inputs[t]):
                 self._finish(t)
             return
         sends: list = []
+        if kind is CheckpointBarrier or kind is Marker:
+            self.last_barrier[c] = _checkpoint_of(m)
         controls = self.tasks[t].deliver(c, m, sends)
         if controls:
             self._controls(t, controls, client)
         if sends:
             self._dispatch(sends)
-        self._count(t, 1)
+        if kind is Record:
+            self._count(t, 1)
+        else:
+            self._barrier(t, c, m, client)
+
+    def _barrier(self, t: TaskId, c: ChannelId, m: Message, client: Any) -> None:
+        """``t`` has had barrier (or marker) ``m`` on ``c``: its ended inputs have it too, as
+        nothing can follow their end; remember it for the inputs that end later."""
+        n = _checkpoint_of(m)
+        inputs = self.graph.inputs[t]
+        last = self.last_barrier
+        for e in inputs:
+            if e in self.ended and last.get(e, 0) < n:
+                self._deliver(e, m, client)
+        seen = self.barriers[t]
+        seen[n] = m
+        for k in [k for k in seen if all(last.get(i, 0) >= k for i in inputs)]:
+            del seen[k]
 
     def _count(self, t: TaskId, n: int) -> None:
         total = self.consumed[t] = self.consumed[t] + n
@@ -291,7 +441,14 @@ class Host:
             if q is not None and c.src in self.local:
                 q.append(m)
             else:
-                net.send(c, m)
+                try:
+                    net.send(c, m)
+                except ConnectionError:
+                    # The receiver has ended: a barrier for it no longer matters (its host
+                    # finished, or failed and the attempt fails); a record must not be lost.
+                    if type(m) is Record:
+                        raise
+                    self.metrics["dropped_barriers"] = self.metrics.get("dropped_barriers", 0) + 1
             out += 1
         self.metrics["records_out"] += out
 
@@ -317,11 +474,19 @@ class Host:
                     if f.during_checkpoint == ctl.checkpoint_id and f.task == str(t):
                         f.fire(f"during checkpoint {ctl.checkpoint_id}")
             elif kind is TaskSnapshot:
+                began = time.monotonic()
                 key = self.storage.write_task(self.plan.job_id, ctl)
-                size = len(dumps(ctl.state)) + sum(
-                    len(dumps(rs)) for rs in ctl.channel_states.values()
-                )
-                client.ack(Ack(t, ctl.checkpoint_id, key, size, self.alignment.get(t, 0.0), {}))
+                written = time.monotonic() - began
+                state = len(dumps(ctl.state))
+                channel = sum(len(dumps(rs)) for rs in ctl.channel_states.values() if rs)
+                stats = {  # for absnb.runtime.metrics
+                    "state_size": state,
+                    "channel_state_size": channel,
+                    "channel_state_records": sum(len(rs) for rs in ctl.channel_states.values()),
+                    "sync_duration": written,
+                }
+                align = self.alignment.get(t, 0.0)
+                client.ack(Ack(t, ctl.checkpoint_id, key, state + channel, align, stats))
                 self.metrics["checkpoints"].append(ctl.checkpoint_id)
             elif kind is Dropped:
                 self.metrics["dropped"] = self.metrics.get("dropped", 0) + 1

@@ -14,15 +14,28 @@ from __future__ import annotations
 
 import tempfile
 import uuid
+import zlib
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
 
 from absnb.core.errors import AbsnbError
 from absnb.core.ids import TaskId
 from absnb.jobs.base import Job
 from absnb.protocols import CheckpointCoordinator, get_protocol
-from absnb.runtime.host import Failure, HostPlan, HostResult, run_host
+from absnb.protocols.two_phase_commit import END_OF_INPUT
+from absnb.runtime.host import (
+    Failure,
+    HostPlan,
+    HostResult,
+    run_host,
+    terminates_by_quiescence,
+)
+
+if TYPE_CHECKING:
+    from absnb.core.graph import ExecutionGraph
+    from absnb.runtime.inputs import PreparedInput
+    from absnb.runtime.metrics import RunMetrics
 
 
 class ClusterTooSmallError(AbsnbError, RuntimeError):
@@ -47,16 +60,41 @@ class SparkRun:
     errors: list[str] = field(default_factory=list)
     restored: list[int] = field(default_factory=list)
     """The checkpoint each attempt started from (0: the beginning)."""
+    protocol: str = ""
+    graph: ExecutionGraph | None = None
+    started: float = 0.0
+    """When the run started, on the clock of ``events`` (``time.monotonic``)."""
+    failed_at: list[float] = field(default_factory=list)
+    """When the driver saw each failed attempt's stage fail (same clock)."""
 
     @property
     def records(self) -> int:
         """Records read by the sources in the final attempt."""
         return sum(h.metrics.get("records_in", 0) for h in self.hosts)
 
+    @property
+    def metrics(self) -> RunMetrics:
+        """Checkpoint and task statistics as DataFrames (:mod:`absnb.runtime.metrics`)."""
+        from absnb.runtime.metrics import RunMetrics
+
+        return RunMetrics(self)
+
+    def checkpoint_stats(self) -> Any:
+        """One row per checkpoint (a pandas DataFrame): ``self.metrics.checkpoints()``."""
+        return self.metrics.checkpoints()
+
+    def task_stats(self) -> Any:
+        """One row per task (a pandas DataFrame): ``self.metrics.tasks()``."""
+        return self.metrics.tasks()
+
 
 def host_of(task: TaskId, hosts: int) -> int:
-    """The host running ``task``: its subtask index, folded onto the hosts."""
-    return task.subtask % hosts
+    """The host running ``task``: its subtask index, folded onto the hosts, so that forward
+    edges stay inside one process. An operator with fewer tasks than there are hosts is
+    shifted by a hash of its name, so that single tasks (the bank's accounts) spread out."""
+    if task.parallelism >= hosts:
+        return task.subtask % hosts
+    return (task.subtask + zlib.crc32(task.operator.encode())) % hosts
 
 
 def default_session(master: str = "local[*]") -> Any:
@@ -120,13 +158,21 @@ class SparkRuntime:
         failures: Sequence[Failure] = (),
         max_restarts: int = 3,
         allow_deadlock: bool = False,
+        inputs: Any = None,
     ) -> SparkRun:
         """Run ``job`` to the end under ``protocol``, restarting after failures.
+
+        ``inputs``, if given, replaces the job's own input logs: a Spark DataFrame of one
+        string column, or a path of text files (read with ``spark.read.text``), whose rows
+        are dealt to the job's sources and reach each host as its barrier partition (see
+        :mod:`absnb.runtime.inputs`); e.g. ``run(absnb.word_count(sources=2), inputs=df)``.
 
         Raises:
             ClusterTooSmallError: the stage does not fit the cluster's slots (Spark would
                 wait forever or fail with SPARK-24819).
             RestartLimitError: more than ``max_restarts`` failures.
+            SparkInputError: ``inputs`` is not a DataFrame of one string column or a
+                readable path, or the job has no sources to read it.
         """
         import time
 
@@ -135,6 +181,10 @@ class SparkRuntime:
 
         graph = job.graph
         proto = get_protocol(protocol, graph, allow_deadlock=allow_deadlock)
+        for op in graph.operators.values():
+            check = getattr(op.function, "check", None)
+            if check is not None:
+                check()  # a sink that cannot write fails here, before the stage starts
         hosts = self.hosts or max(o.parallelism for o in graph.operators.values())
         if hosts > self.slots():
             raise ClusterTooSmallError(
@@ -142,6 +192,12 @@ class SparkRuntime:
                 f"{self.slots()} task slots: use master local[{hosts}] (or more executor "
                 f"cores), or pass hosts={self.slots()} to run several subtasks per Spark task"
             )
+        data = None
+        if inputs is not None:
+            from absnb.runtime.inputs import prepare
+
+            data = prepare(self.spark, inputs, job, hosts)
+            job = replace(job, inputs={})  # the hosts read their barrier partitions instead
         job_id = f"{graph.name}-{uuid.uuid4().hex[:8]}"
         storage = self.storage
         secret = new_secret()
@@ -164,11 +220,13 @@ class SparkRuntime:
             initiators=graph.initiators(),
             on_complete=on_complete,
             advertise_host=driver_host,
+            quiescence=terminates_by_quiescence(graph),
         )
         server.start()
         errors: list[str] = []
         restored: list[int] = []
         started = time.monotonic()
+        failed_at: list[float] = []
         try:
             for attempt in range(max_restarts + 1):
                 latest = storage.latest(job_id, graph.fingerprint)
@@ -194,9 +252,10 @@ class SparkRuntime:
                     for h in range(hosts)
                 ]
                 try:
-                    results = self._stage(plans)
+                    results = self._stage(plans, data)
                     break
                 except Exception as e:  # a failed barrier stage is never retried by Spark
+                    failed_at.append(time.monotonic())
                     errors.append(_first_line(e))
             else:
                 raise RestartLimitError(
@@ -205,7 +264,13 @@ class SparkRuntime:
                 )
         finally:
             server.stop()
+            if data is not None:
+                data.release()
         states = {t: s for r in results for t, s in r.states.items()}
+        for t in graph.tasks:  # the run succeeded: the final checkpoint is complete
+            fn = graph.function(t)
+            if fn.external:
+                states[t] = fn.notify_checkpoint_complete(states[t], END_OF_INPUT)
         return SparkRun(
             output=job.output(states),
             states=states,
@@ -216,18 +281,41 @@ class SparkRuntime:
             events=list(server.events),
             errors=errors,
             restored=restored,
+            protocol=proto.name,
+            graph=graph,
+            started=started,
+            failed_at=failed_at,
         )
 
-    def _stage(self, plans: list[HostPlan]) -> list[HostResult]:
-        """Run every host as one Spark task of one barrier stage."""
+    def _stage(self, plans: list[HostPlan], data: PreparedInput | None = None) -> list[HostResult]:
+        """Run every host as one Spark task of one barrier stage: over ``data``'s
+        partitions (one per host) when the job reads a DataFrame, else over nothing."""
         sc = self.spark.sparkContext
         n = len(plans)
+        binding = data.binding if data is not None else None
 
-        def run_partition(index: int, _rows: Any) -> Any:
-            yield run_host(plans[index])
+        def run_partition(index: int, rows: Any) -> Any:
+            plan = _on_executor(plans[index])
+            if binding is not None:
+                plan = binding.bind(plan, rows)
+            yield run_host(plan)
 
-        rdd = sc.parallelize(range(n), n)
+        rdd = data.rdd if data is not None else sc.parallelize(range(n), n)
         return rdd.barrier().mapPartitionsWithIndex(run_partition).collect()
+
+
+def _on_executor(plan: HostPlan) -> HostPlan:
+    """``plan`` advertising this executor's host for its data channels (the address
+    Spark knows the executor by), so that hosts on other machines can connect."""
+    from pyspark import BarrierTaskContext
+
+    try:
+        ctx = BarrierTaskContext.get()
+        address = ctx.getTaskInfos()[ctx.partitionId()].address
+    except Exception:  # not in a barrier task (tests calling run_host directly)
+        return plan
+    host = address.rsplit(":", 1)[0].strip("[]")
+    return replace(plan, advertise_host=host) if host else plan
 
 
 def _first_line(error: BaseException) -> str:
@@ -248,11 +336,20 @@ def _first_line(error: BaseException) -> str:
 
 def word_count_answer(spark: Any, lines: Sequence[Sequence[str]]) -> dict[str, int]:
     """Spark's own batch answer for word count on the same input: the oracle."""
+    rows = [(line,) for part in lines for line in part]
+    return word_count_answer_from(spark, spark.createDataFrame(rows, "line string"))
+
+
+def word_count_answer_from(spark: Any, inputs: Any) -> dict[str, int]:
+    """Spark's batch answer, ``groupBy(word).count()``, for word count on ``inputs``: a
+    DataFrame of one string column or a path of text files, as ``run(..., inputs=)`` takes."""
     from pyspark.sql import functions as F
 
-    rows = [(line,) for part in lines for line in part]
-    df = spark.createDataFrame(rows, ["line"])
-    words = df.select(F.explode(F.split(F.col("line"), r"\s+")).alias("word")).where("word != ''")
+    from absnb.runtime.inputs import lines_frame
+
+    df = lines_frame(spark, inputs)
+    line = F.col(df.columns[0])
+    words = df.select(F.explode(F.split(line, r"\s+")).alias("word")).where("word != ''")
     return {r["word"]: r["count"] for r in words.groupBy("word").count().collect()}
 
 

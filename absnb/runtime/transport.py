@@ -6,12 +6,14 @@ one :class:`DataPlane`: single-threaded, a :mod:`selectors` loop driven by the h
 :meth:`DataPlane.poll`, non-blocking sockets once a connection is authenticated.
 
 Connections. The sender opens one TCP connection per output channel
-(:meth:`DataPlane.connect_outputs`) and introduces it with
-:func:`~absnb.runtime.wire.client_handshake`, hello ``{"channel": ChannelId, "attempt": n}``.
-The receiver checks it with :func:`~absnb.runtime.wire.server_handshake` and maps the
-connection to the channel, or closes it without a word: a wrong secret, another attempt
-(an old attempt's messages are dropped), a channel it does not expect, or one already
-connected. Accepting is acknowledged by the receiver's first CREDIT frame. While this host
+(:meth:`DataPlane.connect_outputs`) and answers the receiver's challenge
+(:func:`~absnb.runtime.wire.client_answer`) with hello ``{"channel": ChannelId, "attempt": n}``.
+The receiver checks it with :func:`~absnb.runtime.wire.server_handshake`, which proves to the
+sender that the receiver knows the secret too (the sender checks that proof before it reads
+a frame), and maps the connection to the channel, or closes it without a word: a wrong
+secret, another attempt (an old attempt's messages are dropped), a channel it does not
+expect, or one already connected. Accepting is acknowledged by the receiver's first CREDIT
+frame. While this host
 waits in ``server_handshake`` for a peer's answer it keeps answering the challenges of its
 own outgoing connections, so two hosts that connect to each other never wait on each other.
 
@@ -36,7 +38,7 @@ import socket
 import tempfile
 import time
 from collections import deque
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from itertools import repeat
 from typing import IO, Any
 
@@ -44,10 +46,12 @@ from absnb.core.ids import ChannelId
 from absnb.core.messages import Record
 from absnb.runtime.wire import (
     HEADER,
+    MAC_BYTES,
     MAX_FRAME,
     NONCE_BYTES,
     AuthenticationError,
-    client_handshake,
+    check_server_proof,
+    client_answer,
     dumps,
     encode,
     loads,
@@ -95,6 +99,7 @@ class _Output(_Conn):
         "limit",
         "messages",
         "next_try",
+        "proof",
         "queue",
         "queued_bytes",
         "records",
@@ -110,9 +115,10 @@ class _Output(_Conn):
     def __init__(self, channel: ChannelId, address: tuple[str, int]) -> None:
         super().__init__(channel)
         self.address = address
-        # connecting -> nonce (challenge awaited) -> ack (first CREDIT awaited) -> open;
-        # refused / closed are final.
+        # connecting -> nonce (challenge awaited) -> proof (the receiver's proof awaited)
+        # -> ack (first CREDIT awaited) -> open; refused / closed are final.
         self.state = "connecting"
+        self.proof = b""  # the receiver's proof expected back
         self.next_try = 0.0
         self.error = ""
         self.batch: list[Any] = []
@@ -270,12 +276,17 @@ class DataPlane:
                 self._by_name[(str(c.src), str(c.dst))] = inp
 
     def connect_outputs(
-        self, routes: Mapping[ChannelId, tuple[str, int]], timeout: float = 30
+        self,
+        routes: Mapping[ChannelId, tuple[str, int]],
+        timeout: float = 30,
+        check: Callable[[], None] | None = None,
     ) -> None:
         """Open one connection per output channel to its receiver's ``address``.
 
         Retries a refused or failed connect until ``timeout``; returns once every receiver
         has accepted (sent its first credit). Accepts this host's own inputs meanwhile.
+        ``check``, if given, is called every few ms while waiting; whatever it raises ends
+        the wait (a host uses it to hear that its attempt is over).
 
         Raises:
             ConnectionError: a receiver closed a connection after the handshake (wrong
@@ -299,12 +310,19 @@ class DataPlane:
             if refused:
                 raise ConnectionError(
                     "the receiver closed the connection after the handshake (wrong job secret, "
-                    f"another attempt than {self.attempt}, or a channel it does not expect): "
-                    + ", ".join(f"{o.channel} to {o.address[0]}:{o.address[1]}" for o in refused)
+                    f"another attempt than {self.attempt}, or a channel it does not expect), "
+                    "or failed to prove it knows the job secret: "
+                    + ", ".join(
+                        f"{o.channel} to {o.address[0]}:{o.address[1]}"
+                        + (f" ({o.error})" if o.error else "")
+                        for o in refused
+                    )
                 )
             waiting = [o for o in pending if o.state != "open"]
             if not waiting:
                 return
+            if check is not None:
+                check()
             now = time.monotonic()
             if now >= deadline:
                 raise TimeoutError(
@@ -318,8 +336,11 @@ class DataPlane:
                 )
             self._io(min(_RETRY_SECONDS, deadline - now))
 
-    def wait_ready(self, timeout: float = 30) -> None:
+    def wait_ready(self, timeout: float = 30, check: Callable[[], None] | None = None) -> None:
         """Accept connections until every expected input channel has connected.
+
+        ``check``, if given, is called every few ms while waiting; whatever it raises ends
+        the wait.
 
         Raises:
             TimeoutError: naming the input channels that did not connect in time.
@@ -337,7 +358,11 @@ class DataPlane:
                     f"{self.attempt}) waited {timeout:g} s for input channels that never "
                     f"connected: {', '.join(map(str, missing))}{refused}"
                 )
-            self._io(left)
+            if check is None:
+                self._io(left)
+            else:
+                self._io(min(left, _RETRY_SECONDS))
+                check()
 
     # -- sending -------------------------------------------------------------------------
     def send(self, channel: ChannelId, message: Any) -> None:
@@ -705,6 +730,21 @@ class DataPlane:
         data = self._recv(out)
         if data is None:
             return
+        if out.state == "proof" and data:
+            out.rbuf += data
+            if len(out.rbuf) < MAC_BYTES:
+                return
+            proof, data = bytes(out.rbuf[:MAC_BYTES]), bytes(out.rbuf[MAC_BYTES:])
+            out.rbuf.clear()
+            try:
+                check_server_proof(out.proof, proof)
+            except AuthenticationError as e:
+                out.error = str(e)
+                self._lost(out, None)
+                return
+            out.state = "ack"
+            if not data:
+                return
         frames = self._frames(out, data) if data else None
         if frames is None:
             self._lost(out, None)
@@ -726,7 +766,7 @@ class DataPlane:
             self._closed_inputs.append(conn.channel)
             return
         out: _Output = conn  # type: ignore[assignment]
-        if out.state in ("nonce", "ack"):
+        if out.state in ("nonce", "proof", "ack"):
             out.state = "refused"
             return
         out.state = "closed"
@@ -780,12 +820,14 @@ class DataPlane:
             return
         hello = {"channel": out.channel, "attempt": self.attempt}
         try:
-            client_handshake(out.sock, self._secret, hello)  # type: ignore[arg-type]
-        except OSError as e:  # wire.FrameError too
+            nonce = out.sock.recv(NONCE_BYTES)  # type: ignore[union-attr]
+            answer, out.proof = client_answer(self._secret, nonce, hello)
+            out.sock.sendall(answer)  # type: ignore[union-attr]
+        except OSError as e:
             self._lost(out, e)
             return
         out.sock.setblocking(False)  # type: ignore[union-attr]
-        out.state = "ack"
+        out.state = "proof"  # the receiver's proof comes next, read by _read_output
 
     def _accept_all(self) -> None:
         while True:

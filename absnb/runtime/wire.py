@@ -1,10 +1,19 @@
 """The wire format shared by the data and control planes: frames, and the job secret.
 
 A frame is a 4-byte big-endian length, a 1-byte kind, then the payload (a pickle,
-protocol 5). Every connection starts with a challenge-response on the per-job secret
-before anything else is read from it: the server sends a random nonce, the client answers
-HMAC-SHA256(secret, nonce || hello) followed by its hello (who it is), and the server
-checks the MAC in constant time. A connection that fails is closed without a word.
+protocol 5). Every connection starts with a mutual challenge-response on the per-job
+secret, before either side unpickles anything from the other:
+
+1. server -> client: a random nonce ``ns``;
+2. client -> server: its proof ``HMAC(secret, "absnb-client" || ns || nc || hello)``, the length
+   of ``nc || hello``, then a random nonce ``nc`` and its hello (who it is, pickled);
+3. the server checks the client's MAC in constant time (closing the connection without a
+   word if it is wrong), and only then unpickles the hello and answers
+   ``HMAC(secret, "absnb-server" || ns || nc || hello)``;
+4. the client checks the server's MAC before it reads anything else from the connection.
+
+The two labels keep one side's proof from being reflected as the other's; the fresh
+nonces of both sides keep an old proof from being replayed.
 """
 
 from __future__ import annotations
@@ -73,8 +82,18 @@ def recv_frame(sock: socket.socket) -> tuple[int, bytes]:
     return kind, recv_exact(sock, length)
 
 
+CLIENT_LABEL = b"absnb-client"
+SERVER_LABEL = b"absnb-server"
+MAX_HELLO = 64 * 1024
+
+
+def _mac(secret: bytes, label: bytes, server_nonce: bytes, body: bytes) -> bytes:
+    return hmac.new(secret, label + server_nonce + body, "sha256").digest()
+
+
 def server_handshake(sock: socket.socket, secret: bytes, timeout: float = 10.0) -> Any:
-    """Challenge the client; returns its hello, or raises :class:`AuthenticationError`."""
+    """Challenge the client, check its proof, prove we know the secret too; returns the
+    client's hello, or raises :class:`AuthenticationError` (nothing was unpickled then)."""
     previous = sock.gettimeout()
     sock.settimeout(timeout)
     try:
@@ -82,22 +101,44 @@ def server_handshake(sock: socket.socket, secret: bytes, timeout: float = 10.0) 
         sock.sendall(nonce)
         mac = recv_exact(sock, MAC_BYTES)
         (length,) = struct.unpack(">I", recv_exact(sock, 4))
-        if length > 64 * 1024:
-            raise AuthenticationError("hello too long")
-        hello = recv_exact(sock, length)
-        expected = hmac.new(secret, nonce + hello, "sha256").digest()
-        if not hmac.compare_digest(mac, expected):
+        if not NONCE_BYTES <= length <= NONCE_BYTES + MAX_HELLO:
+            raise AuthenticationError(f"a hello of {length} bytes is malformed")
+        body = recv_exact(sock, length)
+        if not hmac.compare_digest(mac, _mac(secret, CLIENT_LABEL, nonce, body)):
             raise AuthenticationError("the peer does not know the job secret")
-        return loads(hello)
+        sock.sendall(_mac(secret, SERVER_LABEL, nonce, body))
+        return loads(body[NONCE_BYTES:])
     except (OSError, FrameError, struct.error) as e:
         raise AuthenticationError(f"handshake failed: {e}") from e
     finally:
         sock.settimeout(previous)
 
 
+def client_answer(secret: bytes, server_nonce: bytes, hello: Any) -> tuple[bytes, bytes]:
+    """The client's side of the handshake without I/O: ``(answer to send, server proof
+    expected back)``, for clients that drive their sockets themselves."""
+    body = os.urandom(NONCE_BYTES) + dumps(hello)
+    answer = _mac(secret, CLIENT_LABEL, server_nonce, body) + struct.pack(">I", len(body)) + body
+    return answer, _mac(secret, SERVER_LABEL, server_nonce, body)
+
+
+def check_server_proof(expected: bytes, proof: bytes) -> None:
+    """Raise :class:`AuthenticationError` unless the server's ``proof`` is the one expected."""
+    if not hmac.compare_digest(expected, proof):
+        raise AuthenticationError(
+            "the server does not know the job secret: it is not this job's coordinator or "
+            "host (check the address), or it was started with another secret"
+        )
+
+
 def client_handshake(sock: socket.socket, secret: bytes, hello: Any) -> None:
-    """Answer the server's challenge and introduce ourselves with ``hello``."""
+    """Answer the server's challenge with ``hello``, then check the server's proof.
+
+    Raises:
+        AuthenticationError: the server's proof is wrong (it does not know the secret).
+        FrameError: the server closed the connection (it refused our proof).
+    """
     nonce = recv_exact(sock, NONCE_BYTES)
-    body = dumps(hello)
-    mac = hmac.new(secret, nonce + body, "sha256").digest()
-    sock.sendall(mac + struct.pack(">I", len(body)) + body)
+    answer, expected = client_answer(secret, nonce, hello)
+    sock.sendall(answer)
+    check_server_proof(expected, recv_exact(sock, MAC_BYTES))

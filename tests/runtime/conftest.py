@@ -1,19 +1,30 @@
-"""One SparkSession for the whole test run (starting one takes seconds)."""
+"""One SparkSession for the whole test run (starting one takes seconds), a guard that turns
+a hung Spark test into a failure with every thread's stack, and impostor peers for the
+authentication tests."""
 
 from __future__ import annotations
 
+import contextlib
+import faulthandler
+import hmac
 import os
 import shutil
+import socket
+import struct
+import sys
+import threading
+from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
+SPARK_TEST_LIMIT = 240.0
+"""Seconds one end-to-end Spark test may take before the guard dumps every thread's stack
+and ends the test process (a few seconds is usual: a hang must not stall CI for an hour)."""
+
 
 @pytest.fixture(scope="session")
-def spark():
-    # The end-to-end Spark tests pass, but a run of them hangs now and then (under
-    # investigation), so they run only on request until that is fixed.
-    if os.environ.get("ABSNB_SPARK_TESTS") != "1":
-        pytest.skip("end-to-end Spark tests run with ABSNB_SPARK_TESTS=1")
+def spark() -> Iterator[Any]:
     if shutil.which("java") is None:
         pytest.skip("Java is not installed (PySpark needs it)")
     from absnb.runtime.spark import default_session
@@ -21,3 +32,99 @@ def spark():
     session = default_session("local[2]")
     yield session
     session.stop()
+
+
+@pytest.fixture(autouse=True)
+def _spark_test_guard(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Like pytest-timeout's thread method, for the tests that use Spark: past
+    :data:`SPARK_TEST_LIMIT`, print every thread's stack and end the test process."""
+    if "spark" not in request.fixturenames:
+        yield
+        return
+    config, name = request.config, request.node.nodeid
+
+    def expire() -> None:
+        capture = config.pluginmanager.getplugin("capturemanager")
+        if capture is not None:
+            capture.suspend_global_capture(in_=True)
+        sys.stderr.write(f"\n+++ {name} ran for more than {SPARK_TEST_LIMIT:g} s: hung +++\n")
+        faulthandler.dump_traceback(file=sys.stderr, all_threads=True)
+        sys.stderr.flush()
+        os._exit(1)
+
+    timer = threading.Timer(SPARK_TEST_LIMIT, expire)
+    timer.daemon = True
+    timer.start()
+    try:
+        yield
+    finally:
+        timer.cancel()
+
+
+UNPICKLED: list[str] = []
+"""Filled when a :class:`Tripwire` is unpickled: nothing an unproven peer sends may be."""
+
+
+def _tripped(name: str) -> None:
+    UNPICKLED.append(name)
+
+
+class Tripwire:
+    """Unpickling this records it in :data:`UNPICKLED`."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __reduce__(self) -> tuple[Any, tuple[str]]:
+        return (_tripped, (self.name,))
+
+
+def impostor_server(kind: int) -> tuple[tuple[str, int], threading.Thread]:
+    """A server that does not know the job secret but plays along: it challenges the
+    client, ignores the answer, sends the best proof it can (made with another secret),
+    then a frame of ``kind`` holding a :class:`Tripwire`. Returns its address and thread."""
+    from absnb.runtime.wire import (
+        MAC_BYTES,
+        NONCE_BYTES,
+        SERVER_LABEL,
+        dumps,
+        encode,
+        new_secret,
+        recv_exact,
+    )
+
+    listener = socket.create_server(("127.0.0.1", 0))
+    listener.settimeout(10)
+
+    def serve() -> None:
+        with listener:
+            sock, _ = listener.accept()
+        with sock:
+            sock.settimeout(10)
+            nonce = os.urandom(NONCE_BYTES)
+            sock.sendall(nonce)
+            recv_exact(sock, MAC_BYTES)
+            (length,) = struct.unpack(">I", recv_exact(sock, 4))
+            body = recv_exact(sock, length)
+            proof = hmac.new(new_secret(), SERVER_LABEL + nonce + body, "sha256").digest()
+            with contextlib.suppress(OSError):
+                sock.sendall(proof + encode(kind, dumps(Tripwire("impostor"))))
+                while sock.recv(4096):  # until the client hangs up
+                    pass
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    return listener.getsockname()[:2], thread
+
+
+@pytest.fixture
+def impostor() -> Any:
+    """:func:`impostor_server`, with :data:`UNPICKLED` cleared first."""
+    UNPICKLED.clear()
+    return impostor_server
+
+
+@pytest.fixture
+def unpickled() -> list[str]:
+    """What was unpickled of the :class:`Tripwire` objects peers sent."""
+    return UNPICKLED

@@ -376,13 +376,18 @@ def test_wait_finished_returns_every_hosts_metrics(job: Job) -> None:
     assert quiet(clients[0]) == []
 
 
-def test_a_host_lost_before_it_finished_fails_wait_finished(job: Job) -> None:
+def test_a_host_lost_before_it_finished_stops_its_peers_and_fails_wait_finished(
+    job: Job,
+) -> None:
     clients, _ = job.register_all()
     clients[1].close()
     with pytest.raises(ControlError, match=r"hosts \[1\] of attempt 0 disconnected"):
         job.server.wait_finished(3)
     job.clock.now = 10.0  # a broken attempt is not triggered
-    assert quiet(clients[0]) == []
+    for peer in (clients[0], clients[2]):
+        (stop,) = quiet(peer)  # told to stop at once, rather than wait for the lost host
+        assert isinstance(stop, Stop)
+        assert stop.reason == "host 1 of attempt 0 was lost"
 
 
 def test_stop_sends_stop_and_ends_the_thread() -> None:
@@ -408,3 +413,46 @@ def test_a_server_that_never_started_stops_cleanly() -> None:
     server.stop()
     with pytest.raises(ValueError, match="not tasks of job"):
         CoordinatorServer(coordinator, SECRET, hosts=1, initiators=[TaskId("x")])
+
+
+def test_a_coordinator_without_the_secret_is_refused_before_anything_is_unpickled(
+    impostor: Any, unpickled: list[str]
+) -> None:
+    from absnb.runtime.control import FRAME_KIND
+
+    address, server = impostor(FRAME_KIND)
+    client = ControlClient(
+        address, SECRET, host_id=0, attempt=0, tasks=(SRC,), data_address=("127.0.0.1", 1)
+    )
+    with pytest.raises(ControlError, match="does not know the job secret"):
+        client.register()
+    client.close()
+    server.join(5)
+    assert unpickled == []
+
+
+def test_quiescence_needs_two_equal_rounds_of_idle_hosts_and_balanced_channels() -> None:
+    from absnb.core.ids import ChannelId
+    from absnb.runtime.control import Probe, Report, Terminate
+
+    c = ChannelId(SRC, OP0)
+    quiet = {0: (True, {c: 5}, {}), 1: (True, {}, {c: 5}), 2: (True, {}, {})}
+    in_transit = {**quiet, 1: (True, {}, {c: 3})}
+    busy = {**quiet, 0: (False, {c: 5}, {})}
+    moved = {0: (True, {c: 6}, {}), 1: (True, {}, {c: 6}), 2: (True, {}, {})}
+    job = Job(quiescence=True, probe_interval=0.0)
+    try:
+        clients, _ = job.register_all()
+        # quiet rounds reset by: records in transit, a busy host, counts that moved
+        for reports in (in_transit, quiet, busy, quiet, moved, moved):
+            for client in clients:
+                (probe,) = collect(client, bool)  # never Terminate before the last round
+                assert isinstance(probe, Probe)
+                idle, sent, received = reports[client.host_id]
+                client.report(Report(client.host_id, 0, probe.round, idle, sent, received))
+        for client in clients:
+            assert collect(client, bool) == [Terminate()]
+        assert [d["round"] for d in job.events("terminated")] == [6]
+        assert job.server.terminated
+    finally:
+        job.close()

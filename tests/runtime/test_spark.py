@@ -3,19 +3,23 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 import absnb
 from absnb import datasets
+from absnb.jobs.base import Job
 from absnb.runtime.host import Failure
 from absnb.runtime.spark import (
     ClusterTooSmallError,
     SparkRuntime,
     final_counts,
+    host_of,
     word_count_answer,
 )
-from absnb.runtime.storage import encode_name
+from absnb.runtime.storage import CheckpointStorage, encode_name
+from absnb.sim.checks import reference_output, snapshot_problems
 
 
 def text(repeat: int = 1) -> list[list[str]]:
@@ -115,3 +119,95 @@ def test_a_corrupt_latest_checkpoint_is_skipped_for_the_one_before(
     assert corrupted == [1]
     assert run.restored == [0, 0]  # checkpoint 1 is corrupt, nothing older: from the start
     assert final_counts(run.output) == long_answer
+
+
+@pytest.mark.parametrize("protocol", ["abs", "chandy-lamport", "synchronous"])
+def test_a_source_that_ends_first_takes_part_in_later_checkpoints(
+    spark, tmp_path, protocol
+) -> None:
+    # source[0] ends at once; checkpoints triggered after that must still align at the
+    # counters (a barrier never comes on an ended channel) and complete (source[0] still
+    # acknowledges its final snapshot), or the job would wait forever.
+    parts = [text()[0][:1], text(4)[1]]  # source[1] runs for several checkpoint intervals
+    job = absnb.word_count(parts)
+    storage = AuditingStorage(str(tmp_path), job)
+    run = SparkRuntime(spark, storage=storage).run(job, protocol, checkpoint_interval=0.05)
+    assert final_counts(run.output) == word_count_answer(spark, parts)
+    assert {n: p for n, p in storage.audited.items() if p} == {}
+    source0 = job.graph.task("source[0]")
+    ended = [n for n, offsets in storage.offsets.items() if offsets[source0] == 1]
+    assert ended, f"no checkpoint completed after source[0] had ended: {storage.offsets}"
+
+
+class AuditingStorage(CheckpointStorage):
+    """Reads every checkpoint back from storage as it completes, and checks it."""
+
+    def __init__(self, url: str, job: Job) -> None:
+        super().__init__(url)
+        self.job = job
+        self.audited: dict[int, list[str]] = {}
+        self.offsets: dict[int, dict[Any, int]] = {}
+
+    def complete(self, job_id, checkpoint_id, *args, **kwargs):  # type: ignore[no-untyped-def]
+        done = super().complete(job_id, checkpoint_id, *args, **kwargs)
+        snapshot = self.latest(job_id, self.job.graph.fingerprint)
+        assert snapshot is not None
+        self.audited[checkpoint_id] = (
+            snapshot_problems(self.job, snapshot)
+            if snapshot.checkpoint_id == checkpoint_id
+            else [f"read back checkpoint {snapshot.checkpoint_id}, not {checkpoint_id}"]
+        )
+        self.offsets[checkpoint_id] = {t: s.offset for t, s in snapshot.tasks.items()}
+        return done
+
+
+def bank() -> Job:
+    # A and B share a host, D has the other: transfers cross hosts in both directions.
+    job = absnb.bank_transfer({"A": 10_000, "B": 5_000, "D": 7_000}, transfers=1_500, seed=4)
+    assert {str(t): host_of(t, 2) for t in job.graph.tasks} == {"A": 1, "B": 1, "D": 0}
+    return job
+
+
+@pytest.mark.parametrize(
+    ("protocol", "failures"),
+    [
+        ("chandy-lamport", ()),
+        ("abs-cyclic", ()),
+        ("abs-cyclic", (Failure("D", after_records=300, kind="raise"),)),
+    ],
+    ids=["chandy-lamport", "abs-cyclic", "abs-cyclic-raise"],
+)
+def test_the_bank_terminates_and_every_checkpoint_conserves_money(
+    spark, tmp_path, protocol, failures
+) -> None:
+    job = bank()
+    storage = AuditingStorage(str(tmp_path), job)
+    run = SparkRuntime(spark, storage=storage, hosts=2).run(
+        job, protocol, checkpoint_interval=0.01, failures=failures
+    )
+    assert run.restarts == len(failures)
+    assert [e[1] for e in run.events].count("terminated") == 1
+    assert sorted(storage.audited) == run.checkpoints != []
+    assert {n: p for n, p in storage.audited.items() if p} == {}
+    assert sum(run.output.values()) == job.total
+    assert run.output == reference_output(job)
+
+
+@pytest.mark.parametrize(
+    "failure",
+    [
+        None,
+        Failure("head[1]", during_checkpoint=2, kind="raise"),
+        Failure("step[0]", after_records=1_000, kind="kill"),
+    ],
+    ids=["no-failure", "raise", "kill"],
+)
+def test_the_cyclic_job_terminates_with_the_failure_free_output(spark, tmp_path, failure) -> None:
+    job = absnb.cyclic(list(range(1, 300)), parallelism=2)
+    runtime = SparkRuntime(spark, checkpoint_dir=str(tmp_path))
+    failures = [failure] if failure else []
+    run = runtime.run(job, "abs-cyclic", checkpoint_interval=0.01, failures=failures)
+    assert run.restarts == len(failures)
+    if failure is not None and failure.during_checkpoint:
+        assert run.restored == [0, 1]  # the backup log of checkpoint 1 is replayed
+    assert run.output == reference_output(job)

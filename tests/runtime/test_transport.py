@@ -381,3 +381,19 @@ def test_send_on_an_unknown_channel_is_a_clear_error() -> None:
             p.send(chan(), Record(1))
         with pytest.raises(ValueError, match="not an input channel"):
             p.block(chan())
+
+
+def test_a_receiver_without_the_secret_is_refused_before_anything_is_unpickled(
+    impostor: Any, unpickled: list[str]
+) -> None:
+    from absnb.runtime.transport import CREDIT
+
+    address, server = impostor(CREDIT)
+    c = chan()
+    with DataPlane(SECRET) as tx:
+        with pytest.raises(ConnectionError, match="does not know the job secret"):
+            tx.connect_outputs({c: address}, 5)
+        with pytest.raises(ConnectionError, match="refused"):
+            tx.send(c, Record("secret data", 1))
+    server.join(5)
+    assert unpickled == []

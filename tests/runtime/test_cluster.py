@@ -1,0 +1,129 @@
+"""Beyond one machine: word count with executors in separate JVMs (``local-cluster``).
+
+The cluster needs its own SparkSession, and a JVM holds one SparkContext, which the
+shared test session already is; so the job runs in a child process (this file run as a
+script), in a process group of its own that is killed at the end, JVMs included. The
+oracle is computed by the shared session on the same text file.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+MASTER = "local-cluster[2,1,1024]"
+"""Two workers of one core and 1 GB each: two executor JVMs, two task slots."""
+
+
+def test_exactly_once_with_executors_in_separate_jvms(spark, tmp_path) -> None:
+    from absnb import datasets
+    from absnb.runtime.spark import word_count_answer_from
+
+    lines = [line for part in datasets.text_partitions("large") for line in part]
+    text = tmp_path / "lines.txt"
+    text.write_text("\n".join(lines * 5) + "\n", encoding="utf-8")
+    answer = word_count_answer_from(spark, text)
+
+    result = run_script(MASTER, text, tmp_path / "checkpoints", tmp_path / "result.json")
+
+    assert result["executors"] == 2
+    # the hosts ran in two Python workers of two JVMs, neither of them the driver's
+    assert len(set(result["worker_jvms"])) == 2
+    assert result["driver_jvm"] not in result["worker_jvms"]
+    assert result["restarts"] == 2, result["errors"]
+    assert result["restored"][:2] == [0, 1]
+    output = sorted((w, n) for w, n in result["output"])
+    assert output == sorted((w, i) for w, n in answer.items() for i in range(1, n + 1))
+
+
+def run_script(master: str, text: Path, checkpoints: Path, result: Path) -> dict[str, Any]:
+    """Run this file as a script in a new process group; kill the group afterwards, so
+    that no driver or executor JVM outlives the test, even on a timeout."""
+    env = dict(os.environ, PYSPARK_PYTHON=sys.executable, PYSPARK_DRIVER_PYTHON=sys.executable)
+    # Every JVM of the child (driver, executors) starts twice as fast with the C1 compiler
+    # only and the serial collector; the job is far too small to miss C2.
+    env["JAVA_TOOL_OPTIONS"] = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
+    args = [sys.executable, __file__, master, str(text), str(checkpoints), str(result)]
+    log = result.with_suffix(".log")
+    with open(log, "wb") as out:
+        proc = subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT, env=env,
+                                start_new_session=True)
+        try:
+            # below the conftest's hung-test guard, so that the group is killed first
+            code = proc.wait(timeout=170)
+        except subprocess.TimeoutExpired:
+            code = None
+        finally:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    tail = log.read_text(errors="replace")[-3000:]
+    assert code == 0, f"the cluster run {'timed out' if code is None else 'failed'}:\n{tail}"
+    return json.loads(result.read_text())
+
+
+def main(master: str, text: str, checkpoints: str, result: str) -> None:
+    """The child process: a session on ``master``, then word count on ``text`` with a
+    raise during checkpoint 2 and then a SIGKILL, written to ``result`` as JSON."""
+    import absnb
+    from absnb.runtime.host import Failure
+    from absnb.runtime.spark import SparkRuntime, default_session
+
+    started = time.monotonic()
+    phases: dict[str, float] = {}
+    spark = default_session(master)
+    sc = spark.sparkContext
+    phases["session"] = time.monotonic() - started
+    try:
+        deadline = time.monotonic() + 120
+        while sc._jsc.sc().getExecutorIds().size() < 2 and time.monotonic() < deadline:
+            time.sleep(0.5)
+        phases["executors"] = time.monotonic() - started
+
+        def jvm_of_worker(_rows: Any) -> Any:
+            with open(f"/proc/{os.getppid()}/stat") as f:  # the worker's daemon
+                yield int(f.read().rsplit(")", 1)[1].split()[1])  # the daemon's parent
+
+        jvms = sc.parallelize(range(2), 2).barrier().mapPartitions(jvm_of_worker).collect()
+        phases["probe"] = time.monotonic() - started
+        failures = [
+            Failure("count[0]", during_checkpoint=2, kind="raise"),
+            Failure("source[1]", after_records=1_500, kind="kill", attempt=1),
+        ]
+        run = SparkRuntime(spark, checkpoint_dir=checkpoints).run(
+            absnb.word_count(sources=2),
+            "abs",
+            checkpoint_interval=0.05,
+            failures=failures,
+            inputs=text,
+        )
+        phases["run"] = time.monotonic() - started
+        Path(result).write_text(
+            json.dumps(
+                {
+                    "executors": sc._jsc.sc().getExecutorIds().size(),
+                    "worker_jvms": jvms,
+                    "driver_jvm": sc._gateway.proc.pid,
+                    "restarts": run.restarts,
+                    "restored": run.restored,
+                    "errors": run.errors,
+                    "output": run.output,
+                    "seconds": run.seconds,
+                    "phases": phases,
+                }
+            )
+        )
+    finally:
+        spark.stop()
+        print(f"phases (s since start): {phases}, stopped at {time.monotonic() - started:.1f}")
+
+
+if __name__ == "__main__":
+    main(*sys.argv[1:5])
