@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from absnb.core.errors import AbsnbError
 from absnb.core.ids import ChannelId, TaskId
 from absnb.core.messages import CheckpointBarrier, Marker
+from absnb.protocols.two_phase_commit import TwoPhaseCommitState
 from absnb.sim.format import show_message, show_value
 
 if TYPE_CHECKING:
@@ -193,12 +194,37 @@ def _recording(world: World) -> dict[ChannelId, str]:
 
 
 # -- DOT ---------------------------------------------------------------------------------------
+def short_txn(txn: Any, task: str = "") -> str:
+    """A transaction handle in a few characters: ``sink[0]/t3`` in task ``sink[0]`` is
+    ``t3``; a path shows its last part."""
+    text = str(txn)
+    if task and text.startswith(task + "/"):
+        text = text[len(task) + 1 :]
+    return _cut(text.rstrip("/").rsplit("/", 1)[-1], 24)
+
+
+def transaction_lines(state: TwoPhaseCommitState[Any], max_pending: int = 3) -> list[str]:
+    """A two-phase-commit sink's state, one line each: ``open t3: 2 records``, ``t1
+    pre-committed for 1`` (oldest first; beyond ``max_pending`` counted), or ``no open
+    transaction``."""
+    lines: list[str] = []
+    if state.current is not None:
+        k, name = state.written, short_txn(state.current, state.task)
+        lines.append(f"open {name}: {k} record{'' if k == 1 else 's'}")
+    for n, txn in state.pending[:max_pending]:
+        lines.append(f"{short_txn(txn, state.task)} pre-committed for {n}")
+    if len(state.pending) > max_pending:
+        lines.append(f"+{len(state.pending) - max_pending} more pre-committed")
+    return lines or ["no open transaction"]
+
+
 def _task_node(world: World, t: TaskId, max_state_items: int | None) -> str:
     st = world.tasks[t]
     kind, status = task_status(world, t)
     lines = [f"<B>{escape(str(t))}</B>"]
-    state = short_state(st.state, max_state_items)
-    if state:
+    if isinstance(st.state, TwoPhaseCommitState):
+        lines.extend(escape(line) for line in transaction_lines(st.state))
+    elif state := short_state(st.state, max_state_items):
         lines.append(escape(state))
     if world.graph.kind(t) in ("source", "process"):
         lines.append(f"offset {st.offset:,}/{len(world.inputs[t]):,}")

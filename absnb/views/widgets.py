@@ -23,6 +23,7 @@ from absnb.sim.world import World
 from absnb.views.graph import graph_svg
 from absnb.views.tables import snapshot_tables
 from absnb.views.timeline import space_time
+from absnb.views.transactions import stores_of, transactions_html
 
 
 def _button(description: str, tooltip: str, style: str = "") -> w.Button:
@@ -91,6 +92,8 @@ class StepperWidget:
         self.graph = w.HTML()
         self.snapshot = w.HTML()
         self.log = w.HTML()
+        # the external systems' transactions (two-phase-commit sinks), when there are any
+        self.transactions = w.HTML() if stores_of(stepper.world) else None
         self.timeline = w.Output() if timeline else None
         c = self.controls
         c.step.on_click(lambda _: self.step())
@@ -107,6 +110,11 @@ class StepperWidget:
             [
                 w.HTML("<b>Latest completed snapshot</b>"),
                 self.snapshot,
+                *(
+                    [w.HTML("<b>Transactions</b>"), self.transactions]
+                    if self.transactions is not None
+                    else []
+                ),
                 w.HTML("<b>Trace</b>"),
                 self.log,
             ]
@@ -186,6 +194,8 @@ class StepperWidget:
         self.snapshot.value = (
             snapshot_tables(latest, world.graph)._repr_html_() if latest else "<i>none yet</i>"
         )
+        if self.transactions is not None:
+            self.transactions.value = transactions_html(world)
         lines = [html.escape(e.describe()) for e in trace[-self.log_lines :]]
         self.log.value = (
             "<pre style='font-size:11px;line-height:1.3'>" + "\n".join(lines) + "</pre>"

@@ -1,0 +1,321 @@
+"""Two-phase commit seen from outside the job: the external system's transactions.
+
+- :func:`transaction_table`: every transaction in the external system (pandas), with its
+  status: ``open``, ``pre-committed``, ``committed`` or ``aborted``.
+- :func:`committed_table`: the committed (visible) output, each record with its copies.
+- :func:`output_copies`: how often each record appears in several outputs, side by side
+  (exactly-once beside at-least-once).
+- :func:`transactions_dot` / :func:`show_transactions`: the execution graph with the
+  external system drawn beside it, one coloured row per transaction.
+- :func:`transactions_html`: the transactions as a small HTML table (the stepper widget).
+
+A *store* is anything with ``name``, ``rows`` (the committed records) and ``table()`` (the
+transactions, each with ``name``, ``task``, ``status``, ``rows`` and ``checkpoint_id``), as
+:class:`~absnb.sinks.memory.TransactionStore`; a sink's store is its ``store`` attribute. A
+sink that lists its own transactions (``transactions()`` and ``committed()``, as
+:class:`~absnb.sinks.files.FileSink` and :class:`~absnb.sinks.postgres.PostgresSink`) is
+seen as a store too; their transactions do not say their records (``rows`` is <NA>).
+Everything here only reads; the output depends only on the stores and the world, so
+notebooks can compare it exactly. pandas is imported when a table is made.
+"""
+
+from __future__ import annotations
+
+import html
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from absnb.sim.format import show_value
+from absnb.views.graph import GraphView, _quote, escape, short_state, to_dot
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from absnb.sim.world import World
+
+TXN_COLOURS: dict[str, str] = {
+    "open": "#fff2cc",
+    "pre-committed": "#dae8fc",
+    "committed": "#d5e8d4",
+    "aborted": "#f8cecc",
+}
+"""Fill colour of a transaction per status (the graph view's palette)."""
+
+TRANSACTION_COLUMNS = ["transaction", "task", "status", "checkpoint", "rows", "records"]
+LINK_COLOUR = "#999999"
+
+
+# -- finding the stores --------------------------------------------------------------------
+def _is_store(obj: Any) -> bool:
+    return callable(getattr(obj, "table", None)) and hasattr(obj, "rows")
+
+
+def _lists_transactions(obj: Any) -> bool:
+    return callable(getattr(obj, "transactions", None)) and callable(
+        getattr(obj, "committed", None)
+    )
+
+
+class SinkStore:
+    """A sink that lists its own transactions (files, PostgreSQL), seen as a store."""
+
+    def __init__(self, sink: Any) -> None:
+        self.sink = sink
+        self.name = type(sink).__name__
+
+    @property
+    def rows(self) -> tuple[Any, ...]:
+        return tuple(self.sink.committed())
+
+    def table(self) -> list[Any]:
+        return list(self.sink.transactions())
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, SinkStore) and other.sink is self.sink
+
+    def __hash__(self) -> int:
+        return id(self.sink)
+
+
+def _store(obj: Any) -> Any:
+    """``obj`` as a store, or its ``store``, or None."""
+    if _is_store(obj):
+        return obj
+    if _is_store(getattr(obj, "store", None)):
+        return obj.store
+    if _lists_transactions(obj):
+        return SinkStore(obj)
+    return None
+
+
+def _records(txn: Any) -> list[Any] | None:
+    """A transaction's records, None when it does not say."""
+    rows = getattr(txn, "rows", None)
+    return None if rows is None else list(rows)
+
+
+def _graph(source: Any) -> Any:
+    """The execution graph of a Stepper, World or Job (None for anything else)."""
+    source = getattr(source, "world", source)  # a Stepper
+    graph = getattr(source, "graph", None)  # a World or a Job
+    return graph if graph is not None and hasattr(graph, "operators") else None
+
+
+def stores_of(source: Any) -> list[Any]:
+    """The external systems behind ``source``: a store itself, a sink (its ``store``), or
+    every sink's store of a Stepper, World or Job, in graph order, each once."""
+    store = _store(source)
+    if store is not None:
+        return [store]
+    graph = _graph(source)
+    if graph is None:
+        raise TypeError(
+            f"cannot find an external system in {source!r}: pass a Stepper, World, Job, "
+            "sink or store"
+        )
+    stores = (_store(op.function) for op in graph.operators.values())
+    return list(dict.fromkeys(s for s in stores if s is not None))
+
+
+def _writers(world: World, store: Any) -> list[Any]:
+    """The tasks of ``world`` whose sink writes to ``store``, in graph order."""
+    graph = world.graph
+    return [
+        t
+        for name, op in graph.operators.items()
+        if _store(op.function) == store
+        for t in graph.tasks_of(name)
+    ]
+
+
+# -- tables --------------------------------------------------------------------------------
+def transaction_table(source: Any, *, max_records: int | None = 4) -> pd.DataFrame:
+    """One row per transaction in the external system, oldest first.
+
+    Columns: ``transaction``, ``task``, ``status`` (open, pre-committed, committed,
+    aborted), ``checkpoint`` (the one it was pre-committed for; <NA> while open), ``rows``
+    (records written) and ``records`` (shown, ``max_records`` of them; None: all). With
+    several stores behind ``source`` a first column ``store`` names each one's.
+    """
+    import pandas as pd
+
+    stores = stores_of(source)
+    rows: list[list[Any]] = []
+    for store in stores:
+        for txn in store.table():
+            records = _records(txn)
+            rows.append(
+                [
+                    store.name,
+                    str(txn.name),
+                    str(txn.task),
+                    txn.status,
+                    txn.checkpoint_id,
+                    None if records is None else len(records),
+                    short_state(records, max_records) if records else "",
+                ]
+            )
+    frame = pd.DataFrame(rows, columns=["store", *TRANSACTION_COLUMNS])
+    frame["checkpoint"] = pd.Series([r[4] for r in rows], dtype="Int64")
+    frame["rows"] = pd.Series([r[5] for r in rows], dtype="Int64")
+    return frame if len(stores) > 1 else frame.drop(columns="store")
+
+
+def committed_table(source: Any) -> pd.DataFrame:
+    """The committed output: one row per distinct visible record, in the order it first
+    became visible, with ``copies`` (more than 1: a duplicate)."""
+    import pandas as pd
+
+    counts: Counter[Any] = Counter()
+    for store in stores_of(source):
+        counts.update(store.rows)
+    return pd.DataFrame(
+        {
+            "record": [show_value(r) for r in counts],
+            "copies": pd.Series(list(counts.values()), dtype="int64"),
+        },
+        columns=["record", "copies"],
+    )
+
+
+def _order(records: Iterable[Any]) -> list[Any]:
+    unique = list(dict.fromkeys(records))
+    try:
+        return sorted(unique)
+    except TypeError:  # values of mixed types: order them by how they are shown
+        return sorted(unique, key=show_value)
+
+
+def output_copies(outputs: Mapping[str, Iterable[Any]]) -> pd.DataFrame:
+    """How many times each record appears in each of ``outputs`` (name -> records).
+
+    One row per record of any output, sorted; column ``record`` (the value itself),
+    then one count column per output, in the mapping's order.
+    """
+    import pandas as pd
+
+    counts = {name: Counter(records) for name, records in outputs.items()}
+    order = _order(r for c in counts.values() for r in c)
+    frame = pd.DataFrame({"record": pd.Series(order, dtype="object")})
+    for name, c in counts.items():
+        frame[name] = pd.Series([c[r] for r in order], dtype="int64")
+    return frame
+
+
+def transactions_html(source: Any, *, max_records: int | None = 4) -> str:
+    """The transactions as an HTML table with coloured statuses, then the committed
+    record count, per store (for the stepper widget)."""
+    parts: list[str] = []
+    for store in stores_of(source):
+        table = store.table()
+        parts.append(f"<div><b>{html.escape(str(store.name))}</b></div>")
+        if table:
+            head = "".join(
+                f"<th>{c}</th>" for c in ("transaction", "status", "checkpoint", "records")
+            )
+            body = []
+            for txn in table:
+                colour = TXN_COLOURS.get(txn.status, "#ffffff")
+                ckpt = "" if txn.checkpoint_id is None else str(txn.checkpoint_id)
+                records = _records(txn)
+                shown = (
+                    "?"
+                    if records is None
+                    else f"{len(records)}: {html.escape(short_state(records, max_records))}"
+                )
+                body.append(
+                    f"<tr><td>{html.escape(str(txn.name))}</td>"
+                    f"<td style='background:{colour}'>{html.escape(txn.status)}</td>"
+                    f"<td>{ckpt}</td><td>{shown}</td></tr>"
+                )
+            parts.append(
+                "<table style='font-size:11px'><tr>" + head + "</tr>" + "".join(body) + "</table>"
+            )
+        else:
+            parts.append("<i>no transactions</i>")
+        n = len(store.rows)
+        parts.append(f"<div>committed: {n} record{'' if n == 1 else 's'}</div>")
+    return "\n".join(parts) if parts else "<i>no external system</i>"
+
+
+# -- drawing -------------------------------------------------------------------------------
+def _store_label(store: Any, max_transactions: int, max_records: int) -> str:
+    table = store.table()
+    cells = 'BORDER="0" CELLBORDER="1" CELLSPACING="0" CELLPADDING="3"'
+    rows = [
+        f'<TR><TD COLSPAN="4"><B>{escape(str(store.name))}</B></TD></TR>',
+        "<TR><TD><I>transaction</I></TD><TD><I>status</I></TD><TD><I>for</I></TD>"
+        "<TD><I>records</I></TD></TR>",
+    ]
+    if len(table) > max_transactions:
+        earlier = len(table) - max_transactions
+        rows.append(f'<TR><TD COLSPAN="4">… {earlier} earlier</TD></TR>')
+        table = table[-max_transactions:]
+    if not table:
+        rows.append('<TR><TD COLSPAN="4"><I>no transactions</I></TD></TR>')
+    for txn in table:
+        colour = TXN_COLOURS.get(txn.status, "#ffffff")
+        ckpt = "" if txn.checkpoint_id is None else f"ckpt {txn.checkpoint_id}"
+        records = _records(txn)
+        rows.append(
+            f"<TR><TD>{escape(str(txn.name))}</TD>"
+            f'<TD BGCOLOR="{colour}">{escape(txn.status)}</TD>'
+            f"<TD>{ckpt}</TD><TD>{'?' if records is None else len(records)}</TD></TR>"
+        )
+    visible = list(store.rows)
+    n = len(visible)
+    text = f"committed output: {n} record{'' if n == 1 else 's'}"
+    if visible:
+        text += "<BR/>" + escape(short_state(visible, max_records))
+    rows.append(f'<TR><TD COLSPAN="4" BGCOLOR="#f5f5f5">{text}</TD></TR>')
+    return f"<TABLE {cells}>" + "".join(rows) + "</TABLE>"
+
+
+def transactions_dot(
+    world: World, *, max_transactions: int = 12, max_records: int = 4, **kw: Any
+) -> str:
+    """DOT source of ``world``'s graph (:func:`~absnb.views.graph.to_dot`, keywords as
+    there) with each external system its sinks write to drawn beside it: a table of its
+    transactions, newest ``max_transactions``, coloured by status (:data:`TXN_COLOURS`),
+    and its committed output; dashed edges lead from the sink tasks to it."""
+    dot = to_dot(world, **kw)
+    stores = stores_of(world)
+    if not stores:
+        return dot
+    body = dot.rstrip()
+    assert body.endswith("}"), "to_dot output ends with the graph's closing brace"
+    out = [body[:-1].rstrip("\n")]
+    for i, store in enumerate(stores):
+        node = _quote(f"external:{i}")
+        label = _store_label(store, max_transactions, max_records)
+        out += [
+            f"  subgraph cluster_external_{i} {{",
+            '    label=<external system (outside the job)>; style="rounded,dashed"; '
+            f'color="{LINK_COLOUR}"; fontsize=10;',
+            f'    {node} [shape=plain style="" label=<{label}>];',
+            "  }",
+        ]
+        out += [
+            f'  {_quote(str(t))} -> {node} [style=dashed color="{LINK_COLOUR}" arrowhead=vee];'
+            for t in _writers(world, store)
+        ]
+    out.append("}")
+    return "\n".join(out) + "\n"
+
+
+class TransactionsView(GraphView):
+    """The graph with its external systems beside it, at one moment (SVG in a notebook)."""
+
+    def __init__(self, world: World, **kw: Any) -> None:
+        self.dot = transactions_dot(world, **kw)
+        self._name = f"{world.graph.name} {world.protocol.name} step={world.clock}"
+
+    def __repr__(self) -> str:
+        return f"<TransactionsView {self._name}>"
+
+
+def show_transactions(world: Any, **kw: Any) -> TransactionsView:
+    """The execution graph of ``world`` (or a Stepper's world) with the transactions of
+    the external systems beside it, for display in a notebook."""
+    return TransactionsView(getattr(world, "world", world), **kw)
