@@ -2,10 +2,12 @@
 
     absnb run --job bank_transfer --seed 3 --crash B@30 --save-trace run.jsonl
     absnb replay run.jsonl --json
+    absnb bench --scale 0.5 --only fig6
 
-Both print every completed snapshot and the verdicts (feasible, termination, exactly-once,
-and for the bank the conserved total). Exit code 0 when every verdict holds, 1 when one
-fails, 2 for bad input.
+``run`` and ``replay`` print every completed snapshot and the verdicts (feasible,
+termination, exactly-once, and for the bank the conserved total). Exit code 0 when every
+verdict holds, 1 when one fails, 2 for bad input. ``bench`` runs the paper's experiments on
+Spark and prints tables (:mod:`absnb.experiments.bench`).
 """
 
 from __future__ import annotations
@@ -80,7 +82,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="absnb", description="Distributed snapshots you can step through."
     )
-    commands = parser.add_subparsers(dest="command", metavar="{run,replay}", required=True)
+    commands = parser.add_subparsers(dest="command", metavar="{run,replay,bench}", required=True)
     run = commands.add_parser("run", help="run a teaching job with a seeded random schedule")
     run.add_argument("--job", choices=list(BUILDERS), default="bank_transfer")
     run.add_argument(
@@ -139,7 +141,42 @@ def build_parser() -> argparse.ArgumentParser:
     rep.add_argument("file", help="the trace file")
     rep.add_argument("--json", action="store_true", help="print one JSON object")
     rep.set_defaults(func=cmd_replay, subparser=rep)
+    bench = commands.add_parser(
+        "bench", help="run the paper's experiments on Spark (local[4]) and print tables"
+    )
+    bench.add_argument(
+        "--scale",
+        type=positive,
+        default=0.5,
+        metavar="X",
+        help="input size: the 12,086-word text sample read 10*X times per run (default 0.5)",
+    )
+    bench.add_argument(
+        "--only",
+        choices=["fig6", "fig7", "alignment", "recovery"],
+        action="append",
+        help="run only this experiment (repeatable; default: all)",
+    )
+    bench.add_argument(
+        "--repeats",
+        type=natural,
+        default=1,
+        metavar="N",
+        help="run Figures 6 and 7 N times over and print medians (default 1)",
+    )
+    bench.set_defaults(func=cmd_bench, subparser=bench)
     return parser
+
+
+def positive(text: str) -> float:
+    """A number > 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number > 0")
+    return value
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -231,6 +268,18 @@ def cmd_replay(args: argparse.Namespace) -> int:
     report.schedule = f"replay of {args.file}: {len(trace.actions)} actions"
     report.extra = {"trace": args.file}
     return report.print(as_json=args.json)
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    """``absnb bench``."""
+    from absnb.experiments.bench import print_bench, run_bench
+    from absnb.experiments.paper import EXPERIMENTS
+
+    if args.repeats < 1:
+        args.subparser.error("--repeats must be at least 1")
+    result = run_bench(scale=args.scale, only=args.only or EXPERIMENTS, repeats=args.repeats)
+    print_bench(result)
+    return 0
 
 
 # -- verdicts ----------------------------------------------------------------------------------

@@ -1,0 +1,351 @@
+"""The paper's evaluation at laptop scale, on the Spark runtime: results as DataFrames.
+
+Carbone et al. 2015, section 6, compare no snapshots (the baseline), ABS and synchronous
+snapshots on word count: runtime against the snapshot interval (Figure 6) and against the
+number of nodes at a fixed interval (Figure 7). Here the same comparison runs on PySpark
+(``local[4]`` by default), with Chandy-Lamport added to Figure 6 to show what it records
+in flight, plus the distribution of alignment durations and the time from a failure to
+running again. ``python3 -m absnb bench`` prints these tables; notebook 06 draws them
+(:mod:`absnb.views.charts`).
+
+Every experiment takes a :class:`~absnb.runtime.spark.SparkRuntime`, a ``scale`` (1 runs
+in seconds per run on 2 cores; the input grows linearly with it) and a ``progress``
+callback called once per run with a :class:`Progress` (:func:`print_progress` prints a
+line). Spark timings vary from run to run and with the machine's load: compare ratios
+within one call, not absolute numbers across machines.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from absnb import datasets
+from absnb.jobs import Job, word_count
+from absnb.operators.base import Operator
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from absnb.runtime.spark import SparkRun, SparkRuntime
+
+BASE_REPEAT = 10
+"""How many times the ``large`` text sample (12,086 words) is read at scale 1."""
+
+FIGURE6_PROTOCOLS = ("abs", "synchronous", "chandy-lamport")
+FIGURE6_INTERVALS = (0.25, 0.5, 1.0)
+FIGURE7_PROTOCOLS = ("none", "abs", "synchronous")
+FIGURE7_PARALLELISM = (1, 2, 4)
+
+RUN_COLUMNS = (
+    "protocol",
+    "interval",
+    "parallelism",
+    "seconds",
+    "records",
+    "records_per_second",
+    "checkpoints",
+    "alignment_median",
+    "alignment_max",
+    "persisted_data",
+    "restarts",
+)
+"""The columns every experiment's rows start with (one row per run)."""
+
+
+@dataclass(frozen=True)
+class Progress:
+    """One finished run of an experiment: the ``done``-th of ``total``, and what it was."""
+
+    experiment: str
+    done: int
+    total: int
+    message: str
+
+    def __str__(self) -> str:
+        return f"[{self.experiment} {self.done}/{self.total}] {self.message}"
+
+
+ProgressFn = Callable[[Progress], None]
+
+
+def print_progress(p: Progress) -> None:
+    """The default progress callback: one printed line per run."""
+    print(p, flush=True)
+
+
+def _quiet(p: Progress) -> None:
+    pass
+
+
+# -- input and one run ----------------------------------------------------------------------
+def text_lines(scale: float = 1.0, parallelism: int = 4) -> list[list[str]]:
+    """The word count input at ``scale``: the ``large`` text sample read
+    ``BASE_REPEAT * scale`` times (at least once), dealt line by line to ``parallelism``
+    sources."""
+    if scale <= 0:
+        raise ValueError(f"scale must be > 0, not {scale}")
+    if parallelism < 1:
+        raise ValueError(f"parallelism must be >= 1, not {parallelism}")
+    lines = [line for part in datasets.text_partitions("large") for line in part]
+    lines = lines * max(1, round(BASE_REPEAT * scale))
+    return [lines[i::parallelism] for i in range(parallelism)]
+
+
+class FinalCountSink(Operator):
+    """A word count sink that keeps the latest count of every word (at the end: the final
+    counts). Its state grows with the vocabulary, not with the output, as a sink writing to
+    an external store would; the teaching sink (``CollectSink``) keeps every record, so its
+    snapshots grow with the run and would dominate the cost of every checkpoint."""
+
+    kind = "sink"
+
+    def initial_state(self) -> dict[str, int]:
+        return {}
+
+    def process(self, state: dict[str, int], value: Any) -> tuple[Any, Sequence[Any]]:
+        word, n = value
+        if n > state.get(word, 0):
+            state[word] = n
+        return state, ()
+
+
+def text_job(scale: float = 1.0, parallelism: int = 4, *, collect: bool = False) -> Job:
+    """Word count over :func:`text_lines`, every operator with ``parallelism`` tasks, into
+    :class:`FinalCountSink` (or, with ``collect``, the teaching sink keeping every record)."""
+    lines = text_lines(scale, parallelism)
+    sink: str | Operator = "collect" if collect else FinalCountSink()
+    return word_count(lines, counters=parallelism, sinks=parallelism, sink=sink)
+
+
+def run_row(run: SparkRun, interval: float | None, parallelism: int) -> dict[str, Any]:
+    """The experiment row of one run (:data:`RUN_COLUMNS`); ``records`` are the words the
+    sources emitted, and ``records_per_second`` is that over the whole run (stage start,
+    checkpoints and restarts included)."""
+    s = run.metrics.summary()
+    return {
+        "protocol": run.protocol,
+        "interval": interval,
+        "parallelism": parallelism,
+        "seconds": run.seconds,
+        "records": s["records_emitted"],
+        "records_per_second": s["records_per_second"],
+        "checkpoints": s["completed"],
+        "alignment_median": s["alignment_median"],
+        "alignment_max": s["alignment_max"],
+        "persisted_data": s["persisted_data"],
+        "restarts": run.restarts,
+    }
+
+
+def _describe(row: dict[str, Any]) -> str:
+    every = f"every {row['interval']:g} s" if row["interval"] else "no snapshots"
+    line = (
+        f"{row['protocol']} {every}, parallelism {row['parallelism']}: {row['seconds']:.2f} s, "
+        f"{row['records_per_second']:,.0f} records/s, {row['checkpoints']} checkpoint(s)"
+    )
+    if row.get("persisted_data"):
+        line += f", {row['persisted_data']:,} B in flight recorded"
+    return line
+
+
+def warm_up(runtime: SparkRuntime, parallelism: int | None = None) -> None:
+    """Two small runs as wide as the cluster (or ``parallelism``), so that the first
+    measured run does not pay for starting Spark's Python workers and importing absnb."""
+    p = parallelism or min(runtime.slots(), max(FIGURE7_PARALLELISM))
+    for _ in range(2):
+        runtime.run(text_job(0.1, p), "abs", checkpoint_interval=0.05)
+
+
+def _rows(
+    name: str,
+    runtime: SparkRuntime,
+    plan: Sequence[tuple[str, float | None, int]],
+    scale: float,
+    repeats: int,
+    progress: ProgressFn | None,
+) -> list[dict[str, Any]]:
+    """Run every ``(protocol, interval, parallelism)`` of ``plan`` ``repeats`` times; one
+    row each, with ``repeat``."""
+    progress = progress or _quiet
+    if repeats < 1:
+        raise ValueError(f"repeats must be >= 1, not {repeats}")
+    slots = runtime.slots()
+    too_wide = [p for _, _, p in plan if p > slots]
+    if too_wide and runtime.hosts is None:
+        raise ValueError(
+            f"experiment {name!r} runs parallelism {max(too_wide)} but the cluster has {slots} "
+            f"task slots: start the session with default_session('local[{max(too_wide)}]')"
+        )
+    total = len(plan) * repeats
+    rows = []
+    for r in range(repeats):
+        for protocol, interval, p in plan:
+            run = runtime.run(text_job(scale, p), protocol, checkpoint_interval=interval)
+            row = {**run_row(run, interval, p), "repeat": r}
+            rows.append(row)
+            progress(Progress(name, len(rows), total, _describe(row)))
+    return rows
+
+
+def _frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
+    import pandas as pd
+
+    return pd.DataFrame(rows)
+
+
+def _relative(rows: list[dict[str, Any]]) -> pd.DataFrame:
+    """The rows as a DataFrame with ``relative_runtime``: each run's seconds over the
+    median seconds of the baseline (protocol ``none``) at the same parallelism."""
+    df = _frame(rows)
+    base = df[df["protocol"] == "none"].groupby("parallelism")["seconds"].median()
+    df["relative_runtime"] = df["seconds"] / df["parallelism"].map(base)
+    return df
+
+
+# -- Figure 6 -------------------------------------------------------------------------------
+def figure6(
+    runtime: SparkRuntime,
+    *,
+    scale: float = 1.0,
+    intervals: Sequence[float] = FIGURE6_INTERVALS,
+    protocols: Sequence[str] = FIGURE6_PROTOCOLS,
+    parallelism: int = 4,
+    repeats: int = 1,
+    progress: ProgressFn | None = None,
+) -> pd.DataFrame:
+    """Runtime against the snapshot interval (the paper's Figure 6): one baseline run
+    without snapshots, then each protocol at each interval, ``repeats`` times over.
+
+    One row per run (:data:`RUN_COLUMNS`, ``repeat``, and ``relative_runtime``: seconds
+    over the median baseline seconds). Chandy-Lamport's ``persisted_data`` is the channel
+    state it recorded; ABS and synchronous snapshots record none.
+    """
+    plan: list[tuple[str, float | None, int]] = [("none", None, parallelism)]
+    plan += [(p, i, parallelism) for p in protocols for i in intervals]
+    return _relative(_rows("fig6", runtime, plan, scale, repeats, progress))
+
+
+# -- Figure 7 -------------------------------------------------------------------------------
+def figure7(
+    runtime: SparkRuntime,
+    *,
+    scale: float = 1.0,
+    parallelism: Sequence[int] = FIGURE7_PARALLELISM,
+    interval: float = 0.5,
+    protocols: Sequence[str] = FIGURE7_PROTOCOLS,
+    repeats: int = 1,
+    progress: ProgressFn | None = None,
+) -> pd.DataFrame:
+    """Runtime against parallelism at a fixed interval (the paper's Figure 7, where it is
+    the number of nodes). The input is the same for every parallelism; on a machine with
+    fewer cores than tasks the runtime cannot fall, but the gap between the protocols shows.
+
+    One row per run (:data:`RUN_COLUMNS`, ``repeat``, ``relative_runtime`` against the
+    baseline at the same parallelism).
+    """
+    if "none" not in protocols:
+        protocols = ("none", *protocols)
+    plan = [(pr, None if pr == "none" else interval, p) for p in parallelism for pr in protocols]
+    return _relative(_rows("fig7", runtime, plan, scale, repeats, progress))
+
+
+# -- alignment ------------------------------------------------------------------------------
+def alignment(
+    runtime: SparkRuntime,
+    *,
+    scale: float = 1.0,
+    interval: float = 0.1,
+    parallelism: int = 4,
+    progress: ProgressFn | None = None,
+) -> pd.DataFrame:
+    """The alignment durations of ABS: one run checkpointing every ``interval`` seconds.
+
+    One row per task snapshot of a task with more than one input (the counters: the only
+    tasks that align), from :meth:`RunMetrics.subtasks`: ``checkpoint_id``, ``task``,
+    ``alignment_duration`` (seconds, first barrier to last) and the rest.
+    """
+    job = text_job(scale, parallelism)
+    run = runtime.run(job, "abs", checkpoint_interval=interval)
+    row = run_row(run, interval, parallelism)
+    (progress or _quiet)(Progress("alignment", 1, 1, _describe(row)))
+    subtasks = run.metrics.subtasks()
+    return subtasks[subtasks["task"].isin(run.metrics.aligning())].reset_index(drop=True)
+
+
+# -- recovery -------------------------------------------------------------------------------
+def recovery(
+    runtime: SparkRuntime,
+    *,
+    scale: float = 1.0,
+    kinds: Sequence[str] = ("raise", "kill"),
+    protocol: str = "abs",
+    interval: float = 0.25,
+    parallelism: int = 4,
+    progress: ProgressFn | None = None,
+) -> pd.DataFrame:
+    """Failure to running again: one run per failure kind (``raise``: the task raises;
+    ``kill``: its Python worker is killed with SIGKILL), the first counter failing once it
+    has consumed a third of its share of the words.
+
+    One row per restart (:meth:`RunMetrics.restarts`) with ``kind``, ``seconds`` (the whole
+    run) and ``recovery_time`` (seconds from the failure, as the coordinator first saw it,
+    until every host of the next attempt had registered).
+    """
+    from absnb.runtime.host import Failure
+
+    progress = progress or _quiet
+    job = text_job(scale, parallelism)
+    words = sum(len(line.split()) for part in job.inputs.values() for line in part)
+    after = max(1, words // (3 * parallelism))
+    rows = []
+    for i, kind in enumerate(kinds):
+        if kind not in ("raise", "kill"):
+            raise ValueError(f"failure kind {kind!r} is not 'raise' or 'kill'")
+        victim = str(job.graph.tasks_of("count")[0])
+        failure = Failure(victim, after_records=after, kind=kind)  # type: ignore[arg-type]
+        run = runtime.run(
+            text_job(scale, parallelism), protocol, checkpoint_interval=interval, failures=[failure]
+        )
+        restarts = run.metrics.restarts()
+        for r in restarts.to_dict("records"):
+            rows.append({"kind": kind, "protocol": protocol, "seconds": run.seconds, **r})
+        times = ", ".join(f"{t:.2f} s" for t in restarts["recovery_time"].dropna())
+        progress(
+            Progress(
+                "recovery",
+                i + 1,
+                len(kinds),
+                f"{kind}: {run.restarts} restart(s), failure to running again {times or 'n/a'}; "
+                f"whole run {run.seconds:.2f} s",
+            )
+        )
+    return _frame(rows)
+
+
+# -- everything -----------------------------------------------------------------------------
+EXPERIMENTS = ("fig6", "fig7", "alignment", "recovery")
+
+
+def medians(df: pd.DataFrame) -> pd.DataFrame:
+    """One row per ``(protocol, interval, parallelism)`` of an experiment's runs, in the
+    order they ran: the median of every measure over the repeats, and ``runs``."""
+    keys = ["protocol", "interval", "parallelism"]
+    measures = [c for c in df.columns if c not in (*keys, "repeat")]
+    grouped = df.groupby(keys, dropna=False, sort=False)
+    out = grouped[measures].median()
+    out["runs"] = grouped.size()
+    return out.reset_index()
+
+
+def scratch_runtime(spark: Any = None, master: str = "local[4]") -> SparkRuntime:
+    """A :class:`SparkRuntime` on ``spark`` (or a new ``master`` session) checkpointing to a
+    fresh temporary directory."""
+    from absnb.runtime.spark import SparkRuntime, default_session
+
+    return SparkRuntime(
+        spark or default_session(master),
+        checkpoint_dir=tempfile.mkdtemp(prefix="absnb-bench-"),
+    )

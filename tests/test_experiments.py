@@ -1,0 +1,169 @@
+"""The paper's experiments at a tiny scale: the tables have the runs and the properties
+they must have, whatever the timings; ``absnb bench`` end to end."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from absnb.cli import main
+from absnb.experiments import paper
+from absnb.experiments.bench import BenchResult, targets
+
+TINY = 0.05
+"""The text sample read once: 12,086 words."""
+WORDS = 12_086
+
+
+@pytest.fixture(scope="module")
+def runtime(tmp_path_factory):
+    if shutil.which("java") is None:
+        pytest.skip("Java is not installed (PySpark needs it)")
+    from absnb.runtime.spark import SparkRuntime, default_session
+
+    # getOrCreate: the session of tests/runtime when it is running, else a new one
+    spark = default_session("local[2]")
+    return SparkRuntime(spark, checkpoint_dir=str(tmp_path_factory.mktemp("checkpoints")))
+
+
+def test_text_job_deals_the_sample_to_the_sources() -> None:
+    job = paper.text_job(TINY, 3)
+    parts = [job.inputs[t] for t in job.graph.tasks_of("source")]
+    assert len(parts) == 3
+    assert sum(len(line.split()) for part in parts for line in part) == WORDS
+    doubled = paper.text_lines(2 / paper.BASE_REPEAT, 1)
+    assert sum(len(line.split()) for part in doubled for line in part) == 2 * WORDS
+    with pytest.raises(ValueError, match="scale"):
+        paper.text_lines(0)
+
+
+def test_figure6_has_every_run_and_only_chandy_lamport_records_channels(runtime) -> None:
+    seen: list[paper.Progress] = []
+    df = paper.figure6(
+        runtime,
+        scale=TINY,
+        intervals=(0.02,),
+        parallelism=2,
+        progress=seen.append,
+    )
+    assert [(p.done, p.total) for p in seen] == [(i, 4) for i in range(1, 5)]
+    runs = list(zip(df["protocol"], df["interval"].fillna(0), strict=True))
+    assert runs == [("none", 0), ("abs", 0.02), ("synchronous", 0.02), ("chandy-lamport", 0.02)]
+    assert (df["records"] == WORDS).all()  # every run processed the whole input once
+    assert (df["restarts"] == 0).all()
+    assert df.loc[df["protocol"] == "none", "relative_runtime"].tolist() == [1.0]
+    assert (df.loc[df["protocol"] == "none", "checkpoints"] == 0).all()
+    assert (df.loc[df["protocol"].isin(["abs", "synchronous"]), "persisted_data"] == 0).all()
+    assert (df["persisted_data"] >= 0).all()
+
+
+def test_figure7_runs_each_parallelism_against_its_baseline(runtime) -> None:
+    df = paper.figure7(runtime, scale=TINY, parallelism=(1, 2), interval=0.05, protocols=("abs",))
+    assert list(zip(df["parallelism"], df["protocol"], strict=True)) == [
+        (1, "none"),
+        (1, "abs"),
+        (2, "none"),
+        (2, "abs"),
+    ]
+    assert (df.loc[df["protocol"] == "none", "relative_runtime"] == 1.0).all()
+    assert (df["records"] == WORDS).all()
+
+
+def test_an_experiment_wider_than_the_cluster_says_what_to_do(runtime) -> None:
+    with pytest.raises(ValueError, match=r"local\[8\]"):
+        paper.figure7(runtime, scale=TINY, parallelism=(8,))
+
+
+def test_alignment_rows_are_the_counters_snapshots(runtime) -> None:
+    # 60,430 words: the sources are still emitting when the first barrier comes (10 ms)
+    df = paper.alignment(runtime, scale=0.5, interval=0.01, parallelism=2)
+    assert len(df) >= 2
+    assert set(df["operator"]) == {"count"}
+    assert (df["alignment_duration"] >= 0).all()
+    assert (df["end_to_end_duration"] >= df["alignment_duration"]).all()
+
+
+def test_recovery_measures_failure_to_running_again(runtime) -> None:
+    df = paper.recovery(runtime, scale=TINY, kinds=("raise",), parallelism=2, interval=0.05)
+    assert list(df["kind"]) == ["raise"]
+    row = df.iloc[0]
+    assert "injected failure" in row["error"]
+    assert 0 <= row["failure_timestamp"] <= row["running_timestamp"] <= row["seconds"]
+    assert row["recovery_time"] >= 0
+    with pytest.raises(ValueError, match="raise"):
+        paper.recovery(runtime, scale=TINY, kinds=("explode",), parallelism=2)
+
+
+def test_targets_table_reads_the_experiments() -> None:
+    import pandas as pd
+
+    fig6 = pd.DataFrame(
+        {
+            "protocol": ["none", "abs", "synchronous"],
+            "interval": [None, 1.0, 1.0],
+            "records_per_second": [100.0, 97.0, 50.0],
+            "relative_runtime": [1.0, 1.03, 2.0],
+            "checkpoints": [0, 3, 3],
+        }
+    )
+    rows = dict(targets(BenchResult(1.0, {"fig6": fig6}, peak_memory=3 << 29)))
+    assert rows["word count, ABS every 1 s, records/s"].startswith("97 ")
+    assert rows["ABS throughput cost vs no snapshots, 1 s"].startswith("+3.0%")
+    assert rows["synchronous every 1 s, runtime vs none"].startswith("x2.00")
+    assert rows["peak memory (driver, JVM, Python workers)"].startswith("1,536 MiB")
+
+
+@pytest.mark.parametrize(
+    ("argv", "says"),
+    [
+        (["bench", "--scale", "0"], "not a number > 0"),
+        (["bench", "--only", "fig9"], "invalid choice"),
+    ],
+)
+def test_bench_bad_input_exits_2(capsys: pytest.CaptureFixture[str], argv, says) -> None:
+    assert main(argv) == 2
+    assert says in capsys.readouterr().err
+
+
+def test_bench_command_prints_tables_and_peak_memory(tmp_path: Path) -> None:
+    if shutil.which("java") is None:
+        pytest.skip("Java is not installed (PySpark needs it)")
+    root = Path(__file__).resolve().parent.parent
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    out = subprocess.run(
+        [sys.executable, "-m", "absnb", "bench", "--scale", str(TINY), "--only", "alignment"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=env,
+        timeout=300,
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "[alignment 1/1] abs every 0.1 s, parallelism 4" in out.stdout
+    assert "ABS alignment durations" in out.stdout
+    assert "peak memory (driver, JVM, Python workers)" in out.stdout
+    assert "Figure 6" not in out.stdout  # --only
+
+
+def test_medians_fold_the_repeats_in_run_order() -> None:
+    import pandas as pd
+
+    nan = float("nan")
+    df = pd.DataFrame(
+        {
+            "protocol": ["none", "abs", "none", "abs", "none", "abs"],
+            "interval": [nan, 0.5, nan, 0.5, nan, 0.5],
+            "parallelism": [4] * 6,
+            "seconds": [1.0, 2.0, 3.0, 4.0, 2.0, 9.0],
+            "repeat": [0, 0, 1, 1, 2, 2],
+        }
+    )
+    m = paper.medians(df)
+    assert list(m["protocol"]) == ["none", "abs"]
+    assert list(m["seconds"]) == [2.0, 4.0]
+    assert list(m["runs"]) == [3, 3]
