@@ -396,6 +396,12 @@ class World:
         if replaying and not task.replay:
             self.replaying -= 1
         event = Event(self.clock, self._s.deliver[channel], channel.dst, message)
+        return self._outcome(task, sends, controls, event)
+
+    def _outcome(
+        self, task: StreamTask, sends: list[Send], controls: Any, event: Event
+    ) -> Event:
+        """Push what ``task`` sent in the step, apply its controls, and return the event."""
         if sends:
             self._push(sends)
             event.sent = tuple(sends)
@@ -477,12 +483,7 @@ class World:
         sends: list[Send] = []
         controls = task.checkpoint_complete(action.checkpoint_id, sends)
         event = Event(self.clock, action, t)
-        if sends:
-            self._push(sends)
-            event.sent = tuple(sends)
-        if controls:
-            self._control(task, controls, event)
-        return event
+        return self._outcome(task, sends, controls, event)
 
     def _trigger(self, action: TriggerCheckpoint) -> Event:
         n = self.coordinator.trigger(self.clock)

@@ -76,10 +76,10 @@ def the_answer(request: pytest.FixtureRequest, failure: Failure | None) -> tuple
     return 1, request.getfixturevalue("answer")
 
 
-@pytest.mark.parametrize("failure", FAILURES.values(), ids=FAILURES.keys())
-def test_word_count_into_files_is_exactly_once(request, runtime, tmp_path, failure) -> None:
+def run_exactly_once(request, runtime, sink, failure) -> None:
+    """Word count into ``sink`` with ``failure`` injected: the committed output is every
+    running count once, Spark's answer, and no transaction is left unfinished."""
     repeat, answer = the_answer(request, failure)
-    sink = FileSink(tmp_path / "out")
     run = runtime.run(
         absnb.word_count(text(repeat), sink=sink),
         "abs",
@@ -94,6 +94,11 @@ def test_word_count_into_files_is_exactly_once(request, runtime, tmp_path, failu
     assert final_counts(committed) == answer
     assert committed == exactly(answer)
     assert unfinished(sink) == []
+
+
+@pytest.mark.parametrize("failure", FAILURES.values(), ids=FAILURES.keys())
+def test_word_count_into_files_is_exactly_once(request, runtime, tmp_path, failure) -> None:
+    run_exactly_once(request, runtime, FileSink(tmp_path / "out"), failure)
 
 
 def test_a_restart_with_no_checkpoint_cleans_the_failed_attempts_files(
@@ -118,21 +123,8 @@ def test_word_count_into_postgres_is_exactly_once(
     pg_server,  # noqa: F811
     failure,
 ) -> None:
-    repeat, answer = the_answer(request, failure)
-    sink = postgres_sinks(pg_server.dsn)()
-    run = runtime.run(
-        absnb.word_count(text(repeat), sink=sink),
-        "abs",
-        checkpoint_interval=0.02,
-        failures=[failure] if failure else [],
-    )
-    assert run.restarts == (failure is not None)
-    if failure is not None and failure.kind == "raise":
-        assert "injected failure" in run.errors[0]
-    committed = sorted(sink.committed())
-    assert final_counts(committed) == answer
-    assert committed == exactly(answer)
-    assert unfinished(sink) == []  # no prepared transaction left (open ones: other processes)
+    # no prepared transaction left (open ones belong to other processes)
+    run_exactly_once(request, runtime, postgres_sinks(pg_server.dsn)(), failure)
 
 
 def test_the_committed_files_are_readable_by_spark(spark, runtime, answer, tmp_path) -> None:
