@@ -32,6 +32,7 @@ PUBLIC = [
     "JobGraph",
     "ManualScheduler",
     "Marker",
+    "Notify",
     "ProtocolError",
     "RandomScheduler",
     "Rebalance",

@@ -1,6 +1,15 @@
 """The deterministic simulator: world, actions, schedulers, stepper, recovery, checks."""
 
-from absnb.sim.actions import Action, Crash, Deliver, Emit, Recover, Transfer, TriggerCheckpoint
+from absnb.sim.actions import (
+    Action,
+    Crash,
+    Deliver,
+    Emit,
+    Notify,
+    Recover,
+    Transfer,
+    TriggerCheckpoint,
+)
 from absnb.sim.checks import (
     Deadlock,
     exactly_once,
@@ -29,6 +38,7 @@ __all__ = [
     "Event",
     "Exploration",
     "ManualScheduler",
+    "Notify",
     "RandomScheduler",
     "Recover",
     "RoundRobinScheduler",
