@@ -249,7 +249,9 @@ class Host:
             for c, q in self.queues.items():
                 if q and c not in self.blocked:
                     busy = True
-                    for _ in range(min(len(q), plan.source_batch)):
+                    # All of it: a task fed from the network can put more than a batch a
+                    # round in a local queue, and a barrier must not wait behind a backlog.
+                    for _ in range(len(q)):
                         if c in self.blocked:
                             break
                         self._deliver(c, q.popleft(), client)

@@ -7,7 +7,8 @@ are framed TCP connections; the checkpoint coordinator runs on the driver as a s
 task snapshots go to checkpoint storage. Spark never retries a failed barrier stage, so
 the driver catches the failure and submits the stage again, every host restoring from the
 latest completed checkpoint, with a new attempt number so that nothing of the old attempt
-is read. This is the only module that imports pyspark, and only when it runs.
+is read. This is the only module that imports pyspark (and only when it runs), with
+:mod:`absnb.runtime.daemon`, the Python daemon of the sessions it starts.
 """
 
 from __future__ import annotations
@@ -98,7 +99,8 @@ def host_of(task: TaskId, hosts: int) -> int:
 
 
 def default_session(master: str = "local[*]") -> Any:
-    """A SparkSession for absnb: quiet, and quick to free the slots of failed tasks."""
+    """A SparkSession for absnb: quiet, quick to free the slots of failed tasks, and quick
+    to start Python workers (:mod:`absnb.runtime.daemon` forks them with absnb imported)."""
     from pyspark.sql import SparkSession
 
     spark = (
@@ -106,6 +108,7 @@ def default_session(master: str = "local[*]") -> Any:
         .appName("absnb")
         .config("spark.ui.showConsoleProgress", "false")
         .config("spark.python.task.killTimeout", "1s")
+        .config("spark.python.daemon.module", "absnb.runtime.daemon")
         .config("spark.sql.shuffle.partitions", "4")
         .getOrCreate()
     )

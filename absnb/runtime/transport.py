@@ -387,7 +387,7 @@ class DataPlane:
 
     def flush(self) -> None:
         """Frame every pending partial batch (the host calls this every few ms and when idle)."""
-        for out in self._sendable.values():
+        for out in list(self._sendable.values()):  # a lost receiver leaves _sendable
             if out.batch:
                 self._frame(out)
 
