@@ -303,6 +303,9 @@ class CoordinatorServer:
         self.quiescence = quiescence
         self.probe_interval = probe_interval
         self.events: list[Event] = []
+        self.failures: dict[int, str] = {}
+        """The first error a host reported (``Failed``) in each attempt: why the attempt
+        failed, which Spark's own message may not say (it names whichever task ended first)."""
 
         family = socket.AF_INET6 if ":" in bind_host else socket.AF_INET
         self._listener = socket.create_server((bind_host, port), family=family, backlog=128)
@@ -555,6 +558,7 @@ class CoordinatorServer:
         elif isinstance(message, Failed):
             if message.host_id == conn.register.host_id and message.attempt == self._attempt:
                 conn.failure = message.error[:500]
+                self.failures.setdefault(message.attempt, conn.failure)
             self._drop(conn)
         else:
             self._drop(conn)

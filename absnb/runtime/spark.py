@@ -259,7 +259,7 @@ class SparkRuntime:
                     break
                 except Exception as e:  # a failed barrier stage is never retried by Spark
                     failed_at.append(time.monotonic())
-                    errors.append(_first_line(e))
+                    errors.append(server.failures.get(attempt) or _first_line(e))
             else:
                 raise RestartLimitError(
                     f"job {graph.name!r} failed {max_restarts + 1} times (the limit is "

@@ -390,6 +390,20 @@ def test_a_host_lost_before_it_finished_stops_its_peers_and_fails_wait_finished(
         assert stop.reason == "host 1 of attempt 0 was lost"
 
 
+def test_the_first_failure_a_host_reports_is_why_the_attempt_failed(job: Job) -> None:
+    clients, _ = job.register_all()
+    clients[2].failed(RuntimeError("injected failure of count[1]: after 3 records"))
+    for peer in (clients[0], clients[1]):
+        (stop,) = quiet(peer)
+        assert stop.reason == (
+            "host 2 of attempt 0 failed: RuntimeError: injected failure of count[1]: "
+            "after 3 records"
+        )
+    clients[0].failed(RuntimeError("a later error"))  # a consequence, not the cause
+    assert closed(clients[0])  # the server has read it
+    assert job.server.failures == {0: "RuntimeError: injected failure of count[1]: after 3 records"}
+
+
 def test_stop_sends_stop_and_ends_the_thread() -> None:
     job = Job()
     clients, _ = job.register_all()
