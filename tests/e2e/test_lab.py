@@ -111,13 +111,20 @@ def run_all_cells(page, ready, timeout_s: float = 180) -> None:
         dialog = page.locator(".jp-Dialog .jp-mod-accept")
         if dialog.count():
             dialog.first.click()
-        page.locator(".lm-MenuBar-itemLabel", has_text=re.compile(r"^Run$")).click()
-        page.locator(".lm-Menu-itemLabel", has_text=re.compile(r"^Run All Cells$")).click()
         try:
+            # The dialog can also appear between the check above and these clicks: it then
+            # intercepts them, and the next round accepts it.
+            page.locator(".lm-MenuBar-itemLabel", has_text=re.compile(r"^Run$")).click(
+                timeout=5_000
+            )
+            page.locator(".lm-Menu-itemLabel", has_text=re.compile(r"^Run All Cells$")).click(
+                timeout=5_000
+            )
             ready.wait_for(timeout=20_000)
             return
         except Exception:
-            page.keyboard.press("Escape")
+            if not dialog.count():  # Escape would dismiss a dialog as "No Kernel"
+                page.keyboard.press("Escape")
     raise TimeoutError(f"the notebook did not draw its widget within {timeout_s:.0f} s")
 
 
