@@ -1,3 +1,5 @@
-"""Real execution: the Spark runtime (``spark``, the only module that imports pyspark, with
-``daemon``, Spark's Python daemon preloading absnb), the framed TCP data plane
-(``transport``), the control plane (``control``) and checkpoint storage (``storage``)."""
+"""Real execution: the Spark runtime (``spark``, with ``daemon``, Spark's Python daemon
+preloading absnb, and ``structured_streaming``, the two-phase-commit file sink from a
+Structured Streaming query: the only modules that import pyspark), the framed TCP data
+plane (``transport``), the control plane (``control``) and checkpoint storage
+(``storage``)."""

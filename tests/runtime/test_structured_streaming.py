@@ -3,10 +3,8 @@ through task crashes, driver crashes around the commit and replays of a committe
 
 from __future__ import annotations
 
-import faulthandler
 import os
 import shutil
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -14,8 +12,7 @@ from typing import Any
 import pytest
 
 from absnb.protocols.two_phase_commit import SinkConfigurationError
-from absnb.sinks.files import FileSink
-from absnb.sinks.structured_streaming import (
+from absnb.runtime.structured_streaming import (
     FORMAT,
     LOG,
     ForeachBatchFileSink,
@@ -26,10 +23,7 @@ from absnb.sinks.structured_streaming import (
     file_sink_stream,
     register,
 )
-
-SPARK_TEST_LIMIT = 240.0
-"""Seconds a Spark test may take before its stacks are dumped and the run ends (as in
-tests/runtime/conftest.py: a hang must fail, not stall)."""
+from absnb.sinks.files import FileSink
 
 INPUT = [[f"file{f} line{i}" for i in range(6)] for f in range(2)]
 """Two input files: with maxFilesPerTrigger=1, two micro-batches (0 and 1)."""
@@ -50,18 +44,6 @@ def spark() -> Iterator[Any]:
     yield session
     if not shared:
         session.stop()
-
-
-@pytest.fixture(autouse=True)
-def _spark_test_guard(request: pytest.FixtureRequest) -> Iterator[None]:
-    if "spark" not in request.fixturenames:
-        yield
-        return
-    faulthandler.dump_traceback_later(SPARK_TEST_LIMIT, exit=True, file=sys.__stderr__)
-    try:
-        yield
-    finally:
-        faulthandler.cancel_dump_traceback_later()
 
 
 # -- helpers ---------------------------------------------------------------------------------
@@ -148,7 +130,7 @@ def faulty_format(spark: Any) -> str:
     Defined in a function, so that cloudpickle ships the classes by value to Spark's Python
     workers (they cannot import this test module).
     """
-    from absnb.sinks.structured_streaming import FileSinkDataSource, TwoPhaseCommitStreamWriter
+    from absnb.runtime.structured_streaming import FileSinkDataSource, TwoPhaseCommitStreamWriter
 
     class CrashingFileSink(FileSink):
         def __init__(self, *args: Any, midway: bool, flags: str, **kwargs: Any) -> None:
