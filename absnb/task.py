@@ -9,7 +9,13 @@ runtime, so the simulator and the Spark runtime host the same object.
 Besides the operator state a task keeps what recovery and the checks need:
 records sent per output channel and received per input channel (channel sequence
 numbers), its offset in its own input log, and the order in which it consumed its inputs
-(so that partial recovery can replay deterministically).
+(so that partial recovery can replay deterministically; ``history=False`` keeps no such
+order, for a runtime that restarts every task from a checkpoint).
+
+The simulator moves one record at a time. The real runtime moves batches
+(:class:`~absnb.core.messages.RecordBatch`): :meth:`StreamTask.deliver_batch` and
+:meth:`StreamTask.emit_batch` do what delivering or emitting each record in turn does, with
+one operator call per batch and one batch per output channel.
 """
 
 from __future__ import annotations
@@ -32,7 +38,7 @@ from absnb.core.effects import (
 from absnb.core.errors import GraphError
 from absnb.core.graph import ExecutionGraph, OutputGate, Rebalance
 from absnb.core.ids import ChannelId, CheckpointId, TaskId
-from absnb.core.messages import Message, Record
+from absnb.core.messages import Message, Record, RecordBatch, as_records
 from absnb.core.snapshot import TaskSnapshot
 from absnb.operators.base import Operator, To
 from absnb.protocols.base import SnapshotProtocol
@@ -65,7 +71,7 @@ class _Part:
         self.sent = sent
         self.received = received
         self.consumed = consumed
-        self.channel_states: dict[ChannelId, tuple[Record, ...]] = {}
+        self.channel_states: dict[ChannelId, tuple[Record | RecordBatch, ...]] = {}
 
     def copy(self) -> _Part:
         new = _Part(self.state, self.offset, self.sent, self.received, self.consumed)
@@ -73,7 +79,8 @@ class _Part:
         return new
 
     def key(self, fn: Operator) -> object:
-        return (fn.freeze(self.state), self.offset, tuple(self.channel_states.items()))
+        states = tuple((c, as_records(rs)) for c, rs in self.channel_states.items())
+        return (fn.freeze(self.state), self.offset, states)
 
 
 class StreamTask:
@@ -87,6 +94,7 @@ class StreamTask:
         "graph",
         "halted",
         "handler",
+        "history",
         "id",
         "inputs",
         "label",
@@ -101,7 +109,14 @@ class StreamTask:
         "state",
     )
 
-    def __init__(self, graph: ExecutionGraph, task: TaskId, protocol: SnapshotProtocol) -> None:
+    def __init__(
+        self,
+        graph: ExecutionGraph,
+        task: TaskId,
+        protocol: SnapshotProtocol,
+        *,
+        history: bool = True,
+    ) -> None:
         self.graph = graph
         self.id = task
         self.label = str(task)
@@ -111,6 +126,7 @@ class StreamTask:
         self.outputs = graph.outputs[task]
         self.protocol = protocol
         self.handler = protocol.handler(graph, task)
+        self.history = history
         self.state: Any = self.fn.initialize_state(task, self.fn.initial_state(), False)
         self.offset = 0
         self.sent: dict[ChannelId, int] = dict.fromkeys(self.outputs, 0)
@@ -149,11 +165,44 @@ class StreamTask:
         if outs:
             self._route(outs, origin, sends)
 
-    def _consumed(self, channel: ChannelId | None) -> None:
-        self.consumed += 1
-        self.log = (channel, self.log)
+    def deliver_batch(
+        self, channel: ChannelId, batch: RecordBatch, sends: list[Send]
+    ) -> Sequence[Control]:
+        """Consume ``batch``, the next records of ``channel``: what :meth:`deliver` of each in
+        turn does, with one :meth:`~absnb.operators.base.Operator.process_batch` call."""
+        values, first = batch.values, batch.first
+        if first <= self.received[channel]:  # duplicates among them: one by one
+            controls: list[Control] = []
+            for record in batch.records():
+                controls.extend(self.deliver(channel, record, sends))
+            return controls
+        effects = self.handler.on_records(channel, batch)  # CL recording, Alg. 2 logging
+        n = len(values)
+        self.received[channel] = first + n - 1
+        self._consumed(channel, n)
+        self.state, outs = self.fn.process_batch(self.state, values)
+        if outs:
+            self._route_batch(outs, sends)
+        return self._apply(effects, sends) if effects else ()
+
+    def emit_batch(self, entries: Sequence[Any], sends: list[Send]) -> None:
+        """Consume ``entries``, the next entries of the task's own input log: what
+        :meth:`emit` of each in turn does, with one
+        :meth:`~absnb.operators.base.Operator.act_batch` call."""
+        n = len(entries)
+        self.offset += n
+        self._consumed(None, n)
+        self.state, outs = self.fn.act_batch(self.state, entries)
+        if outs:
+            self._route_batch(outs, sends)
+
+    def _consumed(self, channel: ChannelId | None, n: int = 1) -> None:
+        self.consumed += n
+        if self.history:
+            for _ in range(n):
+                self.log = (channel, self.log)
         if self.replay:
-            self.replay = self.replay[1:]
+            self.replay = self.replay[n:]
 
     def _route(
         self, outs: Sequence[Any], origin: tuple[str, int] | None, sends: list[Send]
@@ -188,6 +237,33 @@ class StreamTask:
                     f"task {self.label} sent a record to operator {target!r}, but its operator "
                     f"has no edge to it: connect {self.id.operator!r} to {target!r}"
                 )
+
+    def _route_batch(self, outs: list[Any], sends: list[Send]) -> None:
+        """:meth:`_route` of ``outs``, sent as one :class:`RecordBatch` per channel."""
+        sent = self.sent
+        if To in map(type, outs):  # some go along one edge only: route one by one
+            routed: list[Send] = []
+            self._route(outs, None, routed)
+            batches: dict[ChannelId, RecordBatch] = {}
+            for c, r in routed:
+                b = batches.get(c)
+                if b is None:
+                    b = batches[c] = RecordBatch([], r.seq)  # type: ignore[union-attr]
+                b.values.append(r.value)  # type: ignore[union-attr]
+            sends.extend(batches.items())
+            return
+        for gate in self.gates:
+            chans = gate.channels
+            if len(chans) == 1:  # a list of its own per gate: receivers may keep it
+                parts: Sequence[list[Any]] = (outs if len(self.gates) == 1 else list(outs),)
+            else:
+                done = sum(sent[c] for c in chans) if type(gate.partitioning) is Rebalance else 0
+                parts = gate.partitioning.split(outs, self.id.subtask, len(chans), done)
+            for c, values in zip(chans, parts, strict=True):
+                if values:
+                    first = sent[c] + 1
+                    sent[c] += len(values)
+                    sends.append((c, RecordBatch(values, first)))
 
     # -- coordinator -------------------------------------------------------------------------
     def trigger(self, checkpoint_id: CheckpointId, sends: list[Send]) -> Sequence[Control]:
@@ -260,7 +336,7 @@ class StreamTask:
         consumed = snapshot.consumed if snapshot else 0
         since: list[ChannelId | None] = []
         log = self.log
-        for _ in range(self.consumed - consumed):
+        for _ in range(self.consumed - consumed if self.history else 0):
             since.append(log[0])  # type: ignore[index]
             log = log[1]  # type: ignore[index]
         since.reverse()
@@ -292,6 +368,7 @@ class StreamTask:
         new = StreamTask.__new__(StreamTask)
         new.graph, new.id, new.label = self.graph, self.id, self.label
         new.fn, new.gates = self.fn, self.gates
+        new.history = self.history
         new.inputs, new.outputs, new.protocol = self.inputs, self.outputs, self.protocol
         new.handler = self.handler.clone()
         new.state = self.fn.copy_state(self.state)

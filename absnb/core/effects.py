@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from absnb.core.ids import ChannelId, CheckpointId
-from absnb.core.messages import CheckpointBarrier, Marker, Record
+from absnb.core.messages import CheckpointBarrier, Marker, Record, RecordBatch
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,7 +50,7 @@ class RecordChannelState:
 
     checkpoint_id: CheckpointId
     channel: ChannelId
-    records: tuple[Record, ...]
+    records: tuple[Record | RecordBatch, ...]
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import zlib
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -30,6 +30,11 @@ def stable_hash(key: Any) -> int:
     return zlib.crc32(repr(key).encode())
 
 
+_STR_HASHES: dict[str, int] = {}
+""":func:`stable_hash` of the str keys seen lately (a batch's keys repeat: words)."""
+_STR_HASHES_MAX = 1 << 16
+
+
 @dataclass(frozen=True, slots=True)
 class Forward:
     """Subtask i sends to subtask i; both operators need the same parallelism."""
@@ -38,6 +43,11 @@ class Forward:
 
     def targets(self, value: Any, sender: int, n: int, sent: int) -> range | tuple[int, ...]:
         return (sender,)
+
+    def split(self, values: Sequence[Any], sender: int, n: int, sent: int) -> list[list[Any]]:
+        """What :meth:`targets` does to each of ``values`` in turn, as one list per
+        subtask (``sent``: records sent on the gate before the first)."""
+        return [list(values) if i == sender else [] for i in range(n)]
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,6 +60,22 @@ class Hash:
     def targets(self, value: Any, sender: int, n: int, sent: int) -> range | tuple[int, ...]:
         return (stable_hash(self.key(value)) % n,)
 
+    def split(self, values: Sequence[Any], sender: int, n: int, sent: int) -> list[list[Any]]:
+        """:meth:`targets` of each of ``values``, as one list per subtask."""
+        key, cache, buckets = self.key, _STR_HASHES, [[] for _ in range(n)]
+        for v in values:
+            k = key(v)
+            if type(k) is str:
+                h = cache.get(k)
+                if h is None:
+                    if len(cache) >= _STR_HASHES_MAX:
+                        cache.clear()
+                    h = cache[k] = stable_hash(k)
+            else:
+                h = stable_hash(k)
+            buckets[h % n].append(v)
+        return buckets
+
 
 @dataclass(frozen=True, slots=True)
 class Broadcast:
@@ -60,6 +86,10 @@ class Broadcast:
     def targets(self, value: Any, sender: int, n: int, sent: int) -> range | tuple[int, ...]:
         return range(n)
 
+    def split(self, values: Sequence[Any], sender: int, n: int, sent: int) -> list[list[Any]]:
+        """Every subtask gets all of ``values``."""
+        return [list(values) for _ in range(n)]
+
 
 @dataclass(frozen=True, slots=True)
 class Rebalance:
@@ -69,6 +99,10 @@ class Rebalance:
 
     def targets(self, value: Any, sender: int, n: int, sent: int) -> range | tuple[int, ...]:
         return ((sender + sent) % n,)
+
+    def split(self, values: Sequence[Any], sender: int, n: int, sent: int) -> list[list[Any]]:
+        """:meth:`targets` of each of ``values`` in turn (the i-th is sent ``sent + i``)."""
+        return [list(values[(b - sender - sent) % n :: n]) for b in range(n)]
 
 
 Partitioning = Forward | Hash | Broadcast | Rebalance

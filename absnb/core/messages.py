@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -25,6 +26,51 @@ class Record(NamedTuple):
     value: Any
     seq: int = 0
     origin: tuple[str, int] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class RecordBatch:
+    """Consecutive records of one channel, numbered ``first``, ``first + 1``, ...
+
+    What the real runtime sends: one message carries many records (DESIGN, "The two
+    runtimes": channels carry batches of records, with barriers between batches), and a
+    task consumes it in one operator call (:meth:`~absnb.task.StreamTask.deliver_batch`),
+    which is the same as consuming its records in turn. A batch has no ``origin``.
+    """
+
+    values: list[Any]
+    first: int
+
+    def __len__(self) -> int:
+        return len(self.values)
+
+    def records(self) -> list[Record]:
+        """The batch as single records."""
+        first = self.first
+        return [Record(v, first + i) for i, v in enumerate(self.values)]
+
+    def __str__(self) -> str:
+        return f"records {self.first}..{self.first + len(self.values) - 1}"
+
+
+RECORD_TYPES = frozenset({Record, RecordBatch})
+"""The message types that carry records (everything else is a barrier, marker or end)."""
+
+
+def as_records(messages: Iterable[Record | RecordBatch]) -> tuple[Record, ...]:
+    """``messages`` as single records, batches expanded in place."""
+    out: list[Record] = []
+    for m in messages:
+        if type(m) is RecordBatch:
+            out.extend(m.records())
+        else:
+            out.append(m)  # type: ignore[arg-type]
+    return tuple(out)
+
+
+def count_records(messages: Iterable[Record | RecordBatch]) -> int:
+    """The records in ``messages`` (a batch counts as its records)."""
+    return sum(len(m) if type(m) is RecordBatch else 1 for m in messages)
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,3 +106,4 @@ class EndOfInput:
 
 
 Message = Record | CheckpointBarrier | Marker
+"""What the simulator's channels carry; the real runtime also sends :class:`RecordBatch`."""

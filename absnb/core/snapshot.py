@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from absnb.core.ids import ChannelId, CheckpointId, TaskId
-from absnb.core.messages import Record
+from absnb.core.messages import Record, RecordBatch, as_records
 
 
 @dataclass(frozen=True)
@@ -19,7 +19,9 @@ class TaskSnapshot:
         state: a copy of the operator state.
         offset: position in the task's own input log (a source's state in the paper).
         channel_states: recorded input channels (Chandy-Lamport channel state, or the
-            Alg. 2 backup log of each loop input), in arrival order.
+            Alg. 2 backup log of each loop input), in arrival order; the real runtime
+            records its batches as they came (:attr:`GlobalSnapshot.channel_states` gives
+            single records).
         sent: records sent so far on each output channel (the sender's numbering).
         received: records consumed so far on each input channel.
         consumed: records consumed in all, the position in the task's input order log.
@@ -29,7 +31,9 @@ class TaskSnapshot:
     checkpoint_id: CheckpointId
     state: Any
     offset: int = 0
-    channel_states: dict[ChannelId, tuple[Record, ...]] = field(default_factory=dict)
+    channel_states: dict[ChannelId, tuple[Record | RecordBatch, ...]] = field(
+        default_factory=dict
+    )
     sent: dict[ChannelId, int] = field(default_factory=dict)
     received: dict[ChannelId, int] = field(default_factory=dict)
     consumed: int = 0
@@ -56,10 +60,11 @@ class GlobalSnapshot:
 
     @property
     def channel_states(self) -> dict[ChannelId, tuple[Record, ...]]:
-        """E*: every recorded channel, merged from the receivers' parts."""
+        """E*: every recorded channel, merged from the receivers' parts, as single records."""
         out: dict[ChannelId, tuple[Record, ...]] = {}
         for s in self.tasks.values():
-            out.update(s.channel_states)
+            for c, messages in s.channel_states.items():
+                out[c] = as_records(messages)
         return out
 
     def channel_values(self) -> dict[str, list[Any]]:

@@ -31,6 +31,12 @@ class Source(Operator):
             return state, (entry,)
         return state, tuple(self.split(entry))
 
+    def act_batch(self, state: Any, entries: Sequence[Any]) -> tuple[Any, list[Any]]:
+        split = self.split
+        if split is None:
+            return state, list(entries)
+        return state, [v for entry in entries for v in split(entry)]
+
 
 class Map(Operator):
     """Stateless: one output per record."""
@@ -77,6 +83,16 @@ class KeyedCount(Operator):
         state[k] = n
         return state, ((k, n),)
 
+    def process_batch(self, state: dict[Any, int], values: Sequence[Any]) -> tuple[Any, list[Any]]:
+        key, get, outs = self.key, state.get, []
+        append = outs.append
+        for value in values:
+            k = key(value)
+            n = get(k, 0) + 1
+            state[k] = n
+            append((k, n))
+        return state, outs
+
 
 class KeyedReduce(Operator):
     """Folds records per key with ``fn(acc, value)``; emits ``(key, acc)``."""
@@ -106,6 +122,10 @@ class CollectSink(Operator):
     def process(self, state: list[Any], value: Any) -> tuple[Any, Sequence[Any]]:
         state.append(value)
         return state, ()
+
+    def process_batch(self, state: list[Any], values: Sequence[Any]) -> tuple[Any, list[Any]]:
+        state.extend(values)
+        return state, []
 
 
 class Account(Operator):

@@ -15,7 +15,7 @@ from typing import Any, ClassVar
 from absnb.core.effects import Effect
 from absnb.core.graph import ExecutionGraph
 from absnb.core.ids import ChannelId, CheckpointId, TaskId
-from absnb.core.messages import CheckpointBarrier, Marker, Record
+from absnb.core.messages import CheckpointBarrier, Marker, Record, RecordBatch
 
 NO_EFFECTS: tuple[Effect, ...] = ()
 
@@ -65,6 +65,16 @@ class BarrierHandler:
     def on_record(self, channel: ChannelId, record: Record) -> Sequence[Effect]:
         """A record arrived on ``channel``; the task processes it after this call."""
         return NO_EFFECTS
+
+    def on_records(self, channel: ChannelId, batch: RecordBatch) -> Sequence[Effect]:
+        """The records of ``batch`` arrived on ``channel`` (the real runtime's batches): what
+        :meth:`on_record` of each in turn does."""
+        if type(self).on_record is BarrierHandler.on_record:
+            return NO_EFFECTS
+        effects: list[Effect] = []
+        for record in batch.records():
+            effects.extend(self.on_record(channel, record))
+        return effects
 
     def on_checkpoint_complete(self, checkpoint_id: CheckpointId) -> Sequence[Effect]:
         """Every task acknowledged ``checkpoint_id`` (Flink: notifyCheckpointComplete)."""

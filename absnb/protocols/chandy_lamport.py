@@ -21,7 +21,7 @@ from absnb.core.effects import (
 )
 from absnb.core.graph import ExecutionGraph
 from absnb.core.ids import ChannelId, CheckpointId, TaskId
-from absnb.core.messages import CheckpointBarrier, Marker, Record
+from absnb.core.messages import CheckpointBarrier, Marker, Record, RecordBatch, as_records
 from absnb.protocols.base import (
     NO_EFFECTS,
     BarrierHandler,
@@ -53,7 +53,7 @@ class ChandyLamportHandler(BarrierHandler):
     def __init__(self, *args: object) -> None:
         super().__init__(*args)  # type: ignore[arg-type]
         self.recording: dict[CheckpointId, Recording] = {}
-        self.recorded: dict[CheckpointId, dict[ChannelId, list[Record]]] = {}
+        self.recorded: dict[CheckpointId, dict[ChannelId, list[Record | RecordBatch]]] = {}
         self.finished: frozenset[CheckpointId] = frozenset()
 
     def on_trigger(self, checkpoint_id: CheckpointId) -> Sequence[Effect]:
@@ -109,6 +109,14 @@ class ChandyLamportHandler(BarrierHandler):
                 rs.append(record)
         return NO_EFFECTS
 
+    def on_records(self, channel: ChannelId, batch: RecordBatch) -> Sequence[Effect]:
+        """:meth:`on_record` of each record of ``batch``."""
+        for chans in self.recorded.values():
+            rs = chans.get(channel)
+            if rs is not None:
+                rs.append(batch)  # recorded as it came: no record by record cost
+        return NO_EFFECTS
+
     def on_checkpoint_aborted(self, checkpoint_id: CheckpointId) -> Sequence[Effect]:
         """Stop recording for ``checkpoint_id`` and every older snapshot."""
         dropped = [n for n in self.recording if n <= checkpoint_id]
@@ -153,7 +161,7 @@ class ChandyLamportHandler(BarrierHandler):
         return (
             tuple(sorted(self.recording.items())),
             tuple(
-                (n, tuple((c, tuple(rs)) for c, rs in chans.items()))
+                (n, tuple((c, as_records(rs)) for c, rs in chans.items()))
                 for n, chans in sorted(self.recorded.items())
             ),
             self.finished,

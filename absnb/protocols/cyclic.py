@@ -26,7 +26,7 @@ from absnb.core.effects import (
 )
 from absnb.core.graph import ExecutionGraph
 from absnb.core.ids import ChannelId, CheckpointId, TaskId
-from absnb.core.messages import CheckpointBarrier, Marker, Record
+from absnb.core.messages import CheckpointBarrier, Marker, Record, RecordBatch, as_records
 from absnb.protocols.aligned import NIL, WAITING, CollectingBarriers, WaitingForFirstBarrier
 from absnb.protocols.base import (
     NO_EFFECTS,
@@ -66,7 +66,7 @@ class CyclicBarrierHandler(BarrierHandler):
         )
         self.state: CyclicState = WAITING
         self.last: CheckpointId = 0
-        self.log: dict[ChannelId, list[Record]] = {}
+        self.log: dict[ChannelId, list[Record | RecordBatch]] = {}
 
     def on_trigger(self, checkpoint_id: CheckpointId) -> Sequence[Effect]:
         """Barrier on the Nil input (the coordinator's injection)."""
@@ -134,6 +134,13 @@ class CyclicBarrierHandler(BarrierHandler):
             log.append(record)
         return NO_EFFECTS
 
+    def on_records(self, channel: ChannelId, batch: RecordBatch) -> Sequence[Effect]:
+        """Lines 25-26 for each record of ``batch``."""
+        log = self.log.get(channel)
+        if log is not None:
+            log.append(batch)  # logged as it came: no record by record cost
+        return NO_EFFECTS
+
     def _drop(self, state: CollectingBarriers | Logging) -> list[Effect]:
         self.log = {}
         if isinstance(state, CollectingBarriers):
@@ -183,7 +190,7 @@ class CyclicBarrierHandler(BarrierHandler):
         return new
 
     def key(self) -> object:
-        log = tuple((c, tuple(rs)) for c, rs in self.log.items()) if self.log else ()
+        log = tuple((c, as_records(rs)) for c, rs in self.log.items()) if self.log else ()
         return (self.state, self.last, log)
 
     def describe(self) -> str:
