@@ -2,7 +2,7 @@
 
     absnb run --job bank_transfer --seed 3 --crash B@30 --save-trace run.jsonl
     absnb replay run.jsonl --json
-    absnb bench --scale 0.5 --only fig6
+    absnb bench --scale 2 --only fig6
 
 ``run`` and ``replay`` print every completed snapshot and the verdicts (feasible,
 termination, exactly-once, and for the bank the conserved total). Exit code 0 when every
@@ -23,6 +23,8 @@ from typing import Any
 
 from absnb.core.errors import AbsnbError
 from absnb.core.ids import ChannelId, TaskId
+from absnb.experiments.bench import DEFAULT_SCALE
+from absnb.experiments.paper import BASE_REPEAT
 from absnb.jobs import BUILDERS, build_job
 from absnb.protocols import PROTOCOLS
 from absnb.protocols.coordinator import CompletedCheckpoint
@@ -147,9 +149,10 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument(
         "--scale",
         type=positive,
-        default=0.5,
+        default=DEFAULT_SCALE,
         metavar="X",
-        help="input size: the 12,086-word text sample read 10*X times per run (default 0.5)",
+        help="input size: the 12,086-word text sample read "
+        f"{BASE_REPEAT}*X times per run (default {DEFAULT_SCALE:g})",
     )
     bench.add_argument(
         "--only",

@@ -15,7 +15,7 @@ from absnb.cli import main
 from absnb.experiments import paper
 from absnb.experiments.bench import BenchResult, targets
 
-TINY = 0.05
+TINY = 0.01
 """The text sample read once: 12,086 words."""
 WORDS = 12_086
 

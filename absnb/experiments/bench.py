@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 
     from absnb.runtime.spark import SparkRuntime
 
-DEFAULT_SCALE = 0.5
+DEFAULT_SCALE = 10.0
 """The scale ``absnb bench`` runs at unless told otherwise (about a minute on 2 cores)."""
 
 

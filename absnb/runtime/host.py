@@ -35,14 +35,25 @@ from typing import Any, Literal
 from absnb.core.effects import Block, SnapshotState, Unblock
 from absnb.core.graph import ExecutionGraph
 from absnb.core.ids import ChannelId, TaskId
-from absnb.core.messages import CheckpointBarrier, EndOfInput, Marker, Message, Record
+from absnb.core.messages import (
+    RECORD_TYPES,
+    CheckpointBarrier,
+    EndOfInput,
+    Marker,
+    Message,
+    Record,
+    RecordBatch,
+)
 from absnb.core.snapshot import TaskSnapshot
 from absnb.jobs.base import Job
 from absnb.protocols import get_protocol
-from absnb.runtime.wire import dumps
+from absnb.runtime.snapshot_writer import SnapshotWriter
 from absnb.task import Dropped, StreamTask
 
 END = EndOfInput()
+MAX_QUEUED = 4
+"""Messages (mostly record batches) a source may have waiting in a local queue before it
+waits for them to be consumed."""
 
 
 class InjectedFailure(RuntimeError):
@@ -111,6 +122,8 @@ class HostPlan:
     max_unsent_bytes: int = 1 << 20
     setup_timeout: float = 30.0
     """The longest the host waits for the address book, and then for its channels."""
+    source_rate: float | None = None
+    """The most input-log entries a source task reads per second (None: no limit)."""
 
 
 @dataclass
@@ -134,8 +147,10 @@ class Host:
         self.graph = graph = job.graph
         protocol = get_protocol(plan.protocol, graph, allow_deadlock=plan.allow_deadlock)
         self.local = set(plan.tasks)
-        self.tasks = {t: StreamTask(graph, t, protocol) for t in plan.tasks}
+        # Every task restarts from a checkpoint here: no consumption order to keep.
+        self.tasks = {t: StreamTask(graph, t, protocol, history=False) for t in plan.tasks}
         self.storage = CheckpointStorage(plan.storage_url)
+        self.writer = SnapshotWriter(self.storage, plan.job_id)
         self.queues: dict[ChannelId, deque[Message]] = {
             c: deque() for t in plan.tasks for c in graph.inputs[t] if c.src in self.local
         }
@@ -160,6 +175,7 @@ class Host:
         self.early: list[Any] = []  # commands that came while the host was connecting
         self.last_barrier: dict[ChannelId, int] = {}  # newest barrier per input channel
         self.barriers: dict[TaskId, dict[int, Message]] = {t: {} for t in plan.tasks}
+        self.rate_start: dict[TaskId, tuple[float, int]] = {}  # source_rate's reference
 
     def _restore(self) -> None:
         snapshot = self.storage.latest(self.plan.job_id, self.graph.fingerprint)
@@ -171,12 +187,13 @@ class Host:
             )
         for t, task in self.tasks.items():
             task.restore(snapshot.tasks[t])
-        for c, records in snapshot.channel_states.items():
-            # Chandy-Lamport channel state and Alg. 2 backup logs go back in transit first.
-            if c.dst in self.local and c.src in self.local:
-                self.queues[c].extend(records)
-            elif c.dst in self.local:
-                self.refill[c] = records
+            # Chandy-Lamport channel state and Alg. 2 backup logs (records and record
+            # batches, as they came) go back in transit first.
+            for c, messages in snapshot.tasks[t].channel_states.items():
+                if c.src in self.local:
+                    self.queues[c].extend(messages)
+                else:
+                    self.refill[c] = messages
 
     # -- the loop ----------------------------------------------------------------------------
     def run(self) -> HostResult:
@@ -227,6 +244,7 @@ class Host:
             client.failed(e)
             raise
         finally:
+            self.writer.close()
             net.close()
             client.close()
 
@@ -245,6 +263,8 @@ class Host:
             for cmd in commands:
                 self._command(cmd, client)
             commands = []
+            if self.writer.pending:
+                self._acknowledge(client)
             busy = self._emit(client)
             for c, q in self.queues.items():
                 if q and c not in self.blocked:
@@ -268,10 +288,12 @@ class Host:
         the coordinator), report, and return the result."""
         net = self.net
         net.flush()
-        while drain and net.pending_output():
+        while drain and (net.pending_output() or self.writer.pending):
             for cmd in self._stopped(client.poll()):
                 self._command(cmd, client)
             net.poll(0.001)
+            if self.writer.pending:
+                self._acknowledge(client, 0.001)
         for task in self.tasks.values():  # a sink pre-commits its last records (end_input)
             task.state = task.fn.end_input(task.state)
         client.finished(self._result(started).metrics)
@@ -365,11 +387,11 @@ class Host:
             if self._backlogged(t):
                 continue
             sends: list = []
-            n = 0
-            while not task.halted and task.offset < len(log) and n < self.plan.source_batch:
-                task.emit(log[task.offset], sends)
-                n += 1
-            if n:
+            n = 0 if task.halted else min(self.plan.source_batch, len(log) - task.offset)
+            if self.plan.source_rate is not None and n > 0:
+                n = min(n, self._allowed(t))
+            if n > 0:
+                task.emit_batch(log[task.offset : task.offset + n], sends)
                 busy = True
                 self.metrics["records_in"] += n
                 self._count(t, n)
@@ -378,14 +400,21 @@ class Host:
                 self._finish(t)
         return busy
 
+    def _allowed(self, t: TaskId) -> int:
+        """Entries source ``t`` may read now under ``source_rate``, counted from the start of
+        this attempt's loop (or its first call) and the offset it had then."""
+        now = time.monotonic()
+        began, offset = self.rate_start.setdefault(t, (now, self.tasks[t].offset))
+        rate = self.plan.source_rate or 0.0
+        return max(0, int((now - began) * rate) + 1 - (self.tasks[t].offset - offset))
+
     def _backlogged(self, t: TaskId) -> bool:
         """Backpressure: a source waits while what it sent is still queued here (local
         queues, unsent network bytes), so that barriers never wait behind a long backlog
         and alignment stays short."""
-        limit = 2 * self.plan.source_batch
         for c in self.graph.outputs[t]:
             q = self.queues.get(c)
-            if q is not None and len(q) > limit:
+            if q is not None and len(q) > MAX_QUEUED:
                 return True
         return self.net.pending_output() > self.plan.max_unsent_bytes
 
@@ -405,12 +434,17 @@ class Host:
         sends: list = []
         if kind is CheckpointBarrier or kind is Marker:
             self.last_barrier[c] = _checkpoint_of(m)
-        controls = self.tasks[t].deliver(c, m, sends)
+        if kind is RecordBatch:
+            controls = self.tasks[t].deliver_batch(c, m, sends)
+        else:
+            controls = self.tasks[t].deliver(c, m, sends)
         if controls:
             self._controls(t, controls, client)
         if sends:
             self._dispatch(sends)
-        if kind is Record:
+        if kind is RecordBatch:
+            self._count(t, len(m))
+        elif kind is Record:
             self._count(t, 1)
         else:
             self._barrier(t, c, m, client)
@@ -448,14 +482,13 @@ class Host:
                 except ConnectionError:
                     # The receiver has ended: a barrier for it no longer matters (its host
                     # finished, or failed and the attempt fails); a record must not be lost.
-                    if type(m) is Record:
+                    if type(m) in RECORD_TYPES:
                         raise
                     self.metrics["dropped_barriers"] = self.metrics.get("dropped_barriers", 0) + 1
-            out += 1
+            out += len(m) if type(m) is RecordBatch else type(m) is Record
         self.metrics["records_out"] += out
 
     def _controls(self, t: TaskId, controls: Sequence[Any], client: Any) -> None:
-        from absnb.runtime.control import Ack
 
         for ctl in controls:
             kind = type(ctl)
@@ -475,23 +508,21 @@ class Host:
                 for f in self.failures:
                     if f.during_checkpoint == ctl.checkpoint_id and f.task == str(t):
                         f.fire(f"during checkpoint {ctl.checkpoint_id}")
-            elif kind is TaskSnapshot:
-                began = time.monotonic()
-                key = self.storage.write_task(self.plan.job_id, ctl)
-                written = time.monotonic() - began
-                state = len(dumps(ctl.state))
-                channel = sum(len(dumps(rs)) for rs in ctl.channel_states.values() if rs)
-                stats = {  # for absnb.runtime.metrics
-                    "state_size": state,
-                    "channel_state_size": channel,
-                    "channel_state_records": sum(len(rs) for rs in ctl.channel_states.values()),
-                    "sync_duration": written,
-                }
-                align = self.alignment.get(t, 0.0)
-                client.ack(Ack(t, ctl.checkpoint_id, key, state + channel, align, stats))
-                self.metrics["checkpoints"].append(ctl.checkpoint_id)
+            elif kind is TaskSnapshot:  # written on the writer's thread, then acknowledged
+                self.writer.submit(ctl, self.alignment.get(t, 0.0))
             elif kind is Dropped:
                 self.metrics["dropped"] = self.metrics.get("dropped", 0) + 1
+
+    def _acknowledge(self, client: Any, timeout: float = 0.0) -> None:
+        """Acknowledge the task snapshots written since the last call (the coordinator
+        hears of a snapshot only once it is durable)."""
+        from absnb.runtime.control import Ack
+
+        for w in self.writer.written(timeout):
+            s = w.snapshot
+            size = w.stats["state_size"] + w.stats["channel_state_size"]
+            client.ack(Ack(s.task, s.checkpoint_id, w.key, size, w.alignment_s, w.stats))
+            self.metrics["checkpoints"].append(s.checkpoint_id)
 
     def _finish(self, t: TaskId) -> None:
         if t in self.finished:

@@ -23,7 +23,7 @@ import os
 from collections import deque
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, overload
 
 from absnb.core.errors import AbsnbError
 from absnb.core.ids import TaskId
@@ -214,7 +214,15 @@ class PartitionLog:
     def __len__(self) -> int:
         return self.length
 
-    def __getitem__(self, offset: int) -> str:
+    @overload
+    def __getitem__(self, offset: int) -> str: ...
+
+    @overload
+    def __getitem__(self, offset: slice) -> list[str]: ...
+
+    def __getitem__(self, offset: int | slice) -> str | list[str]:
+        if isinstance(offset, slice):  # a host emits a batch of lines
+            return [self[i] for i in range(*offset.indices(self.length))]
         if not 0 <= offset < self.length:
             raise IndexError(f"offset {offset} is outside source {self.source}'s rows")
         return self.reader.read(self.source, offset)

@@ -48,7 +48,7 @@ CHECKPOINT_COLUMNS = (
     "persisted_records",
     "checkpointed_size",
     "alignment_duration_max",
-    "sync_duration_max",
+    "async_duration_max",
     "failure_message",
 )
 """The columns of :meth:`RunMetrics.checkpoints`."""
@@ -62,7 +62,7 @@ SUBTASK_COLUMNS = (
     "ack_timestamp",
     "end_to_end_duration",
     "alignment_duration",
-    "sync_duration",
+    "async_duration",
     "state_size",
     "persisted_data",
     "persisted_records",
@@ -150,7 +150,7 @@ class RunMetrics:
                     "ack_timestamp": self._at(t),
                     "end_to_end_duration": t - trig if trig is not None else None,
                     "alignment_duration": d["alignment_s"],
-                    "sync_duration": m.get("sync_duration"),
+                    "async_duration": m.get("async_duration"),
                     "state_size": state,
                     "persisted_data": persisted,
                     "persisted_records": m.get("channel_state_records", 0),
@@ -200,8 +200,8 @@ class RunMetrics:
             row["alignment_duration_max"] = (
                 None if acks is None else float(acks["alignment_duration"].max())
             )
-            row["sync_duration_max"] = (
-                None if acks is None else float(acks["sync_duration"].astype(float).max())
+            row["async_duration_max"] = (
+                None if acks is None else float(acks["async_duration"].astype(float).max())
             )
             rows.append(row)
         return _frame(rows, CHECKPOINT_COLUMNS)

@@ -162,6 +162,7 @@ class SparkRuntime:
         max_restarts: int = 3,
         allow_deadlock: bool = False,
         inputs: Any = None,
+        source_rate: float | None = None,
     ) -> SparkRun:
         """Run ``job`` to the end under ``protocol``, restarting after failures.
 
@@ -169,6 +170,10 @@ class SparkRuntime:
         string column, or a path of text files (read with ``spark.read.text``), whose rows
         are dealt to the job's sources and reach each host as its barrier partition (see
         :mod:`absnb.runtime.inputs`); e.g. ``run(absnb.word_count(sources=2), inputs=df)``.
+
+        ``source_rate``, if given, is the most input-log entries (lines, transfers) each source
+        task reads per second (Flink: ``RateLimiterStrategy.perSecond``): a small input then
+        runs long enough for a class to watch checkpoints and failures happen during it.
 
         Raises:
             ClusterTooSmallError: the stage does not fit the cluster's slots (Spark would
@@ -184,6 +189,11 @@ class SparkRuntime:
 
         graph = job.graph
         proto = get_protocol(protocol, graph, allow_deadlock=allow_deadlock)
+        if source_rate is not None and not source_rate > 0:
+            raise ValueError(
+                f"source_rate must be a number of entries per second above 0, not "
+                f"{source_rate!r}: pass None to read as fast as the job can"
+            )
         for op in graph.operators.values():
             check = getattr(op.function, "check", None)
             if check is not None:
@@ -251,6 +261,7 @@ class SparkRuntime:
                         failures=tuple(failures),
                         allow_deadlock=allow_deadlock,
                         advertise_host=driver_host,
+                        source_rate=source_rate,
                     )
                     for h in range(hosts)
                 ]

@@ -18,10 +18,12 @@ waits in ``server_handshake`` for a peer's answer it keeps answering the challen
 own outgoing connections, so two hosts that connect to each other never wait on each other.
 
 Frames (:mod:`absnb.runtime.wire`): DATA carries a pickled list of messages (a batch),
-sender to receiver; CREDIT carries a pickled count, receiver to sender. Records collect in
-the channel's batch until ``batch_records`` or about ``batch_bytes`` (estimated from the
-pickled size of the previous batch); anything else (barrier, marker, end of input) closes
-the batch it joins, so FIFO order between records and barriers is kept.
+sender to receiver; CREDIT carries a pickled count, receiver to sender. Record messages (a
+:class:`~absnb.core.messages.Record`, or the hosts' :class:`~absnb.core.messages.RecordBatch`
+of many) collect in the channel's batch until ``batch_records`` messages or about
+``batch_bytes`` (estimated from the pickled size of the previous batch); anything else
+(barrier, marker, end of input) closes the batch it joins, so FIFO order between records
+and barriers is kept.
 
 Flow control, credit-based per channel: a sender has at most ``credits`` DATA frames
 unacknowledged (the receiver grants its ``credits`` on accepting); the receiver returns one
@@ -43,7 +45,7 @@ from itertools import repeat
 from typing import IO, Any
 
 from absnb.core.ids import ChannelId
-from absnb.core.messages import Record
+from absnb.core.messages import RECORD_TYPES, RecordBatch
 from absnb.runtime.wire import (
     HEADER,
     MAC_BYTES,
@@ -70,6 +72,13 @@ _READ = selectors.EVENT_READ
 _WRITE = selectors.EVENT_WRITE
 _RECV_BYTES = 256 * 1024
 _RETRY_SECONDS = 0.05
+
+
+def _records(batch: list[Any]) -> int:
+    """The records in a frame's messages (a :class:`RecordBatch` holds many)."""
+    return sum(
+        len(m) if m.__class__ is RecordBatch else m.__class__ in RECORD_TYPES for m in batch
+    )
 
 
 class _Conn:
@@ -216,7 +225,7 @@ class DataPlane:
         secret: the per-job secret every connection proves it knows.
         bind_host: where the listening socket binds (port chosen by the OS).
         advertise_host: the host name other hosts connect to (``address``).
-        batch_records: most records in one DATA frame.
+        batch_records: most messages in one DATA frame.
         batch_bytes: about the most bytes in one DATA frame.
         credits: DATA frames a sender may have unacknowledged on each of this host's inputs.
         memory_bytes: credit-less frames one output channel queues in memory before spilling.
@@ -377,7 +386,7 @@ class DataPlane:
             raise self._cannot_send(channel) from None
         batch = out.batch
         batch.append(message)
-        if message.__class__ is not Record:
+        if message.__class__ not in RECORD_TYPES:
             self._frame(out)
         elif len(batch) >= out.limit:
             if out.sized:
@@ -420,7 +429,7 @@ class DataPlane:
                 batch = frames.popleft()
                 handed += 1
                 result.extend(zip(repeat(inp.channel, len(batch)), batch, strict=True))
-                if batch[-1].__class__ is not Record:
+                if batch[-1].__class__ not in RECORD_TYPES:
                     break
             inp.handed += handed
             if not frames:
@@ -553,7 +562,7 @@ class DataPlane:
             )
         n = len(batch)
         out.messages += n
-        out.records += n - (batch[-1].__class__ is not Record)
+        out.records += _records(batch)
         out.limit = max(1, min(self._batch_records, self._batch_bytes * n // len(payload)))
         out.sized = True
         frame = encode(DATA, payload)
@@ -718,7 +727,7 @@ class DataPlane:
             inp.frames.append(batch)
             inp.received += 1
             inp.messages += len(batch)
-            inp.records += len(batch) - (batch[-1].__class__ is not Record)
+            inp.records += _records(batch)
         inp.bytes += len(data)
         if frames and not inp.blocked:
             self._ready[inp] = None

@@ -113,7 +113,14 @@ def test_exactly_once_on_a_dataframe_after_a_raise_and_a_kill(runtime, lines, an
         Failure("source[0]", after_records=2_000, kind="kill", attempt=1),
     ]
     job = absnb.word_count(sources=2)  # its default lines are replaced by the DataFrame's
-    run = runtime.run(job, "abs", checkpoint_interval=0.02, failures=failures, inputs=lines)
+    run = runtime.run(
+        job,
+        "abs",
+        checkpoint_interval=0.02,
+        failures=failures,
+        inputs=lines,
+        source_rate=12_000,  # 6,000 lines a source: checkpoints happen during the run
+    )
     assert run.restarts == 2
     assert run.restored[:2] == [0, 1]
     assert final_counts(run.output) == answer

@@ -32,7 +32,7 @@ def ack(t: float, n: int, task: TaskId, align: float, state: int, channel: int =
         "state_size": state,
         "channel_state_size": channel,
         "channel_state_records": channel // 10,
-        "sync_duration": 0.001,
+        "async_duration": 0.001,
     }
     details = {
         "checkpoint_id": n,
@@ -193,7 +193,9 @@ def runtime(spark, tmp_path_factory):
 
 def test_abs_run_statistics(runtime) -> None:
     lines = text(3)
-    run = runtime.run(absnb.word_count(lines), "abs", checkpoint_interval=0.05)
+    run = runtime.run(
+        absnb.word_count(lines), "abs", checkpoint_interval=0.05, source_rate=6_000
+    )
     checkpoints = run.checkpoint_stats()
     completed = checkpoints[checkpoints["status"] == "COMPLETED"]
     assert sorted(completed["checkpoint_id"]) == sorted(run.checkpoints)
@@ -221,7 +223,9 @@ def test_abs_run_statistics(runtime) -> None:
 
 
 def test_chandy_lamport_records_channel_state(runtime) -> None:
-    run = runtime.run(absnb.word_count(text(3)), "chandy-lamport", checkpoint_interval=0.02)
+    run = runtime.run(
+        absnb.word_count(text(3)), "chandy-lamport", checkpoint_interval=0.02, source_rate=6_000
+    )
     checkpoints = run.checkpoint_stats()
     completed = checkpoints[checkpoints["status"] == "COMPLETED"]
     assert len(completed) >= 1

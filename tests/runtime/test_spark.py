@@ -63,11 +63,23 @@ def test_word_count_without_failures_equals_sparks_answer(runtime, answer) -> No
 )
 def test_exactly_once_after_a_failure(runtime, answer, protocol, failure) -> None:
     job = absnb.word_count(text())
-    run = runtime.run(job, protocol, checkpoint_interval=0.02, failures=[failure])
+    # about 0.25 s a run: checkpoints complete before the failure, recovery restores one
+    run = runtime.run(
+        job, protocol, checkpoint_interval=0.02, failures=[failure], source_rate=4_000
+    )
     assert run.restarts == 1
     assert "injected failure" in run.errors[0] or failure.kind == "kill"
     assert final_counts(run.output) == answer
     assert sorted(run.output) == sorted((w, i) for w, n in answer.items() for i in range(1, n + 1))
+
+
+def test_source_rate_limits_how_fast_sources_read(runtime, answer) -> None:
+    lines = max(len(part) for part in text())
+    run = runtime.run(absnb.word_count(text()), "abs", checkpoint_interval=0.05, source_rate=5_000)
+    assert final_counts(run.output) == answer
+    assert run.seconds >= lines / 5_000
+    with pytest.raises(ValueError, match="source_rate must be"):
+        runtime.run(absnb.word_count(text()), "abs", source_rate=0)
 
 
 def test_a_stage_larger_than_the_cluster_is_refused_with_the_fix(runtime) -> None:
@@ -79,7 +91,8 @@ def test_a_stage_larger_than_the_cluster_is_refused_with_the_fix(runtime) -> Non
 def test_a_failure_during_a_checkpoint_restores_the_one_before(runtime, long_answer) -> None:
     job = absnb.word_count(text(10))
     failure = Failure("count[1]", during_checkpoint=2, kind="raise")
-    run = runtime.run(job, "abs", checkpoint_interval=0.01, failures=[failure])
+    # 10,000 lines a source, at 20,000 a second: checkpoints every 10 ms happen during it
+    run = runtime.run(job, "abs", checkpoint_interval=0.01, failures=[failure], source_rate=20_000)
     assert run.restarts == 1
     assert run.restored == [0, 1]
     assert final_counts(run.output) == long_answer
@@ -114,7 +127,7 @@ def test_a_corrupt_latest_checkpoint_is_skipped_for_the_one_before(
     failure = Failure("count[0]", during_checkpoint=2, kind="raise")
     with pytest.warns(CorruptCheckpointWarning, match="chk-1|checkpoint 1"):
         run = SparkRuntime(spark, storage=storage).run(
-            job, "abs", checkpoint_interval=0.01, failures=[failure]
+            job, "abs", checkpoint_interval=0.01, failures=[failure], source_rate=20_000
         )
     assert corrupted == [1]
     assert run.restored == [0, 0]  # checkpoint 1 is corrupt, nothing older: from the start
@@ -131,7 +144,9 @@ def test_a_source_that_ends_first_takes_part_in_later_checkpoints(
     parts = [text()[0][:1], text(4)[1]]  # source[1] runs for several checkpoint intervals
     job = absnb.word_count(parts)
     storage = AuditingStorage(str(tmp_path), job)
-    run = SparkRuntime(spark, storage=storage).run(job, protocol, checkpoint_interval=0.05)
+    run = SparkRuntime(spark, storage=storage).run(
+        job, protocol, checkpoint_interval=0.05, source_rate=8_000
+    )
     assert final_counts(run.output) == word_count_answer(spark, parts)
     assert {n: p for n, p in storage.audited.items() if p} == {}
     source0 = job.graph.task("source[0]")

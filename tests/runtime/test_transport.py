@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from absnb.core.ids import ChannelId, TaskId
-from absnb.core.messages import CheckpointBarrier, Marker, Record
+from absnb.core.messages import CheckpointBarrier, Marker, Record, RecordBatch
 from absnb.runtime.transport import DataPlane
 from absnb.runtime.wire import new_secret
 
@@ -257,6 +257,28 @@ def test_stats_count_records_bytes_and_frames() -> None:
         time.sleep(0.02)
         rx.unblock(c)
         assert rx.stats()["received"][c]["blocked_seconds"] >= 0.02
+
+
+def test_record_batches_keep_their_place_and_count_as_their_records() -> None:
+    c = chan()
+    with planes(2, batch_records=3) as (rx, tx):
+        link(rx, [(tx, c)])
+        sent: list[Any] = [
+            RecordBatch(["a", "b"], 1),
+            Record("c", 3),
+            RecordBatch(["d", "e", "f"], 4),
+            CheckpointBarrier(1),  # closes the frame it joins: the channel stops there
+            RecordBatch(["g"], 7),
+        ]
+        for m in sent:
+            tx.send(c, m)
+        tx.flush()
+        first = pump(rx, [tx], count(4))
+        assert first == [(c, m) for m in sent[:4]]
+        assert pump(rx, [tx], count(1)) == [(c, sent[4])]
+        assert tx.stats()["sent"][c]["records"] == rx.stats()["received"][c]["records"] == 7
+        assert tx.stats()["sent"][c]["messages"] == 5
+        assert tx.stats()["sent"][c]["frames"] == 3  # 3 messages | barrier | the last batch
 
 
 def test_a_wrong_secret_is_refused() -> None:
