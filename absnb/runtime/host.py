@@ -265,6 +265,7 @@ class Host:
             commands = []
             if self.writer.pending:
                 self._acknowledge(client)
+                time.sleep(0)  # let the writer's thread take the GIL between its system calls
             busy = self._emit(client)
             for c, q in self.queues.items():
                 if q and c not in self.blocked:
