@@ -52,6 +52,7 @@ from absnb.runtime.wire import (
     client_handshake,
     dumps,
     encode,
+    listen,
     loads,
     server_handshake,
 )
@@ -244,7 +245,8 @@ class CoordinatorServer:
             coordinator's task order) when a checkpoint completes, before any host is
             notified. If it raises, the checkpoint is aborted instead (and no longer
             counts as completed in the coordinator).
-        bind_host, port: where to listen (all interfaces and any free port by default).
+        bind_host, ports: where to listen: all interfaces, on the first free port of
+            ``ports`` (by default any free port).
         advertise_host: the address hosts connect to (the runtime passes spark.driver.host).
         clock: the time for the coordinator and the events (seconds).
         attempt, restore_checkpoint: the first attempt, before any :meth:`new_attempt`.
@@ -272,7 +274,7 @@ class CoordinatorServer:
         on_complete: Callable[[CheckpointId, dict[TaskId, Ack]], None] | None = None,
         bind_host: str = "0.0.0.0",
         advertise_host: str = "127.0.0.1",
-        port: int = 0,
+        ports: range | None = None,
         clock: Callable[[], float] = time.monotonic,
         attempt: int = 0,
         restore_checkpoint: CheckpointId = 0,
@@ -307,8 +309,7 @@ class CoordinatorServer:
         """The first error a host reported (``Failed``) in each attempt: why the attempt
         failed, which Spark's own message may not say (it names whichever task ended first)."""
 
-        family = socket.AF_INET6 if ":" in bind_host else socket.AF_INET
-        self._listener = socket.create_server((bind_host, port), family=family, backlog=128)
+        self._listener = listen(bind_host, ports)
         self._listener.setblocking(False)
         self._wake_r, self._wake_w = socket.socketpair()
         self._wake_r.setblocking(False)

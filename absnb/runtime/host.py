@@ -124,6 +124,8 @@ class HostPlan:
     """The longest the host waits for the address book, and then for its channels."""
     source_rate: float | None = None
     """The most input-log entries a source task reads per second (None: no limit)."""
+    ports: range | None = None
+    """The ports the host's data plane may listen on (None: any free port)."""
 
 
 @dataclass
@@ -204,7 +206,7 @@ class Host:
         remote_in = [c for t in plan.tasks for c in graph.inputs[t] if c.src not in self.local]
         remote_out = [c for t in plan.tasks for c in graph.outputs[t] if c.dst not in self.local]
         self.net = net = DataPlane(
-            plan.secret, advertise_host=plan.advertise_host, attempt=plan.attempt
+            plan.secret, ports=plan.ports, advertise_host=plan.advertise_host, attempt=plan.attempt
         )
         client = ControlClient(
             plan.coordinator,

@@ -126,6 +126,9 @@ class SparkRuntime:
             driver reads it; executors open the same URL).
         hosts: how many Spark tasks the barrier stage has; by default the largest
             parallelism of the job, which must not exceed the cluster's task slots.
+        ports: the ports the coordinator (on the driver) and every host's data plane (on
+            the executors) listen on, each the first free one, e.g. ``range(40000, 40100)``
+            for a firewall that opens those; by default any free port.
     """
 
     def __init__(
@@ -136,6 +139,7 @@ class SparkRuntime:
         checkpoint_dir: str | None = None,
         storage: Any = None,
         hosts: int | None = None,
+        ports: range | tuple[int, int] | None = None,
     ) -> None:
         from absnb.runtime.storage import CheckpointStorage
 
@@ -147,6 +151,14 @@ class SparkRuntime:
         )
         self.storage = storage or CheckpointStorage(self.checkpoint_dir)
         self.hosts = hosts
+        if isinstance(ports, tuple):
+            ports = range(*ports)
+        if ports is not None and (len(ports) < 1 or ports.start < 1 or ports.stop > 65536):
+            raise ValueError(
+                f"ports must be a non-empty range of TCP ports (1-65535), not {ports!r}: "
+                "e.g. range(40000, 40100)"
+            )
+        self.ports = ports
 
     def slots(self) -> int:
         """Task slots of the cluster (local[N] gives N)."""
@@ -233,6 +245,7 @@ class SparkRuntime:
             initiators=graph.initiators(),
             on_complete=on_complete,
             advertise_host=driver_host,
+            ports=self.ports,
             quiescence=terminates_by_quiescence(graph),
         )
         server.start()
@@ -262,6 +275,7 @@ class SparkRuntime:
                         allow_deadlock=allow_deadlock,
                         advertise_host=driver_host,
                         source_rate=source_rate,
+                        ports=self.ports,
                     )
                     for h in range(hosts)
                 ]

@@ -56,6 +56,7 @@ from absnb.runtime.wire import (
     client_answer,
     dumps,
     encode,
+    listen,
     loads,
     server_handshake,
 )
@@ -223,7 +224,8 @@ class DataPlane:
 
     Args:
         secret: the per-job secret every connection proves it knows.
-        bind_host: where the listening socket binds (port chosen by the OS).
+        bind_host: where the listening socket binds.
+        ports: the ports it may listen on, the first free one (by default any free port).
         advertise_host: the host name other hosts connect to (``address``).
         batch_records: most messages in one DATA frame.
         batch_bytes: about the most bytes in one DATA frame.
@@ -238,6 +240,7 @@ class DataPlane:
         secret: bytes,
         *,
         bind_host: str = "0.0.0.0",
+        ports: range | None = None,
         advertise_host: str = "127.0.0.1",
         batch_records: int = 1000,
         batch_bytes: int = 64 * 1024,
@@ -261,7 +264,7 @@ class DataPlane:
         self._spill_dir = spill_dir
         self.attempt = attempt
         self._sel = selectors.DefaultSelector()
-        self._listener = socket.create_server((bind_host, 0), backlog=1024)
+        self._listener = listen(bind_host, ports, backlog=1024)
         self._listener.setblocking(False)
         self._sel.register(self._listener, _READ, None)
         self.address: tuple[str, int] = (advertise_host, self._listener.getsockname()[1])
@@ -475,7 +478,7 @@ class DataPlane:
         state. ``received[c]``: records, messages, frames, bytes, handed_frames (handed out by
         poll), buffered_frames, buffered_messages, blocked_seconds, blocked, closed.
         Totals: records/bytes/frames sent and received, spilled_bytes, and ``refused``: why
-        each refused connection was refused.
+        each refused connection was refused. ``address``: where this plane listens.
         """
         now = time.monotonic()
         sent = {
@@ -509,6 +512,7 @@ class DataPlane:
             for c, i in self._inputs.items()
         }
         return {
+            "address": self.address,
             "sent": sent,
             "received": received,
             "records_sent": sum(s["records"] for s in sent.values()),

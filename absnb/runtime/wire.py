@@ -18,6 +18,7 @@ nonces of both sides keep an old proof from being replayed.
 
 from __future__ import annotations
 
+import errno
 import hmac
 import os
 import pickle
@@ -57,6 +58,33 @@ def loads(data: bytes) -> Any:
 def encode(kind: int, payload: bytes) -> bytes:
     """One frame."""
     return HEADER.pack(len(payload), kind) + payload
+
+
+class NoFreePortError(OSError):
+    """Every port of the range a runtime was told to listen in is taken."""
+
+
+def listen(bind_host: str, ports: range | None = None, backlog: int = 128) -> socket.socket:
+    """A listening socket on ``bind_host``: on the first free port of ``ports``, or any
+    port the OS chooses when ``ports`` is None (firewalls: give the range they open).
+
+    Raises:
+        NoFreePortError: every port of ``ports`` is in use.
+    """
+    family = socket.AF_INET6 if ":" in bind_host else socket.AF_INET
+    if ports is None:
+        return socket.create_server((bind_host, 0), family=family, backlog=backlog)
+    for port in ports:
+        try:
+            return socket.create_server((bind_host, port), family=family, backlog=backlog)
+        except OSError as e:
+            if e.errno != errno.EADDRINUSE:
+                raise
+    raise NoFreePortError(
+        errno.EADDRINUSE,
+        f"every port from {ports.start} to {ports.stop - 1} on {bind_host} is in use: give "
+        f"SparkRuntime(ports=...) a wider range (a host needs one port, the driver one)",
+    )
 
 
 def recv_exact(sock: socket.socket, n: int) -> bytes:
