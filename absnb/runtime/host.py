@@ -77,10 +77,11 @@ def _checkpoint_of(message: Any) -> int:
 
 @dataclass(frozen=True)
 class Failure:
-    """Make ``task`` fail in attempt ``attempt``: after it has consumed ``after_records``
-    records, when it takes its part of checkpoint ``during_checkpoint`` (a sink: right
-    after its pre-commit), or when it hears that checkpoint ``notified`` is complete: before
-    it commits, or after (``after_commit``), the phases of two-phase commit.
+    """Make ``task`` fail in attempt ``attempt``: once it has consumed ``after_records``
+    records (checked after each batch, so it may have consumed up to a batch more), when it
+    takes its part of checkpoint ``during_checkpoint`` (a sink: right after its pre-commit),
+    or when it hears that checkpoint ``notified`` is complete: before it commits, or after
+    (``after_commit``), the phases of two-phase commit.
 
     ``kind`` ``raise`` raises in the task's Python worker; ``kill`` kills the worker with
     SIGKILL, as a crashed machine would.
