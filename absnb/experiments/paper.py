@@ -302,6 +302,7 @@ def recovery(
     until every host of the next attempt had registered).
     """
     from absnb.runtime.host import Failure
+    from absnb.runtime.spark import quiet_task_failures
 
     progress = progress or _quiet
     job = text_job(scale, parallelism)
@@ -313,9 +314,13 @@ def recovery(
             raise ValueError(f"failure kind {kind!r} is not 'raise' or 'kill'")
         victim = str(job.graph.tasks_of("count")[0])
         failure = Failure(victim, after_records=after, kind=kind)  # type: ignore[arg-type]
-        run = runtime.run(
-            text_job(scale, parallelism), protocol, checkpoint_interval=interval, failures=[failure]
-        )
+        with quiet_task_failures(runtime.spark):  # the failures are on purpose
+            run = runtime.run(
+                text_job(scale, parallelism),
+                protocol,
+                checkpoint_interval=interval,
+                failures=[failure],
+            )
         restarts = run.metrics.restarts()
         for r in restarts.to_dict("records"):
             rows.append({"kind": kind, "protocol": protocol, "seconds": run.seconds, **r})

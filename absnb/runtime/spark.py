@@ -16,7 +16,8 @@ from __future__ import annotations
 import tempfile
 import uuid
 import zlib
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
@@ -114,6 +115,19 @@ def default_session(master: str = "local[*]") -> Any:
     )
     spark.sparkContext.setLogLevel("ERROR")
     return spark
+
+
+@contextmanager
+def quiet_task_failures(spark: Any) -> Iterator[None]:
+    """Spark's log level FATAL inside the block, then what it was: Spark logs every failed
+    task with a stack trace at ERROR, which failures injected on purpose need not show."""
+    root = spark.sparkContext._jvm.org.apache.logging.log4j.LogManager.getRootLogger()
+    level = root.getLevel().toString()
+    spark.sparkContext.setLogLevel("FATAL")
+    try:
+        yield
+    finally:
+        spark.sparkContext.setLogLevel(level)
 
 
 class SparkRuntime:

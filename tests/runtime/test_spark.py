@@ -16,6 +16,7 @@ from absnb.runtime.spark import (
     SparkRuntime,
     final_counts,
     host_of,
+    quiet_task_failures,
     word_count_answer,
 )
 from absnb.runtime.storage import CheckpointStorage, encode_name
@@ -80,6 +81,14 @@ def test_source_rate_limits_how_fast_sources_read(runtime, answer) -> None:
     assert run.seconds >= lines / 5_000
     with pytest.raises(ValueError, match="source_rate must be"):
         runtime.run(absnb.word_count(text()), "abs", source_rate=0)
+
+
+def test_task_failures_are_quiet_inside_the_block_only(spark) -> None:
+    root = spark.sparkContext._jvm.org.apache.logging.log4j.LogManager.getRootLogger()
+    before = root.getLevel().toString()
+    with quiet_task_failures(spark):
+        assert root.getLevel().toString() == "FATAL"
+    assert root.getLevel().toString() == before
 
 
 def test_a_stage_larger_than_the_cluster_is_refused_with_the_fix(runtime) -> None:
