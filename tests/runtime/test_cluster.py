@@ -1,9 +1,11 @@
-"""Beyond one machine: word count with executors in separate JVMs (``local-cluster``).
+"""Beyond one machine: word count with executors in separate JVMs, on ``local-cluster``
+and on a Spark standalone master with two workers started on loopback.
 
 The cluster needs its own SparkSession, and a JVM holds one SparkContext, which the
 shared test session already is; so the job runs in a child process (this file run as a
 script), in a process group of its own that is killed at the end, JVMs included. The
-oracle is computed by the shared session on the same text file.
+standalone master and workers run in process groups of their own too. The oracle is
+computed by the shared session on the same text file.
 """
 
 from __future__ import annotations
@@ -12,17 +14,116 @@ import contextlib
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 MASTER = "local-cluster[2,1,1024]"
 """Two workers of one core and 1 GB each: two executor JVMs, two task slots."""
 
+FAST_JVM = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
+"""Every JVM here (master, workers, driver, executors) starts twice as fast with the C1
+compiler only and the serial collector; the job is far too small to miss C2."""
 
-def test_exactly_once_with_executors_in_separate_jvms(spark, tmp_path) -> None:
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@contextlib.contextmanager
+def standalone_cluster(directory: Path, workers: int = 2) -> Iterator[str]:
+    """A Spark standalone master and ``workers`` workers of one core and 1 GB on loopback,
+    from the pip pyspark's ``spark-class``; yields the master URL, kills them all after."""
+    import pyspark
+
+    home = os.path.dirname(pyspark.__file__)
+    env = dict(os.environ, SPARK_HOME=home, JAVA_TOOL_OPTIONS=FAST_JVM)
+    port = free_port()
+    url = f"spark://127.0.0.1:{port}"
+    java = [os.path.join(home, "bin", "spark-class")]
+    commands = [
+        [
+            *java,
+            "org.apache.spark.deploy.master.Master",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--webui-port",
+            str(free_port()),
+        ],
+    ]
+    for i in range(workers):
+        work = directory / f"worker-{i}"
+        work.mkdir()
+        commands.append(
+            [
+                *java,
+                "org.apache.spark.deploy.worker.Worker",
+                "--host",
+                "127.0.0.1",
+                "--cores",
+                "1",
+                "--memory",
+                "1g",
+                "--webui-port",
+                str(free_port()),
+                "--work-dir",
+                str(work),
+                url,
+            ]
+        )
+    procs = []
+    try:
+        for i, command in enumerate(commands):
+            with open(directory / f"daemon-{i}.log", "wb") as log:
+                procs.append(
+                    subprocess.Popen(
+                        command,
+                        stdout=log,
+                        stderr=subprocess.STDOUT,
+                        env=env,
+                        start_new_session=True,
+                    )
+                )
+            if i == 0:  # the workers register with a master that is up
+                deadline = time.monotonic() + 60
+                while not _listening(port):
+                    assert time.monotonic() < deadline, "the standalone master did not start"
+                    assert procs[0].poll() is None, (directory / "daemon-0.log").read_text()
+                    time.sleep(0.2)
+        yield url
+    finally:
+        for proc in procs:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+
+
+def _listening(port: int) -> bool:
+    with socket.socket() as s:
+        return s.connect_ex(("127.0.0.1", port)) == 0
+
+
+@pytest.fixture(params=["local-cluster", "standalone"])
+def master(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory):
+    """The master URL of a cluster with two executor JVMs of one core each."""
+    if request.param == "local-cluster":
+        yield MASTER
+        return
+    with standalone_cluster(tmp_path_factory.mktemp("standalone")) as url:
+        yield url
+
+
+def test_exactly_once_with_executors_in_separate_jvms(spark, master, tmp_path) -> None:
     from absnb import datasets
     from absnb.runtime.spark import word_count_answer_from
 
@@ -31,8 +132,9 @@ def test_exactly_once_with_executors_in_separate_jvms(spark, tmp_path) -> None:
     text.write_text("\n".join(lines * 5) + "\n", encoding="utf-8")
     answer = word_count_answer_from(spark, text)
 
-    result = run_script(MASTER, text, tmp_path / "checkpoints", tmp_path / "result.json")
+    result = run_script(master, text, tmp_path / "checkpoints", tmp_path / "result.json")
 
+    assert result["master"] == master
     assert result["executors"] == 2
     # the hosts ran in two Python workers of two JVMs, neither of them the driver's
     assert len(set(result["worker_jvms"])) == 2
@@ -47,14 +149,13 @@ def run_script(master: str, text: Path, checkpoints: Path, result: Path) -> dict
     """Run this file as a script in a new process group; kill the group afterwards, so
     that no driver or executor JVM outlives the test, even on a timeout."""
     env = dict(os.environ, PYSPARK_PYTHON=sys.executable, PYSPARK_DRIVER_PYTHON=sys.executable)
-    # Every JVM of the child (driver, executors) starts twice as fast with the C1 compiler
-    # only and the serial collector; the job is far too small to miss C2.
-    env["JAVA_TOOL_OPTIONS"] = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
+    env["JAVA_TOOL_OPTIONS"] = FAST_JVM
     args = [sys.executable, __file__, master, str(text), str(checkpoints), str(result)]
     log = result.with_suffix(".log")
     with open(log, "wb") as out:
-        proc = subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT, env=env,
-                                start_new_session=True)
+        proc = subprocess.Popen(
+            args, stdout=out, stderr=subprocess.STDOUT, env=env, start_new_session=True
+        )
         try:
             # below the conftest's hung-test guard, so that the group is killed first
             code = proc.wait(timeout=170)
@@ -109,6 +210,7 @@ def main(master: str, text: str, checkpoints: str, result: str) -> None:
         Path(result).write_text(
             json.dumps(
                 {
+                    "master": sc.master,
                     "executors": sc._jsc.sc().getExecutorIds().size(),
                     "worker_jvms": jvms,
                     "driver_jvm": sc._gateway.proc.pid,
