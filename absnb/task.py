@@ -241,7 +241,7 @@ class StreamTask:
     def _route_batch(self, outs: list[Any], sends: list[Send]) -> None:
         """:meth:`_route` of ``outs``, sent as one :class:`RecordBatch` per channel."""
         sent = self.sent
-        if To in map(type, outs):  # some go along one edge only: route one by one
+        if self.fn.emits_to and To in map(type, outs):  # some go along one edge only
             routed: list[Send] = []
             self._route(outs, None, routed)
             batches: dict[ChannelId, RecordBatch] = {}

@@ -101,6 +101,7 @@ class FinalCountSink(Operator):
     snapshots grow with the run and would dominate the cost of every checkpoint."""
 
     kind = "sink"
+    emits_to = False
 
     def initial_state(self) -> dict[str, int]:
         return {}

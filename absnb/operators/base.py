@@ -42,6 +42,9 @@ class Operator:
     """
 
     kind: ClassVar[str] = "operator"
+    emits_to: ClassVar[bool] = True
+    """False for operators whose outputs are never :class:`To`: the real runtime then routes
+    a batch's outputs without looking for one (a scan of every output)."""
     external: ClassVar[bool] = False
     """True for sinks that write to a system outside the job (the simulator then makes each
     notify-checkpoint-complete a step of its own)."""

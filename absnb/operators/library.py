@@ -71,6 +71,8 @@ class Filter(Operator):
 class KeyedCount(Operator):
     """Counts records per key; emits ``(key, count so far)``. State: ``{key: count}``."""
 
+    emits_to = False
+
     def __init__(self, key: Callable[[Any], Any] = identity) -> None:
         self.key = key
 
@@ -97,6 +99,8 @@ class KeyedCount(Operator):
 class KeyedReduce(Operator):
     """Folds records per key with ``fn(acc, value)``; emits ``(key, acc)``."""
 
+    emits_to = False
+
     def __init__(self, fn: Callable[[Any, Any], Any], key: Callable[[Any], Any] = identity) -> None:
         self.fn = fn
         self.key = key
@@ -115,6 +119,7 @@ class CollectSink(Operator):
     """Collects every record it receives, in arrival order. State: the list of outputs."""
 
     kind = "sink"
+    emits_to = False
 
     def initial_state(self) -> list[Any]:
         return []
