@@ -31,9 +31,7 @@ class TaskSnapshot:
     checkpoint_id: CheckpointId
     state: Any
     offset: int = 0
-    channel_states: dict[ChannelId, tuple[Record | RecordBatch, ...]] = field(
-        default_factory=dict
-    )
+    channel_states: dict[ChannelId, tuple[Record | RecordBatch, ...]] = field(default_factory=dict)
     sent: dict[ChannelId, int] = field(default_factory=dict)
     received: dict[ChannelId, int] = field(default_factory=dict)
     consumed: int = 0

@@ -58,9 +58,7 @@ class Job:
         values = [
             v
             for op in dict.fromkeys(t.operator for t in sinks)
-            for v in graph.operators[op].function.output(
-                [states[t] for t in graph.tasks_of(op)]
-            )
+            for v in graph.operators[op].function.output([states[t] for t in graph.tasks_of(op)])
         ]
         try:
             return sorted(values)

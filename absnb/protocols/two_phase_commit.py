@@ -39,6 +39,7 @@ class TransactionLostError(AbsnbError, RuntimeError):
     """A pre-committed transaction that must be committed is gone from the external system
     without having been committed: its records are lost, which two-phase commit forbids."""
 
+
 END_OF_INPUT: CheckpointId = 2**31 - 1
 """The id of the final checkpoint that :meth:`TwoPhaseCommitSink.end_input` pre-commits for:
 larger than any real checkpoint id, so that no periodic checkpoint's completion commits it."""

@@ -359,9 +359,7 @@ class Host:
         for task in self.tasks.values():
             sent.update(task.sent)
             received.update(task.received)
-        client.report(
-            Report(self.plan.host_id, self.plan.attempt, round, idle, sent, received)
-        )
+        client.report(Report(self.plan.host_id, self.plan.attempt, round, idle, sent, received))
 
     def _result(self, started: float) -> HostResult:
         self.metrics["seconds"] = time.monotonic() - started

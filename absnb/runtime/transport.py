@@ -77,9 +77,7 @@ _RETRY_SECONDS = 0.05
 
 def _records(batch: list[Any]) -> int:
     """The records in a frame's messages (a :class:`RecordBatch` holds many)."""
-    return sum(
-        len(m) if m.__class__ is RecordBatch else m.__class__ in RECORD_TYPES for m in batch
-    )
+    return sum(len(m) if m.__class__ is RecordBatch else m.__class__ in RECORD_TYPES for m in batch)
 
 
 class _Conn:

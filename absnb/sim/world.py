@@ -398,9 +398,7 @@ class World:
         event = Event(self.clock, self._s.deliver[channel], channel.dst, message)
         return self._outcome(task, sends, controls, event)
 
-    def _outcome(
-        self, task: StreamTask, sends: list[Send], controls: Any, event: Event
-    ) -> Event:
+    def _outcome(self, task: StreamTask, sends: list[Send], controls: Any, event: Event) -> Event:
         """Push what ``task`` sent in the step, apply its controls, and return the event."""
         if sends:
             self._push(sends)

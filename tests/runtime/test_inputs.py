@@ -62,8 +62,16 @@ def test_a_host_gets_logs_only_for_its_own_sources() -> None:
 
     job = absnb.word_count(sources=4, counters=2, sinks=2)
     sources = source_tasks(job)
-    plan = HostPlan(job, "abs", 1, tuple(t for t in job.graph.tasks if t.subtask % 2 == 1),
-                    b"secret", ("127.0.0.1", 1), "/tmp", "job")
+    plan = HostPlan(
+        job,
+        "abs",
+        1,
+        tuple(t for t in job.graph.tasks if t.subtask % 2 == 1),
+        b"secret",
+        ("127.0.0.1", 1),
+        "/tmp",
+        "job",
+    )
     bound = InputBinding(sources, (3, 3, 3, 3)).bind(plan, iter([]))
     assert sorted(map(str, bound.job.inputs)) == ["source[1]", "source[3]"]
     assert all(len(log) == 3 for log in bound.job.inputs.values())

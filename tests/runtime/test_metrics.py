@@ -193,9 +193,7 @@ def runtime(spark, tmp_path_factory):
 
 def test_abs_run_statistics(runtime) -> None:
     lines = text(3)
-    run = runtime.run(
-        absnb.word_count(lines), "abs", checkpoint_interval=0.05, source_rate=6_000
-    )
+    run = runtime.run(absnb.word_count(lines), "abs", checkpoint_interval=0.05, source_rate=6_000)
     checkpoints = run.checkpoint_stats()
     completed = checkpoints[checkpoints["status"] == "COMPLETED"]
     assert sorted(completed["checkpoint_id"]) == sorted(run.checkpoints)

@@ -269,9 +269,7 @@ def test_a_driver_crash_around_the_commit_commits_the_batch_once_on_restart(
     assert sorted(os.listdir(log / "committed")) == ["0.json", "1.json"]
 
 
-def test_foreach_batch_commits_once_and_skips_a_replayed_batch(
-    spark: Any, tmp_path: Path
-) -> None:
+def test_foreach_batch_commits_once_and_skips_a_replayed_batch(spark: Any, tmp_path: Path) -> None:
     source_dir(tmp_path)
     out = tmp_path / "out"
     _, error = run(spark, tmp_path, "foreachBatch")

@@ -126,9 +126,7 @@ def test_restore_commits_the_restored_and_rolls_back_the_rest(sink, db) -> None:
     assert sink.committed() == ["a"]
 
 
-def test_an_open_transaction_of_a_dead_connection_is_rolled_back_by_the_server(
-    sink, db
-) -> None:
+def test_an_open_transaction_of_a_dead_connection_is_rolled_back_by_the_server(sink, db) -> None:
     from absnb.sinks import postgres
 
     s = write(sink, started(sink), "a", "b")
