@@ -120,6 +120,10 @@ class SnapshotProtocol:
     max_concurrent: ClassVar[int | None] = 1
     """How many checkpoints may be pending at once (None: no limit)."""
     halts_sources: ClassVar[bool] = False
+    subsumes: ClassVar[bool] = True
+    """Whether a completed checkpoint aborts the older pending ones (Flink: a newer completed
+    checkpoint subsumes older ones). Chandy-Lamport's concurrent snapshots, each started by
+    its own initiator, are snapshots of their own: every one completes."""
 
     def handler(self, graph: ExecutionGraph, task: TaskId) -> BarrierHandler:
         """A fresh handler for one task of ``graph``."""

@@ -184,6 +184,7 @@ class ChandyLamportProtocol(SnapshotProtocol):
     title = "Chandy-Lamport"
     message = Marker
     max_concurrent = None
+    subsumes = False
 
     def handler(self, graph: ExecutionGraph, task: TaskId) -> ChandyLamportHandler:
         return ChandyLamportHandler(*task_handler_args(graph, task))

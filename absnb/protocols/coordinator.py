@@ -57,6 +57,8 @@ class CheckpointCoordinator:
         min_pause: time that must pass after a checkpoint completes before the next periodic
             trigger (Flink: minPauseBetweenCheckpoints), so that a job whose checkpoints take
             longer than the interval still makes progress between them.
+        subsumes: whether a completed checkpoint aborts older pending ones (ABS, Flink);
+            False for Chandy-Lamport, whose concurrent snapshots each complete.
     """
 
     def __init__(
@@ -68,6 +70,7 @@ class CheckpointCoordinator:
         interval: float | None = None,
         max_concurrent: int | None = 1,
         min_pause: float = 0,
+        subsumes: bool = True,
     ) -> None:
         self.tasks = tasks
         self._task_set = frozenset(tasks)
@@ -77,6 +80,7 @@ class CheckpointCoordinator:
         self.interval = interval
         self.max_concurrent = max_concurrent
         self.min_pause = min_pause
+        self.subsumes = subsumes
         self.last_completed: float | None = None
         self.next_id: CheckpointId = 1
         self.last_trigger: float = 0
@@ -102,6 +106,7 @@ class CheckpointCoordinator:
             interval=interval,
             max_concurrent=protocol.max_concurrent,
             min_pause=min_pause,
+            subsumes=protocol.subsumes,
         )
 
     # -- triggering --------------------------------------------------------------------------
@@ -133,7 +138,7 @@ class CheckpointCoordinator:
         """Take one task's part; returns the completed checkpoint when it was the last part.
 
         Parts of checkpoints that are no longer pending (aborted or subsumed) are ignored.
-        A completed checkpoint subsumes older pending ones, which are aborted.
+        When the protocol subsumes, a completed checkpoint aborts older pending ones.
         """
         if snapshot.task not in self._task_set:
             raise ProtocolError(
@@ -147,9 +152,10 @@ class CheckpointCoordinator:
         if len(pending.acknowledged) < len(self.tasks):
             return None
         del self.pending[snapshot.checkpoint_id]
-        for older in [n for n in self.pending if n < snapshot.checkpoint_id]:
-            del self.pending[older]
-            self.aborted.append(older)
+        if self.subsumes:
+            for older in [n for n in self.pending if n < snapshot.checkpoint_id]:
+                del self.pending[older]
+                self.aborted.append(older)
         done = CompletedCheckpoint(
             GlobalSnapshot(
                 checkpoint_id=pending.checkpoint_id,
