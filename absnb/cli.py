@@ -42,7 +42,12 @@ from absnb.sim.stepper import Stepper
 from absnb.sim.trace import TraceHeader, load_trace, run_trace, save_trace
 from absnb.sim.world import World
 
-DEFAULT_PROTOCOL = {"bank_transfer": "chandy-lamport", "word_count": "abs", "cyclic": "abs-cyclic"}
+DEFAULT_PROTOCOL = {
+    "bank_transfer": "chandy-lamport",
+    "word_count": "abs",
+    "cyclic": "abs-cyclic",
+    "paper_topology": "abs",
+}
 OUTPUT_SHOWN = 12
 """How many output records the text report lists before it says how many more."""
 

@@ -9,17 +9,20 @@ from absnb.core.errors import UnknownJobError
 from absnb.jobs.bank_transfer import bank_transfer
 from absnb.jobs.base import Job
 from absnb.jobs.cyclic import cyclic
+from absnb.jobs.paper_topology import paper_topology
 from absnb.jobs.word_count import word_count
 
 BUILDERS: dict[str, Callable[..., Job]] = {
     "word_count": word_count,
     "bank_transfer": bank_transfer,
     "cyclic": cyclic,
+    "paper_topology": paper_topology,
 }
 
 
 def build_job(name: str, **params: Any) -> Job:
-    """Build the teaching job ``name`` (``word_count``, ``bank_transfer`` or ``cyclic``)."""
+    """Build the job ``name`` (``word_count``, ``bank_transfer``, ``cyclic`` or
+    ``paper_topology``)."""
     key = name.replace("-", "_")
     if key == "bank":
         key = "bank_transfer"
@@ -28,4 +31,12 @@ def build_job(name: str, **params: Any) -> Job:
     return BUILDERS[key](**params)
 
 
-__all__ = ["BUILDERS", "Job", "bank_transfer", "build_job", "cyclic", "word_count"]
+__all__ = [
+    "BUILDERS",
+    "Job",
+    "bank_transfer",
+    "build_job",
+    "cyclic",
+    "paper_topology",
+    "word_count",
+]

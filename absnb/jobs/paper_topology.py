@@ -1,0 +1,300 @@
+"""The paper's evaluation job (Carbone et al. 2015, section 6, Figure 5), scaled to a laptop.
+
+The paper: "The execution topology consists of 6 distinct operators with parallelism equal
+to the number of cluster nodes [...]. The execution contains 3 full network shuffles in
+order to accentuate the possible impact of channel blocking in ABS alignment. Sources
+generate a total of 1 billion records which are distributed uniformly among the source
+instances. The state of the operators in the topology were per-key aggregates and source
+offsets." Here, with every operator at ``parallelism`` tasks::
+
+    events --forward--> parse ==hash(key)==> sum_per_key --forward--> to_group
+        ==hash(group)==> count_per_group ==rebalance==> sink
+
+``==>`` marks the three full shuffles (every task of one operator sends to every task of
+the next, so every task behind one aligns ``parallelism`` inputs). The state is per-key
+aggregates (``sum_per_key``: a total per key, the large one; ``count_per_group``: a count
+per group; the sink: the latest count per group) and the sources' offsets.
+
+The sources generate their records (:class:`GeneratedLog`): record ``i`` of source ``s``
+is a 64-bit hash of ``(seed, s, i)`` (splitmix64), computed on demand, so a source's log is
+replayable from any offset (its state) without reading or storing anything. The default
+is small enough for the simulator; :func:`paper_topology` with ``records=4_000_000`` and
+``keys=2**21`` touches over 10^6 keys, the size the benchmark runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import Any, overload
+
+from absnb.core.graph import Hash, JobGraph, Rebalance
+from absnb.jobs.base import Job
+from absnb.operators.base import Operator
+from absnb.operators.library import Map, Source
+
+_MASK = (1 << 64) - 1
+_GAMMA = 0x9E3779B97F4A7C15
+_M1 = 0xBF58476D1CE4E5B9
+_M2 = 0x94D049BB133111EB
+
+DEFAULT_RECORDS = 400
+"""Records per run at the builder's defaults (a simulator run: a class steps through it)."""
+
+
+def _stream_offset(seed: int, source: int) -> int:
+    return (seed * _M1 + (source + 1) * _M2) & _MASK
+
+
+def generated_record(seed: int, source: int, offset: int) -> int:
+    """Record ``offset`` of source ``source``: splitmix64 of the source's stream position
+    (one value at a time, the reference for :class:`GeneratedLog`'s vectorised slices)."""
+    z = (_stream_offset(seed, source) + (offset + 1) * _GAMMA) & _MASK
+    z = ((z ^ (z >> 30)) * _M1) & _MASK
+    z = ((z ^ (z >> 27)) * _M2) & _MASK
+    return z ^ (z >> 31)
+
+
+class GeneratedLog(Sequence[int]):
+    """A source's input log of ``length`` generated records: entry ``i`` is
+    :func:`generated_record` ``(seed, source, i)``. Small to pickle (a host gets four
+    numbers), read by slices (numpy computes a batch at once), replayable from any offset.
+    """
+
+    def __init__(self, seed: int, source: int, length: int) -> None:
+        if length < 0:
+            raise ValueError(f"a generated log has length >= 0, not {length}")
+        self.seed, self.source, self.length = seed, source, length
+
+    def __len__(self) -> int:
+        return self.length
+
+    def __iter__(self) -> Iterator[int]:
+        step = 4096
+        for start in range(0, self.length, step):
+            yield from self[start : start + step]
+
+    @overload
+    def __getitem__(self, index: int) -> int: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[int]: ...
+
+    def __getitem__(self, index: int | slice) -> int | list[int]:
+        if isinstance(index, slice):
+            start, stop, stride = index.indices(self.length)
+            if stride != 1:
+                return [self[i] for i in range(start, stop, stride)]
+            return self._slice(start, stop)
+        if index < 0:
+            index += self.length
+        if not 0 <= index < self.length:
+            raise IndexError(f"offset {index} is outside source {self.source}'s {self.length}")
+        return generated_record(self.seed, self.source, index)
+
+    def _slice(self, start: int, stop: int) -> list[int]:
+        if stop <= start:
+            return []
+        import numpy as np
+
+        u = np.uint64
+        i = np.arange(start + 1, stop + 1, dtype=u)
+        z = i * u(_GAMMA) + u(_stream_offset(self.seed, self.source))
+        z = (z ^ (z >> u(30))) * u(_M1)
+        z = (z ^ (z >> u(27))) * u(_M2)
+        return (z ^ (z >> u(31))).tolist()
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return GeneratedLog, (self.seed, self.source, self.length)
+
+    def __repr__(self) -> str:
+        return f"GeneratedLog(seed={self.seed}, source={self.source}, length={self.length})"
+
+
+# -- the operators --------------------------------------------------------------------------
+class Parse:
+    """``parse``: a generated record (64 bits) -> ``(key, amount)``, the key in
+    ``[0, keys)``, the amount in ``[1, 100]``. A picklable callable for :class:`Map`."""
+
+    def __init__(self, keys: int) -> None:
+        self.keys = keys
+
+    def __call__(self, record: int) -> tuple[int, int]:
+        return record % self.keys, (record >> 48) % 100 + 1
+
+
+class ToGroup:
+    """``to_group``: ``(key, total)`` -> the key's group, ``key mod groups``."""
+
+    def __init__(self, groups: int) -> None:
+        self.groups = groups
+
+    def __call__(self, update: tuple[int, int]) -> int:
+        return update[0] % self.groups
+
+
+def key_of(pair: tuple[int, int]) -> int:
+    """The key a ``(key, value)`` pair is partitioned by."""
+    return pair[0]
+
+
+def itself(value: int) -> int:
+    """The key of a group record: the group."""
+    return value
+
+
+class FastMap(Map):
+    """:class:`~absnb.operators.Map` with a batch path (one list comprehension a batch)."""
+
+    emits_to = False
+
+    def process_batch(self, state: Any, values: Sequence[Any]) -> tuple[Any, list[Any]]:
+        fn = self.fn
+        return state, [fn(v) for v in values]
+
+
+class KeyedSum(Operator):
+    """``sum_per_key``: the running total of the amounts per key; emits ``(key, total)``.
+    State: ``{key: total}``, a per-key aggregate (the paper's operator state)."""
+
+    emits_to = False
+
+    def initial_state(self) -> dict[int, int]:
+        return {}
+
+    def process(self, state: dict[int, int], value: Any) -> tuple[Any, Sequence[Any]]:
+        key, amount = value
+        total = state[key] = state.get(key, 0) + amount
+        return state, ((key, total),)
+
+    def process_batch(self, state: dict[int, int], values: Sequence[Any]) -> tuple[Any, list[Any]]:
+        get, outs = state.get, []
+        append = outs.append
+        for key, amount in values:
+            total = state[key] = get(key, 0) + amount
+            append((key, total))
+        return state, outs
+
+
+class GroupCount(Operator):
+    """``count_per_group``: the number of updates per group; emits ``(group, count)``.
+    State: ``{group: count}``."""
+
+    emits_to = False
+
+    def initial_state(self) -> dict[int, int]:
+        return {}
+
+    def process(self, state: dict[int, int], value: int) -> tuple[Any, Sequence[Any]]:
+        n = state[value] = state.get(value, 0) + 1
+        return state, ((value, n),)
+
+    def process_batch(self, state: dict[int, int], values: Sequence[int]) -> tuple[Any, list[Any]]:
+        get, outs = state.get, []
+        append = outs.append
+        for g in values:
+            n = state[g] = get(g, 0) + 1
+            append((g, n))
+        return state, outs
+
+
+class LatestCountSink(Operator):
+    """The sink: the highest count it has received per group (counts only grow, so at the
+    end: each group's count). The output merges its tasks (``rebalance`` spreads a group's
+    updates over all of them): one ``(group, count)`` per group."""
+
+    kind = "sink"
+    emits_to = False
+
+    def initial_state(self) -> dict[int, int]:
+        return {}
+
+    def process(self, state: dict[int, int], value: Any) -> tuple[Any, Sequence[Any]]:
+        group, n = value
+        if n > state.get(group, 0):
+            state[group] = n
+        return state, ()
+
+    def process_batch(self, state: dict[int, int], values: Sequence[Any]) -> tuple[Any, list[Any]]:
+        get = state.get
+        for group, n in values:
+            if n > get(group, 0):
+                state[group] = n
+        return state, []
+
+    def output(self, states: Sequence[dict[int, int]]) -> list[Any]:
+        merged: dict[int, int] = {}
+        for state in states:
+            for group, n in state.items():
+                if n > merged.get(group, 0):
+                    merged[group] = n
+        return sorted(merged.items())
+
+
+OPERATORS = ("events", "parse", "sum_per_key", "to_group", "count_per_group", "sink")
+"""The six operators, in topological order."""
+
+SHUFFLES = (("parse", "sum_per_key"), ("to_group", "count_per_group"), ("count_per_group", "sink"))
+"""The three full network shuffles (edges where every task sends to every task)."""
+
+
+def paper_topology(
+    parallelism: int = 2,
+    records: int = DEFAULT_RECORDS,
+    keys: int = 64,
+    groups: int | None = None,
+    seed: int = 1,
+) -> Job:
+    """The paper's Figure 5 job: 6 operators of ``parallelism`` tasks, 3 full shuffles.
+
+    Args:
+        parallelism: tasks per operator (the paper: the number of nodes).
+        records: records generated in all, dealt evenly to the sources.
+        keys: the key space of ``sum_per_key`` (its state has up to this many entries).
+        groups: the key space of ``count_per_group`` and the sink (default ``keys // 16``,
+            at least 1).
+        seed: the generator's seed; the same seed gives the same records.
+
+    Raises:
+        ValueError: a parallelism, key or group count below 1, or negative ``records``.
+    """
+    for name, value in (("parallelism", parallelism), ("keys", keys)):
+        if not isinstance(value, int) or value < 1:
+            raise ValueError(f"{name} must be a whole number >= 1, not {value!r}")
+    if not isinstance(records, int) or records < 0:
+        raise ValueError(f"records must be a whole number >= 0, not {records!r}")
+    if groups is None:
+        groups = max(1, keys // 16)
+    if not isinstance(groups, int) or groups < 1:
+        raise ValueError(f"groups must be a whole number >= 1, not {groups!r}")
+    p = parallelism
+    g = JobGraph("paper_topology")
+    g.add("events", "source", Source(), p)
+    g.add("parse", "operator", FastMap(Parse(keys)), p)
+    g.add("sum_per_key", "operator", KeyedSum(), p)
+    g.add("to_group", "operator", FastMap(ToGroup(groups)), p)
+    g.add("count_per_group", "operator", GroupCount(), p)
+    g.add("sink", "sink", LatestCountSink(), p)
+    g.connect("events", "parse")
+    g.connect("parse", "sum_per_key", Hash(key_of))
+    g.connect("sum_per_key", "to_group")
+    g.connect("to_group", "count_per_group", Hash(itself))
+    g.connect("count_per_group", "sink", Rebalance())
+    graph = g.compile()
+    inputs: dict[Any, Any] = {
+        t: GeneratedLog(seed, t.subtask, records // p + (t.subtask < records % p))
+        for t in graph.tasks_of("events")
+    }
+    params = {"parallelism": p, "records": records, "keys": keys, "groups": groups, "seed": seed}
+    return Job("paper_topology", params, graph, inputs)
+
+
+def expected_output(job: Job) -> list[tuple[int, int]]:
+    """The job's failure-free answer, computed straight from its generated input (no
+    dataflow): for each group, how many records have a key in it."""
+    keys, groups = job.params["keys"], job.params["groups"]
+    counts: dict[int, int] = {}
+    for log in job.inputs.values():
+        for record in log:
+            group = (record % keys) % groups
+            counts[group] = counts.get(group, 0) + 1
+    return sorted(counts.items())
