@@ -24,7 +24,7 @@ from typing import Any
 from absnb.core.errors import AbsnbError
 from absnb.core.ids import ChannelId, TaskId
 from absnb.experiments.bench import DEFAULT_SCALE
-from absnb.experiments.paper import BASE_REPEAT
+from absnb.experiments.paper import BASE_KEYS, BASE_RECORDS
 from absnb.jobs import BUILDERS, build_job
 from absnb.protocols import PROTOCOLS
 from absnb.protocols.coordinator import CompletedCheckpoint
@@ -156,8 +156,8 @@ def build_parser() -> argparse.ArgumentParser:
         type=positive,
         default=DEFAULT_SCALE,
         metavar="X",
-        help="input size: the 12,086-word text sample read "
-        f"{BASE_REPEAT}*X times per run (default {DEFAULT_SCALE:g})",
+        help=f"input size of the paper's Figure 5 job: {BASE_RECORDS:,}*X generated records "
+        f"over {BASE_KEYS:,}*X keys per run (default {DEFAULT_SCALE:g})",
     )
     bench.add_argument(
         "--only",
@@ -171,6 +171,11 @@ def build_parser() -> argparse.ArgumentParser:
         default=1,
         metavar="N",
         help="run Figures 6 and 7 N times over and print medians (default 1)",
+    )
+    bench.add_argument(
+        "--json",
+        metavar="PATH",
+        help="also write the tables, targets and machine as JSON to PATH (- for stdout)",
     )
     bench.set_defaults(func=cmd_bench, subparser=bench)
     return parser
@@ -280,13 +285,18 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
 def cmd_bench(args: argparse.Namespace) -> int:
     """``absnb bench``."""
-    from absnb.experiments.bench import print_bench, run_bench
+    from absnb.experiments.bench import bench_json, print_bench, run_bench
     from absnb.experiments.paper import EXPERIMENTS
 
     if args.repeats < 1:
         args.subparser.error("--repeats must be at least 1")
     result = run_bench(scale=args.scale, only=args.only or EXPERIMENTS, repeats=args.repeats)
     print_bench(result)
+    if args.json == "-":
+        print(bench_json(result))
+    elif args.json:
+        with open(args.json, "w") as f:
+            f.write(bench_json(result))
     return 0
 
 

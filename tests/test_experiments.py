@@ -3,6 +3,7 @@ they must have, whatever the timings; ``absnb bench`` end to end."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -16,8 +17,9 @@ from absnb.experiments import paper
 from absnb.experiments.bench import BenchResult, targets
 
 TINY = 0.01
-"""The text sample read once: 12,086 words."""
+"""The Figure 5 job generating 4,000 records (and the text sample read once: 12,086 words)."""
 WORDS = 12_086
+RECORDS = 4_000
 
 
 @pytest.fixture(scope="module")
@@ -42,6 +44,17 @@ def test_text_job_deals_the_sample_to_the_sources() -> None:
         paper.text_lines(0)
 
 
+def test_paper_job_is_the_figure5_job_at_scale() -> None:
+    job = paper.paper_job(TINY, 3)
+    assert job.builder == "paper_topology"
+    assert job.params["records"] == RECORDS
+    assert job.params["keys"] == round(paper.BASE_KEYS * TINY)
+    assert sum(len(log) for log in job.inputs.values()) == RECORDS
+    assert all(op.parallelism == 3 for op in job.graph.operators.values())
+    with pytest.raises(ValueError, match="scale"):
+        paper.paper_job(0)
+
+
 def test_figure6_has_every_run_and_only_chandy_lamport_records_channels(runtime) -> None:
     seen: list[paper.Progress] = []
     df = paper.figure6(
@@ -54,7 +67,7 @@ def test_figure6_has_every_run_and_only_chandy_lamport_records_channels(runtime)
     assert [(p.done, p.total) for p in seen] == [(i, 4) for i in range(1, 5)]
     runs = list(zip(df["protocol"], df["interval"].fillna(0), strict=True))
     assert runs == [("none", 0), ("abs", 0.02), ("synchronous", 0.02), ("chandy-lamport", 0.02)]
-    assert (df["records"] == WORDS).all()  # every run processed the whole input once
+    assert (df["records"] == RECORDS).all()  # every run processed the whole input once
     assert (df["restarts"] == 0).all()
     assert df.loc[df["protocol"] == "none", "relative_runtime"].tolist() == [1.0]
     assert (df.loc[df["protocol"] == "none", "checkpoints"] == 0).all()
@@ -71,7 +84,7 @@ def test_figure7_runs_each_parallelism_against_its_baseline(runtime) -> None:
         (2, "abs"),
     ]
     assert (df.loc[df["protocol"] == "none", "relative_runtime"] == 1.0).all()
-    assert (df["records"] == WORDS).all()
+    assert (df["records"] == RECORDS).all()
 
 
 def test_an_experiment_wider_than_the_cluster_says_what_to_do(runtime) -> None:
@@ -79,11 +92,11 @@ def test_an_experiment_wider_than_the_cluster_says_what_to_do(runtime) -> None:
         paper.figure7(runtime, scale=TINY, parallelism=(8,))
 
 
-def test_alignment_rows_are_the_counters_snapshots(runtime) -> None:
-    # 60,430 words: the sources are still emitting when the first barrier comes (10 ms)
-    df = paper.alignment(runtime, scale=0.5, interval=0.01, parallelism=2)
+def test_alignment_rows_are_the_snapshots_of_tasks_behind_a_shuffle(runtime) -> None:
+    # 40,000 records: the sources are still emitting when the first barrier comes (10 ms)
+    df = paper.alignment(runtime, scale=0.1, interval=0.01, parallelism=2)
     assert len(df) >= 2
-    assert set(df["operator"]) == {"count"}
+    assert set(df["operator"]) <= {"sum_per_key", "count_per_group", "sink"}
     assert (df["alignment_duration"] >= 0).all()
     assert (df["end_to_end_duration"] >= df["alignment_duration"]).all()
 
@@ -102,19 +115,28 @@ def test_recovery_measures_failure_to_running_again(runtime) -> None:
 def test_targets_table_reads_the_experiments() -> None:
     import pandas as pd
 
+    nan = float("nan")
     fig6 = pd.DataFrame(
         {
-            "protocol": ["none", "abs", "synchronous"],
-            "interval": [None, 1.0, 1.0],
-            "records_per_second": [100.0, 97.0, 50.0],
-            "relative_runtime": [1.0, 1.03, 2.0],
-            "checkpoints": [0, 3, 3],
+            "protocol": ["none", "abs", "synchronous", "abs", "synchronous"],
+            "interval": [None, 1.0, 1.0, 0.5, 0.5],
+            "records_per_second": [100.0, 97.0, 50.0, 90.0, 80.0],
+            "relative_runtime": [1.0, 1.04, 2.0, 1.10, 1.15],
+            "checkpoints": [0, 3, 3, 6, 6],
+            "state_size": [nan, 2**20, 3 * 2**20, 2**20, 2**20],
+            "checkpoint_seconds": [nan, 0.2, 0.3, 0.2, 0.25],
+            "alignment_median": [nan, 0.01, 0.02, 0.01, 0.02],
         }
     )
     rows = dict(targets(BenchResult(1.0, {"fig6": fig6}, peak_memory=3 << 29)))
-    assert rows["word count, ABS every 1 s, records/s"].startswith("97 ")
-    assert rows["ABS throughput cost vs no snapshots, 1 s"].startswith("+3.0%")
-    assert rows["synchronous every 1 s, runtime vs none"].startswith("x2.00")
+    assert rows["Figure 5 job, no snapshots, records/s"] == "100"
+    one = rows["shape every 1 s"]
+    assert one.startswith("ABS +4%, synchronous +100% (25.0x, target >= 2x: holds)")
+    assert "ABS at 1 s target <= +10 %: holds" in one
+    assert (
+        "(1.5x, target >= 2x: does NOT hold); synchronous halt 0.25 s" in rows["shape every 0.5 s"]
+    )
+    assert rows["snapshot size, median (max)"] == "1.0 MiB (3.0 MiB)"
     assert rows["peak memory (driver, JVM, Python workers)"].startswith("1,536 MiB")
 
 
@@ -136,7 +158,10 @@ def test_bench_command_prints_tables_and_peak_memory(tmp_path: Path) -> None:
     root = Path(__file__).resolve().parent.parent
     env = {**os.environ, "PYTHONPATH": str(root)}
     out = subprocess.run(
-        [sys.executable, "-m", "absnb", "bench", "--scale", str(TINY), "--only", "alignment"],
+        [
+            *(sys.executable, "-m", "absnb", "bench", "--scale", str(TINY)),
+            *("--only", "alignment", "--json", "out.json"),
+        ],
         capture_output=True,
         text=True,
         cwd=tmp_path,
@@ -144,10 +169,17 @@ def test_bench_command_prints_tables_and_peak_memory(tmp_path: Path) -> None:
         timeout=300,
     )
     assert out.returncode == 0, out.stderr[-2000:]
-    assert "[alignment 1/1] abs every 0.1 s, parallelism 4" in out.stdout
+    assert "[alignment 1/1] abs every 0.25 s, parallelism 2" in out.stdout
     assert "ABS alignment durations" in out.stdout
     assert "peak memory (driver, JVM, Python workers)" in out.stdout
     assert "Figure 6" not in out.stdout  # --only
+    data = json.loads((tmp_path / "out.json").read_text())
+    assert data["scale"] == TINY
+    assert data["repeats"] == 1
+    assert "CPUs" in data["machine"]
+    assert data["peak_memory"] > 0
+    assert isinstance(data["tables"]["alignment"], list)  # a run this short may not align
+    assert set(data["targets"]) >= {"peak memory (driver, JVM, Python workers)"}
 
 
 def test_medians_fold_the_repeats_in_run_order() -> None:

@@ -1,16 +1,22 @@
 """``absnb bench``: the paper's experiments on Spark, printed as tables, with the targets.
 
-Runs :mod:`absnb.experiments.paper` (all of it, or ``only`` one experiment) on a fresh
-``local[4]`` session while sampling the memory of the whole job (the driver's Python, the
-JVM and its Python workers), and prints one table per experiment and a table of the
-figures the targets are stated in: records per second with ABS every 1 s, ABS's cost
-against no snapshots at 1 s, synchronous snapshots' cost at each interval, the median
-alignment, failure to running again, and peak memory. Figures are from this one run:
-compare the ratios, the absolute numbers depend on the machine and its load.
+Runs :mod:`absnb.experiments.paper` on the paper's Figure 5 job (all of it, or ``only``
+one experiment) on a fresh ``local[4]`` session while sampling the memory of the whole job
+(the driver's Python, the JVM and its Python workers), and prints one table per experiment
+and a table of the figures the targets are stated in: ABS's and synchronous snapshots'
+overhead against no snapshots at each interval (the paper's shape: synchronous at least
+twice ABS's at every interval of 1 s or less, ABS at most 10 % at 1 s), with the snapshot
+size, write time and how long a checkpoint takes (a synchronous one halts the job that
+long), the median alignment, failure to running again, and peak memory. Figures are from
+this one run: compare the ratios, the absolute numbers depend on the machine and its load
+(:func:`machine` says which). :func:`bench_json` is what ``absnb bench --json`` writes.
 """
 
 from __future__ import annotations
 
+import json
+import os
+import platform
 import shutil
 import time
 from collections.abc import Callable, Sequence
@@ -25,8 +31,20 @@ if TYPE_CHECKING:
 
     from absnb.runtime.spark import SparkRuntime
 
-DEFAULT_SCALE = 10.0
-"""The scale ``absnb bench`` runs at unless told otherwise (about a minute on 2 cores)."""
+DEFAULT_SCALE = 1.0
+"""The scale ``absnb bench`` runs at unless told otherwise: 400,000 records over 262,144
+keys per run (``--scale 4``: 1.6 M records touching over 10^6 keys)."""
+PEAK_MEMORY_TARGET = 1.2 * 2**30
+RECOVERY_TARGET = 0.5
+
+
+def machine() -> str:
+    """The machine the figures come from: system, CPUs, load average, Python."""
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    return (
+        f"{platform.system()} {platform.machine()}, {os.cpu_count()} CPUs, load average "
+        f"{load:.1f} at the end, Python {platform.python_version()}"
+    )
 
 
 @dataclass
@@ -38,6 +56,8 @@ class BenchResult:
     peak_memory: int = 0
     """Peak resident memory of the driver process tree (bytes); 0 where /proc is missing."""
     seconds: float = 0.0
+    repeats: int = 1
+    machine: str = ""
 
 
 def run_bench(
@@ -66,12 +86,18 @@ def run_bench(
     began = time.monotonic()
     own = runtime is None
     rt = paper.scratch_runtime() if runtime is None else runtime
-    result = BenchResult(scale)
+    result = BenchResult(scale, repeats=repeats)
     experiments: dict[str, Callable[[], pd.DataFrame]] = {
         "fig6": lambda: paper.figure6(
             rt, scale=scale, intervals=intervals, repeats=repeats, progress=progress
         ),
-        "fig7": lambda: paper.figure7(rt, scale=scale, repeats=repeats, progress=progress),
+        "fig7": lambda: paper.figure7(
+            rt,
+            scale=scale,
+            repeats=repeats,
+            progress=progress,
+            parallelism=[p for p in paper.FIGURE7_PARALLELISM if p <= rt.slots()],
+        ),
         "alignment": lambda: paper.alignment(rt, scale=scale, progress=progress),
         "recovery": lambda: paper.recovery(rt, scale=scale, progress=progress),
     }
@@ -86,7 +112,26 @@ def run_bench(
         if own:
             shutil.rmtree(rt.checkpoint_dir, ignore_errors=True)
     result.seconds = time.monotonic() - began
+    result.machine = machine()
     return result
+
+
+def bench_json(result: BenchResult) -> str:
+    """``result`` as JSON for scripts: the machine, scale, repeats, peak memory, the target
+    figures, and every experiment's rows (one per run)."""
+    tables = {name: json.loads(df.to_json(orient="records")) for name, df in result.tables.items()}
+    return json.dumps(
+        {
+            "machine": result.machine,
+            "scale": result.scale,
+            "repeats": result.repeats,
+            "seconds": result.seconds,
+            "peak_memory": result.peak_memory,
+            "targets": dict(targets(result)),
+            "tables": tables,
+        },
+        indent=1,
+    )
 
 
 # -- tables ---------------------------------------------------------------------------------
@@ -105,9 +150,52 @@ def run_rows(df: pd.DataFrame, label: Callable[[dict[str, Any]], str]) -> list[t
         )
         if r["runs"] > 1:
             value += f"  (median of {r['runs']})"
+        if r.get("state_size") == r.get("state_size") and r.get("state_size"):
+            value += (
+                f"  snapshot {r['state_size'] / 2**20:.1f} MiB, written in "
+                f"{r['write_seconds']:.2f} s, checkpoint {r['checkpoint_seconds']:.2f} s"
+            )
         if r.get("persisted_data"):
             value += f"  {int(r['persisted_data']):,} B channel state"
         rows.append((label(r), value))
+    return rows
+
+
+def overheads(fig6: pd.DataFrame) -> pd.DataFrame:
+    """Per protocol and interval: the median runtime over the baseline's minus 1 (the
+    overhead), the runs, and the median checkpoint duration and alignment."""
+    snap = fig6[fig6["protocol"] != "none"]
+    grouped = snap.groupby(["protocol", "interval"], sort=False)
+    out = grouped[["relative_runtime", "checkpoint_seconds", "alignment_median"]].median()
+    out["overhead"] = out["relative_runtime"] - 1
+    out["runs"] = grouped.size()
+    return out.reset_index()
+
+
+def shape(fig6: pd.DataFrame) -> list[tuple[str, str]]:
+    """The paper's shape, checked at every interval of 1 s or less: synchronous overhead
+    at least twice ABS's, and ABS at most 10 % at 1 s; each with the measured reason
+    (synchronous halt = checkpoint duration, ABS alignment)."""
+    o = overheads(fig6).set_index(["protocol", "interval"])
+    rows = []
+    for interval in sorted({i for _, i in o.index}):
+        if interval > 1.0 or ("abs", interval) not in o.index:
+            continue
+        a = o.loc[("abs", interval)]
+        line = f"ABS {a['overhead']:+.0%}"
+        if ("synchronous", interval) in o.index:
+            sy = o.loc[("synchronous", interval)]
+            ratio = sy["overhead"] / a["overhead"] if a["overhead"] > 0 else float("inf")
+            held = "holds" if sy["overhead"] >= 2 * a["overhead"] else "does NOT hold"
+            line += (
+                f", synchronous {sy['overhead']:+.0%} ({ratio:.1f}x, target >= 2x: {held}); "
+                f"synchronous halt {sy['checkpoint_seconds']:.2f} s a checkpoint, ABS "
+                f"alignment {1000 * (a['alignment_median'] or 0):.0f} ms median"
+            )
+        if interval == 1.0:
+            held = "holds" if a["overhead"] <= 0.10 else "does NOT hold"
+            line += f"; ABS at 1 s target <= +10 %: {held}"
+        rows.append((f"every {interval:g} s", line))
     return rows
 
 
@@ -117,26 +205,20 @@ def targets(result: BenchResult) -> list[tuple[str, str]]:
     fig6 = result.tables.get("fig6")
     if fig6 is not None:
         base = fig6[fig6["protocol"] == "none"]
-        abs1 = fig6[(fig6["protocol"] == "abs") & (fig6["interval"] == 1.0)]
-        if len(abs1):
+        if len(base):
             rows.append(
                 (
-                    "word count, ABS every 1 s, records/s",
-                    f"{abs1['records_per_second'].median():,.0f} (target >= 1,000,000)",
+                    "Figure 5 job, no snapshots, records/s",
+                    f"{base['records_per_second'].median():,.0f}",
                 )
             )
-            if len(base):
-                cost = 1 - abs1["records_per_second"].median() / base["records_per_second"].median()
-                rows.append(
-                    ("ABS throughput cost vs no snapshots, 1 s", f"{cost:+.1%} (target <= 5%)")
-                )
-        sync = fig6[fig6["protocol"] == "synchronous"]
-        for interval, part in sync.groupby("interval"):
+            rows += [(f"shape {k}", v) for k, v in shape(fig6)]
+        sizes = fig6["state_size"].dropna()
+        if len(sizes):
             rows.append(
                 (
-                    f"synchronous every {interval:g} s, runtime vs none",
-                    f"x{part['relative_runtime'].median():.2f} "
-                    f"({int(part['checkpoints'].median())} checkpoints)",
+                    "snapshot size, median (max)",
+                    f"{sizes.median() / 2**20:.1f} MiB ({sizes.max() / 2**20:.1f} MiB)",
                 )
             )
     alignment = result.tables.get("alignment")
@@ -145,8 +227,7 @@ def targets(result: BenchResult) -> list[tuple[str, str]]:
         rows.append(
             (
                 "ABS alignment, median (max)",
-                f"{ms.median():.1f} ms ({ms.max():.1f} ms) over {len(ms)} task snapshots "
-                "(target median <= 100 ms)",
+                f"{ms.median():.1f} ms ({ms.max():.1f} ms) over {len(ms)} task snapshots",
             )
         )
     recovery = result.tables.get("recovery")
@@ -156,17 +237,35 @@ def targets(result: BenchResult) -> list[tuple[str, str]]:
             rows.append(
                 (
                     f"failure ({r['kind']}) to running again",
-                    ("n/a" if t is None or t != t else f"{t:.2f} s") + " (target <= 3 s)",
+                    ("n/a" if t is None or t != t else f"{t:.2f} s")
+                    + f" (target <= {RECOVERY_TARGET:g} s)",
                 )
             )
     if result.peak_memory:
         rows.append(
             (
                 "peak memory (driver, JVM, Python workers)",
-                f"{result.peak_memory / 2**20:,.0f} MiB (target <= 1,536 MiB)",
+                f"{result.peak_memory / 2**20:,.0f} MiB "
+                f"(target <= {PEAK_MEMORY_TARGET / 2**20:,.0f} MiB)",
             )
         )
     return rows
+
+
+def _breakdown(r: dict[str, Any]) -> str:
+    """Where the time from failure to running goes: detection (the coordinator losing a
+    host to the driver seeing the stage fail), then restart and restore (until every host
+    of the next attempt, restored, has registered). Replay is not measured apart: it is
+    part of the rest of the run."""
+    seen, failed, running = (
+        r.get("failure_timestamp"),
+        r.get("stage_failed_timestamp"),
+        r.get("running_timestamp"),
+    )
+    if seen is None or failed is None or running is None:
+        return "breakdown n/a"
+    detect, restart = failed - seen, running - failed
+    return f"detection {detect:.2f} s, restart and restore {restart:.2f} s"
 
 
 def print_bench(result: BenchResult) -> None:
@@ -174,8 +273,9 @@ def print_bench(result: BenchResult) -> None:
     t = result.tables
     if "fig6" in t:
         print(
-            "\nFigure 6: runtime against the snapshot interval (word count, parallelism "
-            f"{int(t['fig6']['parallelism'].iloc[0])}, scale {result.scale:g})"
+            "\nFigure 6: runtime against the snapshot interval (the Figure 5 job, parallelism "
+            f"{int(t['fig6']['parallelism'].iloc[0])}, scale {result.scale:g}, "
+            f"{result.repeats} repetition(s), interleaved)"
         )
         print_table(
             run_rows(t["fig6"], lambda r: f"{r['protocol']} {_every(r['interval'])}"),
@@ -184,7 +284,10 @@ def print_bench(result: BenchResult) -> None:
     if "fig7" in t:
         interval = t["fig7"]["interval"].dropna()
         every = f"every {interval.iloc[0]:g} s" if len(interval) else ""
-        print(f"\nFigure 7: runtime against parallelism (snapshots {every})")
+        print(
+            f"\nFigure 7: runtime against parallelism (snapshots {every}; on a machine with "
+            "fewer cores than tasks the runtime cannot fall)"
+        )
         print_table(
             run_rows(t["fig7"], lambda r: f"parallelism {r['parallelism']}: {r['protocol']}"),
             ("run", "runtime, throughput, runtime vs none, checkpoints"),
@@ -201,7 +304,7 @@ def print_bench(result: BenchResult) -> None:
             [
                 (
                     f"{r['kind']} (restored checkpoint {r['restored_checkpoint']})",
-                    f"{r['recovery_time']:.2f} s (whole run {r['seconds']:.2f} s)",
+                    f"{r['recovery_time']:.2f} s: {_breakdown(r)} (whole run {r['seconds']:.2f} s)",
                 )
                 for r in t["recovery"].to_dict("records")
             ]
@@ -209,4 +312,4 @@ def print_bench(result: BenchResult) -> None:
         )
     print("\nTargets (figures from this run)")
     print_table(targets(result))
-    print(f"\n{result.seconds:.0f} s in all")
+    print(f"\n{result.seconds:.0f} s in all on {result.machine}")

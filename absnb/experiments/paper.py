@@ -1,12 +1,14 @@
 """The paper's evaluation at laptop scale, on the Spark runtime: results as DataFrames.
 
 Carbone et al. 2015, section 6, compare no snapshots (the baseline), ABS and synchronous
-snapshots on word count: runtime against the snapshot interval (Figure 6) and against the
-number of nodes at a fixed interval (Figure 7). Here the same comparison runs on PySpark
-(``local[4]`` by default), with Chandy-Lamport added to Figure 6 to show what it records
-in flight, plus the distribution of alignment durations and the time from a failure to
-running again. ``python3 -m absnb bench`` prints these tables; notebook 06 draws them
-(:mod:`absnb.views.charts`).
+snapshots on the job of their Figure 5 (:mod:`absnb.jobs.paper_topology`: 6 operators,
+3 full shuffles, per-key aggregates, generated records): runtime against the snapshot
+interval (Figure 6) and against the number of nodes at a fixed interval (Figure 7). Here
+the same comparison runs on PySpark (``local[2]`` by default), with Chandy-Lamport added to
+Figure 6 to show what it records in flight, plus the distribution of alignment durations
+and the time from a failure to running again. :data:`PAPER_FIGURE6` holds the paper's own
+values (read off its Figure 6) to draw beside the measured ones. ``python3 -m absnb bench``
+prints these tables; notebook 06 draws them (:mod:`absnb.views.charts`).
 
 Every experiment takes a :class:`~absnb.runtime.spark.SparkRuntime`, a ``scale`` (1 runs
 in seconds per run on 2 cores; the input grows linearly with it) and a ``progress``
@@ -24,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from absnb import datasets
 from absnb.jobs import Job, word_count
+from absnb.jobs.paper_topology import paper_topology
 from absnb.operators.base import Operator
 
 if TYPE_CHECKING:
@@ -34,10 +37,27 @@ if TYPE_CHECKING:
 BASE_REPEAT = 100
 """How many times the ``large`` text sample (12,086 words) is read at scale 1."""
 
+BASE_RECORDS = 400_000
+"""Records the Figure 5 job generates at scale 1 (the paper: 10^9 on 10 nodes)."""
+BASE_KEYS = 2**18
+"""The key space of its per-key totals at scale 1 (grows with the scale, so that the state
+grows with the run as in the paper: at scale 8, 3.2 M records over 2 M keys touch 1.6 M)."""
+
 FIGURE6_PROTOCOLS = ("abs", "synchronous", "chandy-lamport")
-FIGURE6_INTERVALS = (0.1, 0.25, 0.5, 1.0)
+FIGURE6_INTERVALS = (0.25, 0.5, 1.0, 2.0)
+"""The paper's 0.5-10 s against a 260 s run, scaled to a run of tens of seconds."""
 FIGURE7_PROTOCOLS = ("none", "abs", "synchronous")
 FIGURE7_PARALLELISM = (1, 2, 4)
+FIGURE7_INTERVAL = 1.0
+
+PAPER_BASELINE_SECONDS = 260.0
+"""The paper's Figure 6 baseline (no snapshots): about 260 s on 10 single-vCPU nodes."""
+PAPER_FIGURE6: dict[str, dict[float, float]] = {
+    "abs": {0.5: 1.80, 1.0: 1.33, 2.0: 1.28, 3.0: 1.22, 5.0: 1.12, 10.0: 1.07},
+    "synchronous": {2.0: 2.85, 3.0: 1.74, 5.0: 1.31, 10.0: 1.10},
+}
+"""The paper's Figure 6, digitised (approximate): runtime over the baseline's against the
+snapshot interval in seconds, per protocol."""
 
 RUN_COLUMNS = (
     "protocol",
@@ -51,6 +71,9 @@ RUN_COLUMNS = (
     "alignment_max",
     "persisted_data",
     "restarts",
+    "state_size",
+    "write_seconds",
+    "checkpoint_seconds",
 )
 """The columns every experiment's rows start with (one row per run)."""
 
@@ -69,6 +92,8 @@ class Progress:
 
 
 ProgressFn = Callable[[Progress], None]
+JobFn = Callable[[float, int], Job]
+"""Builds an experiment's job from ``(scale, parallelism)``."""
 
 
 def print_progress(p: Progress) -> None:
@@ -120,6 +145,17 @@ class FinalCountSink(Operator):
         return state, []
 
 
+def paper_job(scale: float = 1.0, parallelism: int = 2, seed: int = 1) -> Job:
+    """The Figure 5 job (:func:`~absnb.jobs.paper_topology.paper_topology`) at ``scale``:
+    :data:`BASE_RECORDS` and :data:`BASE_KEYS` times ``scale``, ``parallelism`` tasks per
+    operator."""
+    if scale <= 0:
+        raise ValueError(f"scale must be > 0, not {scale}")
+    records = max(1, round(BASE_RECORDS * scale))
+    keys = max(1, round(BASE_KEYS * scale))
+    return paper_topology(parallelism, records, keys, seed=seed)
+
+
 def text_job(scale: float = 1.0, parallelism: int = 4, *, collect: bool = False) -> Job:
     """Word count over :func:`text_lines`, every operator with ``parallelism`` tasks, into
     :class:`FinalCountSink` (or, with ``collect``, the teaching sink keeping every record)."""
@@ -131,8 +167,14 @@ def text_job(scale: float = 1.0, parallelism: int = 4, *, collect: bool = False)
 def run_row(run: SparkRun, interval: float | None, parallelism: int) -> dict[str, Any]:
     """The experiment row of one run (:data:`RUN_COLUMNS`); ``records`` are the words the
     sources emitted, and ``records_per_second`` is that over the whole run (stage start,
-    checkpoints and restarts included)."""
+    checkpoints and restarts included). Per completed checkpoint (medians): ``state_size``
+    (bytes, all tasks), ``write_seconds`` (the slowest task's write) and
+    ``checkpoint_seconds`` (trigger to complete: how long a synchronous checkpoint halts
+    the job)."""
     s = run.metrics.summary()
+    cps = run.metrics.checkpoints()
+    if len(cps):
+        cps = cps[cps["status"] == "COMPLETED"]
     return {
         "protocol": run.protocol,
         "interval": interval,
@@ -145,7 +187,15 @@ def run_row(run: SparkRun, interval: float | None, parallelism: int) -> dict[str
         "alignment_max": s["alignment_max"],
         "persisted_data": s["persisted_data"],
         "restarts": run.restarts,
+        "state_size": _median_of(cps, "state_size"),
+        "write_seconds": _median_of(cps, "async_duration_max"),
+        "checkpoint_seconds": _median_of(cps, "end_to_end_duration"),
     }
+
+
+def _median_of(df: Any, column: str) -> float | None:
+    values = df[column].dropna().astype(float) if len(df) else []
+    return float(values.median()) if len(values) else None
 
 
 def _describe(row: dict[str, Any]) -> str:
@@ -154,6 +204,10 @@ def _describe(row: dict[str, Any]) -> str:
         f"{row['protocol']} {every}, parallelism {row['parallelism']}: {row['seconds']:.2f} s, "
         f"{row['records_per_second']:,.0f} records/s, {row['checkpoints']} checkpoint(s)"
     )
+    if row.get("state_size"):
+        line += f", snapshot {row['state_size'] / 2**20:.1f} MiB"
+    if row.get("checkpoint_seconds"):
+        line += f" in {row['checkpoint_seconds']:.2f} s"
     if row.get("persisted_data"):
         line += f", {row['persisted_data']:,} B in flight recorded"
     return line
@@ -164,7 +218,7 @@ def warm_up(runtime: SparkRuntime, parallelism: int | None = None) -> None:
     measured run does not pay for starting Spark's Python workers and importing absnb."""
     p = parallelism or min(runtime.slots(), max(FIGURE7_PARALLELISM))
     for _ in range(2):
-        runtime.run(text_job(0.1, p), "abs", checkpoint_interval=0.05)
+        runtime.run(paper_job(0.1, p), "abs", checkpoint_interval=0.05)
 
 
 def _rows(
@@ -174,9 +228,13 @@ def _rows(
     scale: float,
     repeats: int,
     progress: ProgressFn | None,
+    job: JobFn | None = None,
 ) -> list[dict[str, Any]]:
-    """Run every ``(protocol, interval, parallelism)`` of ``plan`` ``repeats`` times; one
-    row each, with ``repeat``."""
+    """Run every ``(protocol, interval, parallelism)`` of ``plan`` ``repeats`` times, the
+    plan over and over (interleaved: a change of the machine's load hits every protocol);
+    one row each, with ``repeat``. ``job(scale, parallelism)`` builds each run's job
+    (default :func:`paper_job`)."""
+    make = job or paper_job
     progress = progress or _quiet
     if repeats < 1:
         raise ValueError(f"repeats must be >= 1, not {repeats}")
@@ -191,7 +249,7 @@ def _rows(
     rows = []
     for r in range(repeats):
         for protocol, interval, p in plan:
-            run = runtime.run(text_job(scale, p), protocol, checkpoint_interval=interval)
+            run = runtime.run(make(scale, p), protocol, checkpoint_interval=interval)
             row = {**run_row(run, interval, p), "repeat": r}
             rows.append(row)
             progress(Progress(name, len(rows), total, _describe(row)))
@@ -220,9 +278,10 @@ def figure6(
     scale: float = 1.0,
     intervals: Sequence[float] = FIGURE6_INTERVALS,
     protocols: Sequence[str] = FIGURE6_PROTOCOLS,
-    parallelism: int = 4,
+    parallelism: int = 2,
     repeats: int = 1,
     progress: ProgressFn | None = None,
+    job: JobFn | None = None,
 ) -> pd.DataFrame:
     """Runtime against the snapshot interval (the paper's Figure 6): one baseline run
     without snapshots, then each protocol at each interval, ``repeats`` times over.
@@ -233,7 +292,7 @@ def figure6(
     """
     plan: list[tuple[str, float | None, int]] = [("none", None, parallelism)]
     plan += [(p, i, parallelism) for p in protocols for i in intervals]
-    return _relative(_rows("fig6", runtime, plan, scale, repeats, progress))
+    return _relative(_rows("fig6", runtime, plan, scale, repeats, progress, job))
 
 
 # -- Figure 7 -------------------------------------------------------------------------------
@@ -242,14 +301,16 @@ def figure7(
     *,
     scale: float = 1.0,
     parallelism: Sequence[int] = FIGURE7_PARALLELISM,
-    interval: float = 0.5,
+    interval: float = FIGURE7_INTERVAL,
     protocols: Sequence[str] = FIGURE7_PROTOCOLS,
     repeats: int = 1,
     progress: ProgressFn | None = None,
+    job: JobFn | None = None,
 ) -> pd.DataFrame:
     """Runtime against parallelism at a fixed interval (the paper's Figure 7, where it is
     the number of nodes). The input is the same for every parallelism; on a machine with
-    fewer cores than tasks the runtime cannot fall, but the gap between the protocols shows.
+    fewer cores than tasks (2 cores: any parallelism above 1 with 6 operators) the runtime
+    cannot fall, but the gap between the protocols shows.
 
     One row per run (:data:`RUN_COLUMNS`, ``repeat``, ``relative_runtime`` against the
     baseline at the same parallelism).
@@ -257,7 +318,7 @@ def figure7(
     if "none" not in protocols:
         protocols = ("none", *protocols)
     plan = [(pr, None if pr == "none" else interval, p) for p in parallelism for pr in protocols]
-    return _relative(_rows("fig7", runtime, plan, scale, repeats, progress))
+    return _relative(_rows("fig7", runtime, plan, scale, repeats, progress, job))
 
 
 # -- alignment ------------------------------------------------------------------------------
@@ -265,17 +326,18 @@ def alignment(
     runtime: SparkRuntime,
     *,
     scale: float = 1.0,
-    interval: float = 0.1,
-    parallelism: int = 4,
+    interval: float = 0.25,
+    parallelism: int = 2,
     progress: ProgressFn | None = None,
 ) -> pd.DataFrame:
     """The alignment durations of ABS: one run checkpointing every ``interval`` seconds.
 
-    One row per task snapshot of a task with more than one input (the counters: the only
-    tasks that align), from :meth:`RunMetrics.subtasks`: ``checkpoint_id``, ``task``,
-    ``alignment_duration`` (seconds, first barrier to last) and the rest.
+    One row per task snapshot of a task with more than one input (the tasks behind a
+    shuffle: the only tasks that align), from :meth:`RunMetrics.subtasks`:
+    ``checkpoint_id``, ``task``, ``alignment_duration`` (seconds, first barrier to last)
+    and the rest.
     """
-    job = text_job(scale, parallelism)
+    job = paper_job(scale, parallelism)
     run = runtime.run(job, "abs", checkpoint_interval=interval)
     row = run_row(run, interval, parallelism)
     (progress or _quiet)(Progress("alignment", 1, 1, _describe(row)))
@@ -291,12 +353,12 @@ def recovery(
     kinds: Sequence[str] = ("raise", "kill"),
     protocol: str = "abs",
     interval: float = 0.25,
-    parallelism: int = 4,
+    parallelism: int = 2,
     progress: ProgressFn | None = None,
 ) -> pd.DataFrame:
     """Failure to running again: one run per failure kind (``raise``: the task raises;
-    ``kill``: its Python worker is killed with SIGKILL), the first counter failing once it
-    has consumed a third of its share of the words.
+    ``kill``: its Python worker is killed with SIGKILL), the first ``sum_per_key`` task
+    failing once it has consumed a third of its share of the records.
 
     One row per restart (:meth:`RunMetrics.restarts`) with ``kind``, ``seconds`` (the whole
     run) and ``recovery_time`` (seconds from the failure, as the coordinator first saw it,
@@ -306,18 +368,17 @@ def recovery(
     from absnb.runtime.spark import quiet_task_failures
 
     progress = progress or _quiet
-    job = text_job(scale, parallelism)
-    words = sum(len(line.split()) for part in job.inputs.values() for line in part)
-    after = max(1, words // (3 * parallelism))
+    job = paper_job(scale, parallelism)
+    after = max(1, job.params["records"] // (3 * parallelism))
     rows = []
     for i, kind in enumerate(kinds):
         if kind not in ("raise", "kill"):
             raise ValueError(f"failure kind {kind!r} is not 'raise' or 'kill'")
-        victim = str(job.graph.tasks_of("count")[0])
+        victim = str(job.graph.tasks_of("sum_per_key")[0])
         failure = Failure(victim, after_records=after, kind=kind)  # type: ignore[arg-type]
         with quiet_task_failures(runtime.spark):  # the failures are on purpose
             run = runtime.run(
-                text_job(scale, parallelism),
+                paper_job(scale, parallelism),
                 protocol,
                 checkpoint_interval=interval,
                 failures=[failure],

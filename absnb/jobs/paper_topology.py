@@ -7,7 +7,7 @@ generate a total of 1 billion records which are distributed uniformly among the 
 instances. The state of the operators in the topology were per-key aggregates and source
 offsets." Here, with every operator at ``parallelism`` tasks::
 
-    events --forward--> parse ==hash(key)==> sum_per_key --forward--> to_group
+    source --forward--> parse ==hash(key)==> sum_per_key --forward--> to_group
         ==hash(group)==> count_per_group ==rebalance==> sink
 
 ``==>`` marks the three full shuffles (every task of one operator sends to every task of
@@ -230,7 +230,7 @@ class LatestCountSink(Operator):
         return sorted(merged.items())
 
 
-OPERATORS = ("events", "parse", "sum_per_key", "to_group", "count_per_group", "sink")
+OPERATORS = ("source", "parse", "sum_per_key", "to_group", "count_per_group", "sink")
 """The six operators, in topological order."""
 
 SHUFFLES = (("parse", "sum_per_key"), ("to_group", "count_per_group"), ("count_per_group", "sink"))
@@ -268,13 +268,13 @@ def paper_topology(
         raise ValueError(f"groups must be a whole number >= 1, not {groups!r}")
     p = parallelism
     g = JobGraph("paper_topology")
-    g.add("events", "source", Source(), p)
+    g.add("source", "source", Source(), p)
     g.add("parse", "operator", FastMap(Parse(keys)), p)
     g.add("sum_per_key", "operator", KeyedSum(), p)
     g.add("to_group", "operator", FastMap(ToGroup(groups)), p)
     g.add("count_per_group", "operator", GroupCount(), p)
     g.add("sink", "sink", LatestCountSink(), p)
-    g.connect("events", "parse")
+    g.connect("source", "parse")
     g.connect("parse", "sum_per_key", Hash(key_of))
     g.connect("sum_per_key", "to_group")
     g.connect("to_group", "count_per_group", Hash(itself))
@@ -282,7 +282,7 @@ def paper_topology(
     graph = g.compile()
     inputs: dict[Any, Any] = {
         t: GeneratedLog(seed, t.subtask, records // p + (t.subtask < records % p))
-        for t in graph.tasks_of("events")
+        for t in graph.tasks_of("source")
     }
     params = {"parallelism": p, "records": records, "keys": keys, "groups": groups, "seed": seed}
     return Job("paper_topology", params, graph, inputs)

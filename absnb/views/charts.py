@@ -30,41 +30,99 @@ def _median(df: pd.DataFrame, x: str, y: str) -> pd.DataFrame:
     return df.groupby(["protocol", x], dropna=False)[y].median().reset_index()
 
 
-def figure6_chart(df: pd.DataFrame) -> Any:
-    """Runtime against the snapshot interval, one line per protocol and the baseline as a
-    horizontal line (the paper's Figure 6); hover shows Chandy-Lamport's channel state."""
+def _spread(df: pd.DataFrame, x: str, y: str) -> pd.DataFrame:
+    """Median of ``y`` per protocol and ``x``, with the distance to the smallest and the
+    largest run (asymmetric error bars) and the number of runs."""
+    g = df.groupby(["protocol", x], dropna=False, sort=False)[y]
+    out = g.median().to_frame("median")
+    out["minus"] = out["median"] - g.min()
+    out["plus"] = g.max() - out["median"]
+    out["runs"] = g.size()
+    return out.reset_index()
+
+
+def caption(df: pd.DataFrame, machine: str = "") -> str:
+    """What a chart shows the runs of: how many repetitions, on what machine."""
+    reps = int(df["repeat"].nunique()) if "repeat" in df.columns else 1
+    text = f"median of {reps} interleaved repetition(s), bars: min to max"
+    return f"{text}; {machine}" if machine else text
+
+
+def figure6_chart(df: pd.DataFrame, machine: str = "", paper: bool = True) -> Any:
+    """Runtime over the baseline's against the snapshot interval (the paper's Figure 6):
+    one line per protocol, medians with min-max error bars; with ``paper``, the paper's
+    digitised values (:data:`~absnb.experiments.paper.PAPER_FIGURE6`) dotted, against its
+    own intervals on the top axis (a 260 s run on 10 nodes, where these are tens of
+    seconds on a laptop)."""
     import plotly.graph_objects as go
 
+    from absnb.experiments.paper import PAPER_BASELINE_SECONDS, PAPER_FIGURE6
+
     fig = go.Figure()
-    base = df[df["protocol"] == "none"]["seconds"].median()
     fig.add_hline(
-        y=base,
+        y=1.0,
         line_dash="dash",
         line_color=COLORS["none"],
         annotation_text=NAMES["none"],
-        annotation_position="top left",
+        annotation_position="bottom left",
     )
     snapshots = df[df["protocol"] != "none"]
-    for protocol, part in snapshots.groupby("protocol", sort=False):
-        m = part.groupby("interval")[["seconds", "persisted_data", "checkpoints"]].median()
+    spread = _spread(snapshots, "interval", "relative_runtime")
+    extra = snapshots.groupby(["protocol", "interval"], sort=False)[
+        ["checkpoints", "persisted_data"]
+    ].median()
+    for protocol, part in spread.groupby("protocol", sort=False):
+        more = [extra.loc[(protocol, i)] for i in part["interval"]]
         fig.add_trace(
             go.Scatter(
-                x=list(m.index),
-                y=list(m["seconds"]),
+                x=list(part["interval"]),
+                y=list(part["median"]),
+                error_y={
+                    "type": "data",
+                    "symmetric": False,
+                    "array": list(part["plus"]),
+                    "arrayminus": list(part["minus"]),
+                },
                 mode="lines+markers",
-                name=NAMES.get(str(protocol), str(protocol)),
+                name=f"{NAMES.get(str(protocol), str(protocol))} (measured)",
                 line={"color": COLORS.get(str(protocol))},
-                customdata=list(zip(m["checkpoints"], m["persisted_data"], strict=True)),
-                hovertemplate="every %{x} s: %{y:.2f} s<br>%{customdata[0]} checkpoints"
+                customdata=[(int(m["checkpoints"]), int(m["persisted_data"])) for m in more],
+                hovertemplate="every %{x} s: x%{y:.2f}<br>%{customdata[0]} checkpoints"
                 "<br>%{customdata[1]:,} bytes recorded in flight<extra></extra>",
             )
         )
+    if paper:
+        for protocol, values in PAPER_FIGURE6.items():
+            fig.add_trace(
+                go.Scatter(
+                    x=list(values),
+                    y=list(values.values()),
+                    xaxis="x2",
+                    mode="lines+markers",
+                    name=f"{NAMES.get(protocol, protocol)} (paper, top axis)",
+                    line={"color": COLORS.get(protocol), "dash": "dot"},
+                    marker={"symbol": "diamond-open"},
+                )
+            )
+    layout: dict[str, Any] = {}
+    if paper:
+        layout["xaxis2"] = {
+            "title": f"the paper's interval (s; its baseline {PAPER_BASELINE_SECONDS:g} s)",
+            "overlaying": "x",
+            "side": "top",
+            "rangemode": "tozero",
+        }
     fig.update_layout(
-        title="Runtime against the snapshot interval (Figure 6)",
+        title={
+            "text": "Runtime against the snapshot interval (Figure 6, the Figure 5 job)"
+            f"<br><sup>{caption(df, machine)}</sup>",
+        },
         xaxis_title="snapshot interval (s)",
-        yaxis_title="runtime (s)",
-        yaxis_rangemode="tozero",
+        xaxis_rangemode="tozero",
+        yaxis_title="runtime / runtime without snapshots",
         template="plotly_white",
+        margin={"t": 120},
+        **layout,
     )
     return fig
 
@@ -95,17 +153,24 @@ def channel_state_chart(df: pd.DataFrame) -> Any:
     return fig
 
 
-def figure7_chart(df: pd.DataFrame) -> Any:
-    """Runtime against parallelism at a fixed interval (the paper's Figure 7)."""
+def figure7_chart(df: pd.DataFrame, machine: str = "") -> Any:
+    """Runtime against parallelism at a fixed interval (the paper's Figure 7): medians
+    with min-max error bars."""
     import plotly.graph_objects as go
 
-    m = _median(df, "parallelism", "seconds")
+    m = _spread(df, "parallelism", "seconds")
     fig = go.Figure()
     for protocol, part in m.groupby("protocol", sort=False):
         fig.add_trace(
             go.Scatter(
                 x=list(part["parallelism"]),
-                y=list(part["seconds"]),
+                y=list(part["median"]),
+                error_y={
+                    "type": "data",
+                    "symmetric": False,
+                    "array": list(part["plus"]),
+                    "arrayminus": list(part["minus"]),
+                },
                 mode="lines+markers",
                 name=NAMES.get(str(protocol), str(protocol)),
                 line={"color": COLORS.get(str(protocol))},
@@ -114,7 +179,10 @@ def figure7_chart(df: pd.DataFrame) -> Any:
     interval = df["interval"].dropna()
     every = f" (snapshots every {interval.iloc[0]:g} s)" if len(interval) else ""
     fig.update_layout(
-        title=f"Runtime against parallelism{every} (Figure 7)",
+        title={
+            "text": f"Runtime against parallelism{every} (Figure 7)"
+            f"<br><sup>{caption(df, machine)}</sup>",
+        },
         xaxis_title="parallelism (tasks per operator)",
         yaxis_title="runtime (s)",
         yaxis_rangemode="tozero",
@@ -140,27 +208,6 @@ def alignment_chart(df: pd.DataFrame) -> Any:
         title="ABS alignment durations (first barrier to last, per task snapshot)",
         xaxis_title="alignment duration (ms)",
         yaxis_title="task snapshots",
-        template="plotly_white",
-    )
-    return fig
-
-
-def recovery_chart(df: pd.DataFrame) -> Any:
-    """Failure to running again, per failure kind (bars)."""
-    import plotly.graph_objects as go
-
-    fig = go.Figure(
-        go.Bar(
-            x=list(df["kind"]),
-            y=list(df["recovery_time"]),
-            marker_color=COLORS["abs"],
-            text=[f"{t:.2f} s" for t in df["recovery_time"]],
-        )
-    )
-    fig.update_layout(
-        title="Failure to running again (every task restored from the latest checkpoint)",
-        xaxis_title="failure",
-        yaxis_title="seconds",
         template="plotly_white",
     )
     return fig
