@@ -173,6 +173,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="run Figures 6 and 7 N times over and print medians (default 1)",
     )
     bench.add_argument(
+        "--master",
+        default="local[4]",
+        help="the Spark master to run on (default local[4]; e.g. spark://host:7077)",
+    )
+    bench.add_argument(
         "--json",
         metavar="PATH",
         help="also write the tables, targets and machine as JSON to PATH (- for stdout)",
@@ -290,7 +295,9 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
     if args.repeats < 1:
         args.subparser.error("--repeats must be at least 1")
-    result = run_bench(scale=args.scale, only=args.only or EXPERIMENTS, repeats=args.repeats)
+    result = run_bench(
+        scale=args.scale, only=args.only or EXPERIMENTS, repeats=args.repeats, master=args.master
+    )
     print_bench(result)
     if args.json == "-":
         print(bench_json(result))

@@ -68,12 +68,14 @@ def run_bench(
     progress: paper.ProgressFn | None = paper.print_progress,
     intervals: Sequence[float] = paper.FIGURE6_INTERVALS,
     repeats: int = 1,
+    master: str = "local[4]",
 ) -> BenchResult:
     """Run the experiments named in ``only`` at ``scale``, Figures 6 and 7 ``repeats``
     times over (interleaved, so that a change of the machine's load hits every protocol);
     see the module docstring.
 
-    ``runtime`` defaults to a new ``local[4]`` session checkpointing to a temporary
+    ``runtime`` defaults to a new session on ``master`` (``local[4]``; a ``spark://``
+    URL runs the same experiments on a standalone cluster) checkpointing to a temporary
     directory (removed at the end).
     """
     from absnb.runtime.metrics import MemorySampler
@@ -85,7 +87,7 @@ def run_bench(
         )
     began = time.monotonic()
     own = runtime is None
-    rt = paper.scratch_runtime() if runtime is None else runtime
+    rt = paper.scratch_runtime(master=master) if runtime is None else runtime
     result = BenchResult(scale, repeats=repeats)
     experiments: dict[str, Callable[[], pd.DataFrame]] = {
         "fig6": lambda: paper.figure6(
