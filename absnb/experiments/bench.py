@@ -187,10 +187,14 @@ def shape(fig6: pd.DataFrame) -> list[tuple[str, str]]:
         line = f"ABS {a['overhead']:+.0%}"
         if ("synchronous", interval) in o.index:
             sy = o.loc[("synchronous", interval)]
-            ratio = sy["overhead"] / a["overhead"] if a["overhead"] > 0 else float("inf")
-            held = "holds" if sy["overhead"] >= 2 * a["overhead"] else "does NOT hold"
+            if a["overhead"] > 0:
+                ratio = f"{sy['overhead'] / a['overhead']:.1f}x"
+                held = "holds" if sy["overhead"] >= 2 * a["overhead"] else "does NOT hold"
+            else:  # no measurable ABS overhead: the ratio means nothing (noise)
+                ratio = "ABS overhead not measurable"
+                held = "n/a"
             line += (
-                f", synchronous {sy['overhead']:+.0%} ({ratio:.1f}x, target >= 2x: {held}); "
+                f", synchronous {sy['overhead']:+.0%} ({ratio}, target >= 2x: {held}); "
                 f"synchronous halt {sy['checkpoint_seconds']:.2f} s a checkpoint, ABS "
                 f"alignment {1000 * (a['alignment_median'] or 0):.0f} ms median"
             )
