@@ -403,11 +403,7 @@ def topology_line(world: World) -> str:
     line = f"{world.job.builder} with {world.protocol.name}: {len(g.tasks)} tasks, "
     line += f"{len(g.channels)} channels"
     loops = [str(c) for c in g.channels if c in g.back_edges]
-    if loops and world.protocol.name in (
-        "abs",
-        "abs-cyclic",
-        "synchronous",
-    ):  # they treat loops apart
+    if loops and world.protocol.capabilities.treats_loops_apart:
         line += f", {len(loops)} loop channel{'s' if len(loops) > 1 else ''} ({', '.join(loops)})"
     return line
 
@@ -432,20 +428,15 @@ def snapshot_lines(world: World, done: CompletedCheckpoint) -> list[str]:
         lines.append(f"  {t!s:<{width}}  {shown}")
     values = snap.channel_values()
     if not values:
-        lines.append(f"  channels: none ({no_channel_state(world.protocol.name)})")
-    word = "backup log" if world.protocol.name == "abs-cyclic" else "channel"
+        lines.append(f"  channels: none ({world.protocol.without_channel_state})")
+    word = (
+        "channel"
+        if world.protocol.channel_state_kind == "channel state"
+        else (world.protocol.channel_state_kind)
+    )
     for label, vs in values.items():
         lines.append(f"  {word} {label}: [{', '.join(show_state(v) for v in vs)}]")
     return lines
-
-
-def no_channel_state(protocol: str) -> str:
-    """Why a snapshot of ``protocol`` records no channel."""
-    if protocol == "abs":
-        return "ABS records no channel state"
-    if protocol == "synchronous":
-        return "synchronous snapshots drain every channel first"
-    return "nothing was recorded in transit"
 
 
 def verdict_lines(v: Verdicts) -> list[str]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from absnb.core.errors import UnknownProtocolError
 from absnb.core.graph import ExecutionGraph
 from absnb.protocols.aligned import AlignedProtocol
-from absnb.protocols.base import BarrierHandler, SnapshotProtocol
+from absnb.protocols.base import BarrierHandler, Capabilities, SnapshotProtocol
 from absnb.protocols.chandy_lamport import ChandyLamportProtocol
 from absnb.protocols.coordinator import CheckpointCoordinator, CompletedCheckpoint
 from absnb.protocols.cyclic import CyclicProtocol
@@ -63,6 +63,7 @@ def get_protocol(
 __all__ = [
     "PROTOCOLS",
     "BarrierHandler",
+    "Capabilities",
     "CheckpointCoordinator",
     "CompletedCheckpoint",
     "SnapshotProtocol",

@@ -162,6 +162,8 @@ class AlignedProtocol(SnapshotProtocol):
 
     name = "abs"
     title = "ABS (Algorithm 1, acyclic)"
+    short_title = "ABS Algorithm 1"
+    without_channel_state = "ABS records no channel state"
 
     def __init__(self, allow_deadlock: bool = False) -> None:
         self.allow_deadlock = allow_deadlock

@@ -185,6 +185,10 @@ class ChandyLamportProtocol(SnapshotProtocol):
     message = Marker
     max_concurrent = None
     subsumes = False
+    records_channel_state = True
+    blocks_inputs = False
+    starts_anywhere = True
+    may_be_declined = False
 
     def handler(self, graph: ExecutionGraph, task: TaskId) -> ChandyLamportHandler:
         return ChandyLamportHandler(*task_handler_args(graph, task))

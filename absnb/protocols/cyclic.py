@@ -210,6 +210,10 @@ class CyclicProtocol(SnapshotProtocol):
 
     name = "abs-cyclic"
     title = "ABS (Algorithm 2, cyclic)"
+    records_channel_state = True
+    channel_state_kind = "backup log"
+    logs_loop_inputs = True
+    without_channel_state = "no loop records were in transit"
 
     def handler(self, graph: ExecutionGraph, task: TaskId) -> CyclicBarrierHandler:
         return CyclicBarrierHandler(*task_handler_args(graph, task))

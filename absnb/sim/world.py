@@ -296,7 +296,7 @@ class World:
             return self._why_not_transfer(action)  # type: ignore[arg-type]
         if kind is TriggerCheckpoint:
             if not self.can_trigger():
-                if self.protocol.max_concurrent == 0:
+                if not self.protocol.capabilities.takes_checkpoints:
                     return f"protocol {self.protocol.name} takes no checkpoints"
                 if self.replaying:
                     return "tasks are still replaying after a recovery"
@@ -308,7 +308,7 @@ class World:
             at = action.at  # type: ignore[union-attr]
             if at is not None and at not in self.tasks:
                 return f"there is no task {at}"
-            if at is not None and self.protocol.name != "chandy-lamport":
+            if at is not None and not self.protocol.starts_anywhere:
                 return (
                     f"{self.protocol.name} starts checkpoints at every source; "
                     "only Chandy-Lamport can start at a named process"

@@ -177,7 +177,7 @@ def task_status(world: World, task: TaskId | str) -> tuple[str, str]:
 def _recording(world: World) -> dict[ChannelId, str]:
     """Channels being recorded now, with a short note (``recording: 2 recorded``)."""
     out: dict[ChannelId, str] = {}
-    chandy = world.protocol.name == "chandy-lamport"
+    chandy = not world.protocol.logs_loop_inputs  # records channel state, not a backup log
     for t in world.graph.tasks:
         handler = world.tasks[t].handler
         for c in handler.recorded_channels():
@@ -262,7 +262,7 @@ def _shows_loops(world: World) -> bool:
     just an accident of the search order."""
     graph = world.graph
     has_sources = any(graph.kind(t) == "source" for t in graph.tasks)
-    return has_sources or world.protocol.name in ("abs", "abs-cyclic", "synchronous")
+    return has_sources or world.protocol.capabilities.treats_loops_apart
 
 
 def _title(world: World) -> str:
