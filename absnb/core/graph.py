@@ -185,34 +185,8 @@ class JobGraph:
             raise GraphError(f"job {self.name!r} has no operators: add a source first")
         seen: set[tuple[str, str]] = set()
         for e in self.edges:
-            for end in (e.src, e.dst):
-                if end not in self.operators:
-                    raise GraphError(
-                        f"edge {e.src}->{e.dst} names {end!r}, which is not an operator of job "
-                        f"{self.name!r} (operators: {', '.join(self.operators)}): "
-                        "add the operator first or fix the name"
-                    )
-            if (e.src, e.dst) in seen:
-                raise GraphError(
-                    f"edge {e.src}->{e.dst} is given twice: connect two operators once"
-                )
+            self._check_edge(e, seen)
             seen.add((e.src, e.dst))
-            src, dst = self.operators[e.src], self.operators[e.dst]
-            if dst.kind == "source":
-                raise GraphError(
-                    f"source {dst.name!r} has an input ({e.src}->{e.dst}): a source reads only "
-                    "its input log; make it an operator, or a process if it must do both"
-                )
-            if src.kind == "sink":
-                raise GraphError(
-                    f"sink {src.name!r} has an output ({e.src}->{e.dst}): "
-                    "make it an operator if it must send on"
-                )
-            if isinstance(e.partitioning, Forward) and src.parallelism != dst.parallelism:
-                raise GraphError(
-                    f"forward edge {e.src}->{e.dst} joins parallelism {src.parallelism} to "
-                    f"{dst.parallelism}: use Hash, Rebalance or Broadcast, or equal parallelism"
-                )
         starts = [o.name for o in self.operators.values() if o.kind in ("source", "process")]
         if not starts:
             raise GraphError(
@@ -225,6 +199,35 @@ class JobGraph:
             raise GraphError(
                 f"operators {', '.join(missing)} of job {self.name!r} cannot be reached from any "
                 "source, so no barrier would reach them: connect them or remove them"
+            )
+
+    def _check_edge(self, e: Edge, seen: set[tuple[str, str]]) -> None:
+        """Raise if edge ``e`` names an unknown operator, repeats one of ``seen``, enters a
+        source, leaves a sink, or is a forward edge between different parallelisms."""
+        for end in (e.src, e.dst):
+            if end not in self.operators:
+                raise GraphError(
+                    f"edge {e.src}->{e.dst} names {end!r}, which is not an operator of job "
+                    f"{self.name!r} (operators: {', '.join(self.operators)}): "
+                    "add the operator first or fix the name"
+                )
+        if (e.src, e.dst) in seen:
+            raise GraphError(f"edge {e.src}->{e.dst} is given twice: connect two operators once")
+        src, dst = self.operators[e.src], self.operators[e.dst]
+        if dst.kind == "source":
+            raise GraphError(
+                f"source {dst.name!r} has an input ({e.src}->{e.dst}): a source reads only "
+                "its input log; make it an operator, or a process if it must do both"
+            )
+        if src.kind == "sink":
+            raise GraphError(
+                f"sink {src.name!r} has an output ({e.src}->{e.dst}): "
+                "make it an operator if it must send on"
+            )
+        if isinstance(e.partitioning, Forward) and src.parallelism != dst.parallelism:
+            raise GraphError(
+                f"forward edge {e.src}->{e.dst} joins parallelism {src.parallelism} to "
+                f"{dst.parallelism}: use Hash, Rebalance or Broadcast, or equal parallelism"
             )
 
 

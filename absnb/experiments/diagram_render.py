@@ -19,6 +19,7 @@ from absnb.jobs import word_count
 from absnb.sim.schedulers import RandomScheduler
 from absnb.sim.stepper import Stepper
 from absnb.sim.world import World
+from absnb.views.plotlyjs import plotly_js
 from absnb.views.timeline import space_time
 
 CHROMIUM = "/usr/bin/chromium"
@@ -32,8 +33,6 @@ ARGS = [
 def page_for(events: int) -> str:
     """A self-contained page drawing the space-time diagram of a word count trace of
     ``events`` steps, timing ``Plotly.newPlot`` into ``window.t0`` / ``window.t1``."""
-    from plotly.offline import get_plotlyjs
-
     lines = [" ".join(["to be or not"] * 3)] * (events // 20 + 1)
     stepper = Stepper(
         World(word_count([lines, lines]), "abs", checkpoint_interval=25),
@@ -43,7 +42,7 @@ def page_for(events: int) -> str:
     stepper.run(events)
     fig = space_time(stepper.trace, stepper.world)
     return (
-        f"<html><body><script>{get_plotlyjs()}</script>"
+        f"<html><body><script>{plotly_js()}</script>"
         "<div id='fig' style='width:1400px;height:800px'></div>"
         f"<script>const FIGURE = {fig.to_json()};\n"
         "window.t0 = performance.now();\n"

@@ -27,6 +27,7 @@ from __future__ import annotations
 import os
 import signal
 import time
+import zlib
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -69,6 +70,15 @@ def terminates_by_quiescence(graph: ExecutionGraph) -> bool:
     processes (tasks with their own input log and inputs, like the bank's accounts). Such
     a job ends when the coordinator detects quiescence."""
     return graph.is_cyclic or any(graph.kind(t) == "process" for t in graph.tasks)
+
+
+def host_of(task: TaskId, hosts: int) -> int:
+    """The host running ``task``: its subtask index, folded onto the hosts, so that forward
+    edges stay inside one process. An operator with fewer tasks than there are hosts is
+    shifted by a hash of its name, so that single tasks (the bank's accounts) spread out."""
+    if task.parallelism >= hosts:
+        return task.subtask % hosts
+    return (task.subtask + zlib.crc32(task.operator.encode())) % hosts
 
 
 def _checkpoint_of(message: Any) -> int:

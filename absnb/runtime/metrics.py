@@ -27,12 +27,31 @@ import os
 import statistics
 import threading
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from absnb.runtime.spark import SparkRun
+    from absnb.core.graph import ExecutionGraph
+    from absnb.runtime.host import HostResult
+
+
+class RecordedRun(Protocol):
+    """What :class:`RunMetrics` reads of a run: the fields of
+    :class:`~absnb.runtime.spark.SparkRun` (declared here, so that this module does not
+    import the runtime that uses it)."""
+
+    hosts: list[HostResult]
+    events: list[tuple[float, str, Any]]
+    errors: list[str]
+    restored: list[int]
+    failed_at: list[float]
+    protocol: str
+    graph: ExecutionGraph | None
+    started: float
+    seconds: float
+    restarts: int
+
 
 CHECKPOINT_COLUMNS = (
     "checkpoint_id",
@@ -106,7 +125,7 @@ def _frame(rows: list[dict[str, Any]], columns: tuple[str, ...]) -> pd.DataFrame
 class RunMetrics:
     """The statistics of one :class:`~absnb.runtime.spark.SparkRun` (``run.metrics``)."""
 
-    def __init__(self, run: SparkRun) -> None:
+    def __init__(self, run: RecordedRun) -> None:
         self.run = run
         self.t0 = run.started
 

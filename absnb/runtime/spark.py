@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import tempfile
 import uuid
-import zlib
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
@@ -30,6 +29,7 @@ from absnb.runtime.host import (
     Failure,
     HostPlan,
     HostResult,
+    host_of,
     run_host,
     terminates_by_quiescence,
 )
@@ -88,15 +88,6 @@ class SparkRun:
     def task_stats(self) -> Any:
         """One row per task (a pandas DataFrame): ``self.metrics.tasks()``."""
         return self.metrics.tasks()
-
-
-def host_of(task: TaskId, hosts: int) -> int:
-    """The host running ``task``: its subtask index, folded onto the hosts, so that forward
-    edges stay inside one process. An operator with fewer tasks than there are hosts is
-    shifted by a hash of its name, so that single tasks (the bank's accounts) spread out."""
-    if task.parallelism >= hosts:
-        return task.subtask % hosts
-    return (task.subtask + zlib.crc32(task.operator.encode())) % hosts
 
 
 def default_session(master: str = "local[*]") -> Any:

@@ -12,18 +12,41 @@ those they have already seen.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections import deque
+from typing import Protocol
 
 from absnb.core.errors import SnapshotMismatchError
+from absnb.core.graph import ExecutionGraph
+from absnb.core.ids import ChannelId, CheckpointId, TaskId
+from absnb.core.messages import Message
 from absnb.core.snapshot import GlobalSnapshot
+from absnb.protocols.coordinator import CheckpointCoordinator
 from absnb.sim.actions import Recover
 from absnb.sim.events import Event
-
-if TYPE_CHECKING:
-    from absnb.sim.world import World
+from absnb.task import StreamTask
 
 
-def check_snapshot_matches(world: World, snapshot: GlobalSnapshot) -> None:
+class RecoverableWorld(Protocol):
+    """What recovery reads and writes of a :class:`~absnb.sim.world.World` (declared here,
+    so that this module does not import the world that calls it)."""
+
+    tasks: dict[TaskId, StreamTask]
+    blocked: set[ChannelId]
+    coordinator: CheckpointCoordinator
+    clock: int
+    failed: TaskId | None
+    replaying: int
+    notices: dict[TaskId, tuple[CheckpointId, ...]]
+
+    @property
+    def graph(self) -> ExecutionGraph: ...
+
+    def writable_task(self, t: TaskId) -> StreamTask: ...
+
+    def writable_channel(self, c: ChannelId) -> deque[Message]: ...
+
+
+def check_snapshot_matches(world: RecoverableWorld, snapshot: GlobalSnapshot) -> None:
     """Raise if ``snapshot`` was not taken from ``world``'s job."""
     if snapshot.fingerprint != world.graph.fingerprint:
         raise SnapshotMismatchError(
@@ -34,7 +57,7 @@ def check_snapshot_matches(world: World, snapshot: GlobalSnapshot) -> None:
         )
 
 
-def recover(world: World, action: Recover) -> Event:
+def recover(world: RecoverableWorld, action: Recover) -> Event:
     """Apply a :class:`Recover` action to ``world`` (which has a failed task)."""
     failed = world.failed
     assert failed is not None
@@ -52,7 +75,7 @@ def recover(world: World, action: Recover) -> Event:
 
 
 def restore(
-    world: World,
+    world: RecoverableWorld,
     snapshot: GlobalSnapshot | None,
     tasks: tuple | None = None,
     *,
