@@ -62,7 +62,8 @@ class Hash:
 
     def split(self, values: Sequence[Any], sender: int, n: int, sent: int) -> list[list[Any]]:
         """:meth:`targets` of each of ``values``, as one list per subtask."""
-        key, cache, buckets = self.key, _STR_HASHES, [[] for _ in range(n)]
+        key, cache = self.key, _STR_HASHES
+        buckets: list[list[Any]] = [[] for _ in range(n)]
         for v in values:
             k = key(v)
             if type(k) is str:
@@ -312,6 +313,7 @@ class ExecutionGraph:
         for e in job.edges:
             dst_tasks = self._tasks_of[e.dst]
             for s in self._tasks_of[e.src]:
+                chans: tuple[ChannelId, ...]
                 if isinstance(e.partitioning, Forward):
                     chans = (ChannelId(s, dst_tasks[s.subtask]),)
                 else:

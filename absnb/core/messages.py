@@ -61,10 +61,10 @@ def as_records(messages: Iterable[Record | RecordBatch]) -> tuple[Record, ...]:
     """``messages`` as single records, batches expanded in place."""
     out: list[Record] = []
     for m in messages:
-        if type(m) is RecordBatch:
+        if isinstance(m, RecordBatch):
             out.extend(m.records())
         else:
-            out.append(m)  # type: ignore[arg-type]
+            out.append(m)
     return tuple(out)
 
 

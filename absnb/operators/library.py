@@ -86,7 +86,8 @@ class KeyedCount(Operator):
         return state, ((k, n),)
 
     def process_batch(self, state: dict[Any, int], values: Sequence[Any]) -> tuple[Any, list[Any]]:
-        key, get, outs = self.key, state.get, []
+        key, get = self.key, state.get
+        outs: list[Any] = []
         append = outs.append
         for value in values:
             k = key(value)

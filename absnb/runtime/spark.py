@@ -13,6 +13,8 @@ is read. This is the only module that imports pyspark (and only when it runs), w
 
 from __future__ import annotations
 
+import os
+import sys
 import tempfile
 import uuid
 from collections.abc import Iterator, Sequence
@@ -95,6 +97,10 @@ def default_session(master: str = "local[*]") -> Any:
     to start Python workers (:mod:`absnb.runtime.daemon` forks them with absnb imported)."""
     from pyspark.sql import SparkSession
 
+    if master.startswith("local"):
+        # Workers on this machine run this interpreter (a virtual environment's, say), not
+        # whatever `python3` is first on the PATH; PYSPARK_PYTHON still chooses.
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     spark = (
         SparkSession.builder.master(master)
         .appName("absnb")

@@ -77,7 +77,7 @@ def recover(world: RecoverableWorld, action: Recover) -> Event:
 def restore(
     world: RecoverableWorld,
     snapshot: GlobalSnapshot | None,
-    tasks: tuple | None = None,
+    tasks: tuple[TaskId, ...] | None = None,
     *,
     replay: bool = False,
 ) -> None:

@@ -111,7 +111,7 @@ def safe_dsn(dsn: str) -> str:
 
         parts = conninfo_to_dict(dsn)
         parts.pop("password", None)
-        return make_conninfo(**parts)
+        return make_conninfo("", **parts)
     except Exception:
         return "<the DSN given>"
 
