@@ -189,6 +189,7 @@ class SparkRuntime:
         allow_deadlock: bool = False,
         inputs: Any = None,
         source_rate: float | None = None,
+        restore_older: bool = False,
     ) -> SparkRun:
         """Run ``job`` to the end under ``protocol``, restarting after failures.
 
@@ -201,10 +202,19 @@ class SparkRuntime:
         task reads per second (Flink: ``RateLimiterStrategy.perSecond``): a small input then
         runs long enough for a class to watch checkpoints and failures happen during it.
 
+        Recovery never goes back behind the newest completed checkpoint of a job with
+        two-phase-commit sinks: its transactions may be committed, so restoring an older one
+        would commit its output again. If that checkpoint's files are unreadable, the run
+        stops with :class:`~absnb.runtime.storage.CommittedCheckpointLostError` naming the
+        file; ``restore_older=True`` restores the newest older checkpoint that verifies
+        instead, accepting duplicates in the sinks.
+
         Raises:
             ClusterTooSmallError: the stage does not fit the cluster's slots (Spark would
                 wait forever or fail with SPARK-24819).
             RestartLimitError: more than ``max_restarts`` failures.
+            CommittedCheckpointLostError: a failure needs the newest completed checkpoint of
+                a job with two-phase-commit sinks, and it cannot be read.
             SparkInputError: ``inputs`` is not a DataFrame of one string column or a
                 readable path, or the job has no sources to read it.
         """
@@ -269,7 +279,7 @@ class SparkRuntime:
         failed_at: list[float] = []
         try:
             for attempt in range(max_restarts + 1):
-                latest = storage.latest(job_id, graph.fingerprint)
+                latest = _latest(storage, job_id, graph, coordinator, restore_older)
                 restore = latest.checkpoint_id if latest else 0
                 restored.append(restore)
                 server.new_attempt(attempt, restore)
@@ -344,6 +354,35 @@ class SparkRuntime:
 
         rdd = data.rdd if data is not None else sc.parallelize(range(n), n)
         return rdd.barrier().mapPartitionsWithIndex(run_partition).collect()
+
+
+def _latest(
+    storage: Any,
+    job_id: str,
+    graph: ExecutionGraph,
+    coordinator: CheckpointCoordinator,
+    restore_older: bool,
+) -> Any:
+    """The checkpoint to restore: the newest that verifies, but never one behind the newest
+    completed checkpoint when the job has two-phase-commit sinks (unless ``restore_older``)."""
+    from absnb.runtime.storage import CommittedCheckpointLostError
+
+    external = any(graph.function(t).external for t in graph.tasks)
+    completed = coordinator.completed
+    committed = completed[-1].checkpoint_id if completed and external else None
+    if restore_older:
+        committed = None
+    try:
+        return storage.latest(job_id, graph.fingerprint, committed=committed)
+    except CommittedCheckpointLostError as e:
+        raise CommittedCheckpointLostError(
+            f"{e}. Restoring an older checkpoint would commit output the sinks have already "
+            "committed a second time: restore the file from a backup, or pass "
+            "restore_older=True to SparkRuntime.run() to restore the newest older checkpoint "
+            "and accept duplicates",
+            checkpoint_id=e.checkpoint_id,
+            path=e.path,
+        ) from None
 
 
 def _on_executor(plan: HostPlan) -> HostPlan:
