@@ -68,6 +68,10 @@ class ControlError(AbsnbError, ConnectionError):
     """The control plane failed: the coordinator refused a host, or a connection broke."""
 
 
+class HostFailure(AbsnbError, RuntimeError):
+    """A host failed with an exception that could not travel to the driver as itself."""
+
+
 # -- messages ---------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Register:
@@ -135,11 +139,18 @@ class Finished:
 
 @dataclass(frozen=True)
 class Failed:
-    """Host -> server, its last word: the host failed with ``error`` (its peers hear why)."""
+    """Host -> server, its last word: the host failed with ``error`` (its peers hear why).
+
+    ``exception`` is the pickled exception (empty if it does not pickle), so that the
+    driver can raise the user's own error; ``setup`` says that the host failed before its
+    attempt ran (setting up its tasks, its data plane or its channels). A host that fails
+    before it registers sends this on a connection of its own, as its only frame."""
 
     host_id: int
     attempt: int
     error: str
+    exception: bytes = b""
+    setup: bool = False
 
 
 @dataclass(frozen=True)
@@ -308,6 +319,9 @@ class CoordinatorServer:
         self.failures: dict[int, str] = {}
         """The first error a host reported (``Failed``) in each attempt: why the attempt
         failed, which Spark's own message may not say (it names whichever task ended first)."""
+        self.exceptions: dict[int, tuple[BaseException, bool]] = {}
+        """The first exception a host reported in each attempt, and whether the host failed
+        while setting up (see :class:`Failed`)."""
 
         self._listener = listen(bind_host, ports)
         self._listener.setblocking(False)
@@ -548,6 +562,9 @@ class CoordinatorServer:
         if conn.register is None:
             if isinstance(message, Register):
                 self._on_register(conn, message)
+            elif isinstance(message, Failed) and message.attempt == self._attempt:
+                self._on_failed(message)  # a host that failed before it could register
+                self._close(conn)
             else:
                 self._drop(conn)
         elif isinstance(message, Ack):
@@ -559,10 +576,34 @@ class CoordinatorServer:
         elif isinstance(message, Failed):
             if message.host_id == conn.register.host_id and message.attempt == self._attempt:
                 conn.failure = message.error[:500]
-                self.failures.setdefault(message.attempt, conn.failure)
+                self._on_failed(message)
             self._drop(conn)
         else:
             self._drop(conn)
+
+    def _on_failed(self, message: Failed) -> None:
+        """Remember the first failure of each attempt (the peers' failures follow from it)."""
+        with self._cond:
+            self.failures.setdefault(message.attempt, message.error[:500])
+            if message.attempt not in self.exceptions:
+                error: BaseException = HostFailure(message.error)
+                if message.exception:
+                    with contextlib.suppress(Exception):  # a class the driver cannot import
+                        error = loads(message.exception)
+                self.exceptions[message.attempt] = (error, message.setup)
+            self._cond.notify_all()
+
+    def failure(self, attempt: int, timeout: float = 0.0) -> tuple[BaseException, bool] | None:
+        """The first exception a host of ``attempt`` reported and whether it failed while
+        setting up, waiting up to ``timeout`` seconds for it; None if none has."""
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            while attempt not in self.exceptions:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    return None
+                self._cond.wait(remaining)
+            return self.exceptions[attempt]
 
     # -- registration -------------------------------------------------------------------------
     def _refuse(self, conn: _Conn, reason: str) -> None:
@@ -833,6 +874,30 @@ class CoordinatorServer:
 
 
 # -- the client -------------------------------------------------------------------------------
+def failure_message(
+    host_id: int, attempt: int, error: BaseException, *, setup: bool = False
+) -> Failed:
+    """The :class:`Failed` message for ``error``, with the exception pickled if it pickles."""
+    try:
+        exception = dumps(error)
+    except Exception:
+        exception = b""
+    return Failed(host_id, attempt, f"{type(error).__name__}: {error}", exception, setup)
+
+
+def report_failure(
+    address: tuple[str, int], secret: bytes, failed: Failed, timeout: float = 5.0
+) -> None:
+    """Send ``failed`` to the coordinator on a connection of its own (best effort): how a
+    host that failed before it registered tells the driver why."""
+    with contextlib.suppress(Exception), socket.create_connection(address, timeout) as sock:
+        client_handshake(sock, secret, HELLO)
+        sock.sendall(_frame(failed))
+        sock.shutdown(socket.SHUT_WR)
+        while sock.recv(1 << 16):  # until the server closes: nothing lost to a reset
+            pass
+
+
 class ControlClient:
     """A host's control connection, used from the host's single-threaded loop.
 
@@ -997,12 +1062,15 @@ class ControlClient:
         """Acknowledge one task's part of a checkpoint (already written to storage)."""
         self._send(ack)
 
-    def failed(self, error: BaseException) -> None:
-        """Tell the server why this host fails (best effort: it may be gone already)."""
-        if self._sock is None:
+    def failed(self, error: BaseException, *, setup: bool = False) -> None:
+        """Tell the server why this host fails (best effort: it may be gone already). Before
+        :meth:`register`, on a connection of its own."""
+        failed = failure_message(self.host_id, self.attempt, error, setup=setup)
+        if self._sock is not None:
+            with contextlib.suppress(ControlError):
+                self._send(failed)
             return
-        with contextlib.suppress(ControlError):
-            self._send(Failed(self.host_id, self.attempt, f"{type(error).__name__}: {error}"))
+        report_failure(self.address, self.secret, failed, min(self.timeout, 5.0))
 
     def report(self, report: Report) -> None:
         """Answer a :class:`Probe` (termination detection)."""

@@ -48,6 +48,7 @@ from absnb.core.snapshot import TaskSnapshot
 from absnb.jobs.base import Job
 from absnb.protocols import get_protocol
 from absnb.runtime.snapshot_writer import SnapshotWriter
+from absnb.runtime.wire import bind_address
 from absnb.task import Dropped, StreamTask
 
 END = EndOfInput()
@@ -206,9 +207,17 @@ class Host:
         plan, graph = self.plan, self.graph
         remote_in = [c for t in plan.tasks for c in graph.inputs[t] if c.src not in self.local]
         remote_out = [c for t in plan.tasks for c in graph.outputs[t] if c.dst not in self.local]
-        self.net = net = DataPlane(
-            plan.secret, ports=plan.ports, advertise_host=plan.advertise_host, attempt=plan.attempt
-        )
+        try:
+            self.net = net = DataPlane(
+                plan.secret,
+                bind_host=bind_address(plan.advertise_host),
+                ports=plan.ports,
+                advertise_host=plan.advertise_host,
+                attempt=plan.attempt,
+            )
+        except BaseException as e:  # e.g. every port of the range taken
+            report_setup_failure(plan, e)
+            raise
         client = ControlClient(
             plan.coordinator,
             plan.secret,
@@ -218,6 +227,7 @@ class Host:
             data_address=net.address,
             timeout=plan.setup_timeout,
         )
+        running = False
         try:
             # Refilled channel state of a remote channel is delivered from a local queue first.
             for c in list(self.queues):
@@ -240,11 +250,12 @@ class Host:
             for c, records in self.refill.items():
                 for r in records:
                     self._deliver(c, r, client)
+            running = True
             return self._loop(client)
         except HostStopped:
             raise
         except BaseException as e:  # the peers hear why, and stop at once
-            client.failed(e)
+            client.failed(e, setup=not running)
             raise
         finally:
             self.writer.close()
@@ -533,6 +544,19 @@ class Host:
         self._dispatch([(c, END) for c in self.graph.outputs[t]])
 
 
+def report_setup_failure(plan: HostPlan, error: BaseException) -> None:
+    """Tell the coordinator that this host failed before it could register, and why."""
+    from absnb.runtime.control import failure_message, report_failure
+
+    failed = failure_message(plan.host_id, plan.attempt, error, setup=True)
+    report_failure(plan.coordinator, plan.secret, failed, min(plan.setup_timeout, 5.0))
+
+
 def run_host(plan: HostPlan) -> HostResult:
     """Run one host to the end (what each Spark task of the barrier stage does)."""
-    return Host(plan).run()
+    try:
+        host = Host(plan)  # restores the tasks: user code and storage run here
+    except BaseException as e:
+        report_setup_failure(plan, e)
+        raise
+    return host.run()

@@ -30,6 +30,8 @@ from absnb.runtime.host import (
     Failure,
     HostPlan,
     HostResult,
+    HostStopped,
+    InjectedFailure,
     run_host,
     terminates_by_quiescence,
 )
@@ -221,7 +223,7 @@ class SparkRuntime:
         import time
 
         from absnb.runtime.control import CoordinatorServer
-        from absnb.runtime.wire import new_secret
+        from absnb.runtime.wire import bind_address, new_secret
 
         graph = job.graph
         proto = get_protocol(protocol, graph, allow_deadlock=allow_deadlock)
@@ -261,7 +263,7 @@ class SparkRuntime:
                 protocol=proto.name,
             )
 
-        driver_host = self.spark.sparkContext.getConf().get("spark.driver.host", "127.0.0.1")
+        driver_host = self._driver_host()
         server = CoordinatorServer(
             coordinator,
             secret,
@@ -269,6 +271,7 @@ class SparkRuntime:
             initiators=graph.initiators(),
             on_complete=on_complete,
             advertise_host=driver_host,
+            bind_host=bind_address(driver_host),
             ports=self.ports,
             quiescence=terminates_by_quiescence(graph),
         )
@@ -277,6 +280,7 @@ class SparkRuntime:
         restored: list[int] = []
         started = time.monotonic()
         failed_at: list[float] = []
+        reported: tuple[BaseException, bool] | None = None
         try:
             for attempt in range(max_restarts + 1):
                 latest = _latest(storage, job_id, graph, coordinator, restore_older)
@@ -308,12 +312,23 @@ class SparkRuntime:
                     break
                 except Exception as e:  # a failed barrier stage is never retried by Spark
                     failed_at.append(time.monotonic())
+                    reported = server.failure(attempt, timeout=REPORT_WAIT)
                     errors.append(server.failures.get(attempt) or _first_line(e))
+                    if reported is not None and reported[1] and _users_error(reported[0]):
+                        raise _noted(
+                            reported[0],
+                            f"a host of job {graph.name!r} failed "
+                            "while setting up, before the job ran; not restarted, as "
+                            "a restart would fail the same way",
+                        ) from None
             else:
-                raise RestartLimitError(
+                limit = RestartLimitError(
                     f"job {graph.name!r} failed {max_restarts + 1} times (the limit is "
                     f"max_restarts={max_restarts}); last error: {errors[-1]}"
                 )
+                if reported is not None and _users_error(reported[0]):
+                    raise _noted(reported[0], str(limit)) from limit
+                raise limit
         finally:
             server.stop()
             if data is not None:
@@ -339,15 +354,30 @@ class SparkRuntime:
             failed_at=failed_at,
         )
 
+    def _driver_host(self) -> str:
+        """The address hosts reach the driver at: loopback for a local master."""
+        sc = self.spark.sparkContext
+        if str(sc.master).startswith("local"):
+            return "127.0.0.1"
+        return str(sc.getConf().get("spark.driver.host", "127.0.0.1"))
+
     def _stage(self, plans: list[HostPlan], data: PreparedInput | None = None) -> list[HostResult]:
         """Run every host as one Spark task of one barrier stage: over ``data``'s
-        partitions (one per host) when the job reads a DataFrame, else over nothing."""
+        partitions (one per host) when the job reads a DataFrame, else over nothing.
+
+        The plans travel pickled, unpickled by the host itself: a job whose code the
+        executors cannot import (a user module not on their path) is reported to the
+        coordinator as that error, not only as a Spark stack trace."""
+        from pyspark import cloudpickle
+
         sc = self.spark.sparkContext
         n = len(plans)
         binding = data.binding if data is not None else None
+        pickled = [cloudpickle.dumps(p) for p in plans]
+        ids = [(p.host_id, p.attempt, p.coordinator, p.secret) for p in plans]
 
         def run_partition(index: int, rows: Any) -> Any:
-            plan = _on_executor(plans[index])
+            plan = _on_executor(_unpickle_plan(pickled[index], *ids[index]))
             if binding is not None:
                 plan = binding.bind(plan, rows)
             yield run_host(plan)
@@ -373,6 +403,8 @@ def _latest(
     if restore_older:
         committed = None
     try:
+        if committed is None:
+            return storage.latest(job_id, graph.fingerprint)
         return storage.latest(job_id, graph.fingerprint, committed=committed)
     except CommittedCheckpointLostError as e:
         raise CommittedCheckpointLostError(
@@ -383,6 +415,44 @@ def _latest(
             checkpoint_id=e.checkpoint_id,
             path=e.path,
         ) from None
+
+
+REPORT_WAIT = 0.2
+"""Seconds the driver waits, after a stage failed, for a host's report of why."""
+
+
+def _users_error(error: BaseException) -> bool:
+    """Whether ``error`` is the user's (a bad operator, a missing module, a full port
+    range), raised as itself, rather than the runtime's own way of failing (an injected
+    failure, a host stopped or lost, a connection broken)."""
+    from absnb.runtime.control import HostFailure
+
+    return not isinstance(
+        error, (InjectedFailure, HostStopped, HostFailure, ConnectionError, TimeoutError)
+    )
+
+
+def _noted(error: BaseException, note: str) -> BaseException:
+    """``error`` with ``note`` added (Python 3.11's ``add_note``; the message before)."""
+    add_note = getattr(error, "add_note", None)
+    if add_note is not None:
+        add_note(note)
+    return error
+
+
+def _unpickle_plan(
+    pickled: bytes, host_id: int, attempt: int, coordinator: tuple[str, int], secret: bytes
+) -> HostPlan:
+    """The host's plan; if it cannot be unpickled here, the coordinator hears why first."""
+    import pickle
+
+    from absnb.runtime.control import failure_message, report_failure
+
+    try:
+        return pickle.loads(pickled)  # the driver's own plan, as Spark would ship it
+    except BaseException as e:
+        report_failure(coordinator, secret, failure_message(host_id, attempt, e, setup=True))
+        raise
 
 
 def _on_executor(plan: HostPlan) -> HostPlan:
@@ -396,7 +466,9 @@ def _on_executor(plan: HostPlan) -> HostPlan:
     except Exception:  # not in a barrier task (tests calling run_host directly)
         return plan
     host = address.rsplit(":", 1)[0].strip("[]")
-    return replace(plan, advertise_host=host) if host else plan
+    if not host or plan.advertise_host == "127.0.0.1":  # a local master: loopback only
+        return plan
+    return replace(plan, advertise_host=host)
 
 
 def _first_line(error: BaseException) -> str:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import errno
 import hmac
+import ipaddress
 import os
 import pickle
 import secrets
@@ -85,6 +86,26 @@ def listen(bind_host: str, ports: range | None = None, backlog: int = 128) -> so
         f"every port from {ports.start} to {ports.stop - 1} on {bind_host} is in use: give "
         f"SparkRuntime(ports=...) a wider range (a host needs one port, the driver one)",
     )
+
+
+def bind_address(advertise_host: str) -> str:
+    """The interface to listen on so that peers reach us at ``advertise_host``: loopback
+    for a loopback address (a local master: nothing outside the machine may connect), else
+    that address's own interface, or every interface if it is not one of this machine's
+    (behind NAT)."""
+    try:
+        ip = socket.getaddrinfo(advertise_host, None, type=socket.SOCK_STREAM)[0][4][0]
+    except (OSError, IndexError):
+        return "0.0.0.0"
+    if ipaddress.ip_address(ip).is_loopback:
+        return str(ip)
+    family = socket.AF_INET6 if ":" in str(ip) else socket.AF_INET
+    try:
+        with socket.socket(family, socket.SOCK_STREAM) as probe:
+            probe.bind((ip, 0))
+    except OSError:
+        return "::" if family == socket.AF_INET6 else "0.0.0.0"
+    return str(ip)
 
 
 def recv_exact(sock: socket.socket, n: int) -> bytes:

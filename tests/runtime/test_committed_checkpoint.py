@@ -153,7 +153,10 @@ def duplicates_and_lost(committed: list, answer: dict[str, int]) -> tuple[int, i
 
 
 REPEAT = 2
-"""Input repeats: checkpoint 1 completes and is committed well before the input ends."""
+"""Input repeats: 2,000 lines per source."""
+RATE = 2_000
+"""Lines per second each source reads: checkpoint 1 completes, and is committed, well
+before the input ends, however loaded the machine."""
 
 
 @pytest.fixture(scope="module")
@@ -177,7 +180,9 @@ def test_a_damaged_committed_checkpoint_is_never_restored_behind(
     job = absnb.word_count(text(REPEAT), sink=sink)
     refused: CommittedCheckpointLostError | None = None
     try:
-        run = runtime.run(job, "abs", checkpoint_interval=0.05, failures=[failure])
+        run = runtime.run(
+            job, "abs", checkpoint_interval=0.05, failures=[failure], source_rate=RATE
+        )
     except CommittedCheckpointLostError as e:
         refused = e
     if refused is not None:
@@ -187,12 +192,12 @@ def test_a_damaged_committed_checkpoint_is_never_restored_behind(
         assert "restore_older=True" in str(refused)
         OUTCOMES[(kind, "refused")] += 1
         return
+    assert run.restarts == 1
     assert storage.files == FILES
     duplicates, lost = duplicates_and_lost(sorted(sink.committed()), long_answer)
     OUTCOMES[(kind, f"finished, {duplicates} duplicates, {lost} lost")] += 1
     assert (duplicates, lost) == (0, 0)
     assert unfinished(sink) == []
-    assert run.restarts == 1
 
 
 @pytest.mark.parametrize("kind", SINKS)
@@ -206,7 +211,12 @@ def test_restore_older_is_an_explicit_choice(request, spark, tmp_path, long_answ
     job = absnb.word_count(text(REPEAT), sink=sink)
     with pytest.warns(CorruptCheckpointWarning):
         run = runtime.run(
-            job, "abs", checkpoint_interval=0.05, failures=[failure], restore_older=True
+            job,
+            "abs",
+            checkpoint_interval=0.05,
+            failures=[failure],
+            source_rate=RATE,
+            restore_older=True,
         )
     assert run.restarts == 1
     assert 0 <= run.restored[1] < storage.damaged_id
