@@ -2,7 +2,7 @@
 
 Every host process (one per Spark task, hosting one or more tasks of the execution graph)
 opens one control connection to the driver's :class:`CoordinatorServer`; both prove they
-know the per-job secret (:func:`absnb.runtime.wire.server_handshake`, mutual) before either
+know the per-job secret (:mod:`absnb.runtime.handshake`, mutual) before either
 reads anything else from the other. The host then registers; once every host of the current
 attempt has registered, each receives the :class:`AddressBook` (where every task's data
 plane listens, and which checkpoint to restore). From then on the server triggers periodic
@@ -44,17 +44,18 @@ from absnb.core.errors import AbsnbError
 from absnb.core.ids import ChannelId, CheckpointId, TaskId
 from absnb.core.snapshot import TaskSnapshot
 from absnb.protocols.coordinator import CheckpointCoordinator
+from absnb.runtime.handshake import HANDSHAKE_SECONDS, ServerHandshake
 from absnb.runtime.wire import (
     HEADER,
     MAX_FRAME,
     AuthenticationError,
     FrameError,
+    bind_address,
     client_handshake,
     dumps,
     encode,
     listen,
     loads,
-    server_handshake,
 )
 
 FRAME_KIND = 0x43
@@ -236,6 +237,14 @@ class _Conn:
     failure: str = ""
 
 
+@dataclass(eq=False)
+class _Admission:
+    """A connection still proving that it knows the job secret."""
+
+    sock: socket.socket
+    handshake: ServerHandshake
+
+
 Event = tuple[float, str, dict[str, Any]]
 
 
@@ -256,14 +265,16 @@ class CoordinatorServer:
             coordinator's task order) when a checkpoint completes, before any host is
             notified. If it raises, the checkpoint is aborted instead (and no longer
             counts as completed in the coordinator).
-        bind_host, ports: where to listen: all interfaces, on the first free port of
+        bind_host, ports: where to listen (by default the interface of
+            ``advertise_host``: loopback for a local job), on the first free port of
             ``ports`` (by default any free port).
         advertise_host: the address hosts connect to (the runtime passes spark.driver.host).
         clock: the time for the coordinator and the events (seconds).
         attempt, restore_checkpoint: the first attempt, before any :meth:`new_attempt`.
         tick: the longest the thread sleeps between two checks for a due trigger.
-        handshake_timeout: how long a new connection may take to authenticate; the thread
-            waits for it, so a silent peer delays serving by at most this long.
+        handshake_timeout: how long a new connection may take to authenticate; one that
+            takes longer is dropped (the thread never waits for it: a silent peer delays
+            nobody).
         send_timeout: a host that does not read for this long is disconnected.
         quiescence: detect the job's termination by probing the hosts (see the module
             docstring), for jobs whose end cannot travel as end-of-input.
@@ -283,14 +294,14 @@ class CoordinatorServer:
         hosts: int,
         initiators: Sequence[TaskId],
         on_complete: Callable[[CheckpointId, dict[TaskId, Ack]], None] | None = None,
-        bind_host: str = "0.0.0.0",
+        bind_host: str | None = None,
         advertise_host: str = "127.0.0.1",
         ports: range | None = None,
         clock: Callable[[], float] = time.monotonic,
         attempt: int = 0,
         restore_checkpoint: CheckpointId = 0,
         tick: float = 0.05,
-        handshake_timeout: float = 5.0,
+        handshake_timeout: float = HANDSHAKE_SECONDS,
         send_timeout: float = 30.0,
         quiescence: bool = False,
         probe_interval: float = 0.02,
@@ -323,7 +334,9 @@ class CoordinatorServer:
         """The first exception a host reported in each attempt, and whether the host failed
         while setting up (see :class:`Failed`)."""
 
-        self._listener = listen(bind_host, ports)
+        self._listener = listen(
+            bind_address(advertise_host) if bind_host is None else bind_host, ports
+        )
         self._listener.setblocking(False)
         self._wake_r, self._wake_w = socket.socketpair()
         self._wake_r.setblocking(False)
@@ -342,6 +355,7 @@ class CoordinatorServer:
         self._failure: BaseException | None = None
 
         self._conns: set[_Conn] = set()
+        self._admissions: set[_Admission] = set()
         self._attempt = attempt
         self._restore = restore_checkpoint
         self._registered: dict[int, Register] = {}
@@ -487,6 +501,8 @@ class CoordinatorServer:
                         self._accept()
                     elif key.data == "wake":
                         self._run_commands()
+                    elif isinstance(key.data, _Admission):
+                        self._admit(key.data)
                     elif isinstance(key.data, _Conn) and not key.data.closed:
                         self._read(key.data)
                     if self._stopping:
@@ -494,6 +510,8 @@ class CoordinatorServer:
                 else:
                     self._maybe_trigger()
                     self._maybe_probe()
+                if self._admissions:
+                    self._expire_admissions()
         except BaseException as e:  # surfaced by wait_finished
             with self._cond:
                 self._failure = e
@@ -513,6 +531,8 @@ class CoordinatorServer:
         self._closed_all = True
         for conn in list(self._conns):
             self._close(conn)
+        for admission in list(self._admissions):
+            self._end_admission(admission)
         for s in (self._listener, self._wake_r, self._wake_w):
             with contextlib.suppress(KeyError, ValueError):
                 self._selector.unregister(s)
@@ -520,25 +540,71 @@ class CoordinatorServer:
         self._selector.close()
 
     def _accept(self) -> None:
+        """Accept every waiting connection; each proves it knows the secret by its deadline,
+        on this loop but never blocking it (:class:`~absnb.runtime.handshake.ServerHandshake`)."""
+        while True:
+            try:
+                sock, _ = self._listener.accept()
+            except (BlockingIOError, InterruptedError):
+                return
+            except OSError:  # e.g. out of file descriptors: the next round tries again
+                return
+            sock.setblocking(False)
+            admission = _Admission(
+                sock, ServerHandshake(self.secret, self.clock(), self.handshake_timeout)
+            )
+            self._admissions.add(admission)
+            self._selector.register(sock, selectors.EVENT_READ, admission)
+            self._admission_send(admission)
+
+    def _admission_send(self, admission: _Admission) -> None:
+        out = admission.handshake.outgoing()
         try:
-            sock, _ = self._listener.accept()
+            if out and admission.sock.send(out) < len(out):  # a few dozen bytes: never short
+                raise OSError("short send during the handshake")
+        except OSError:
+            self._end_admission(admission)
+
+    def _admit(self, admission: _Admission) -> None:
+        """Bytes from a connection still proving itself."""
+        hs = admission.handshake
+        try:
+            data = admission.sock.recv(1 << 12)
         except (BlockingIOError, InterruptedError):
             return
+        except OSError:
+            data = b""
+        hs.receive(data)
+        if hs.state == "waiting":
+            return
+        if hs.state == "failed" or hs.hello != HELLO:
+            self._end_admission(admission)
+            return
+        self._admission_send(admission)  # the server's proof
+        if admission.sock.fileno() < 0:
+            return
+        self._admissions.discard(admission)
+        self._selector.unregister(admission.sock)
+        sock = admission.sock
         sock.setblocking(True)
-        try:
-            hello = server_handshake(sock, self.secret, timeout=self.handshake_timeout)
-        except AuthenticationError:
-            sock.close()
-            return
-        if hello != HELLO:
-            sock.close()
-            return
         sock.settimeout(self.send_timeout)
         with contextlib.suppress(OSError):
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         conn = _Conn(sock)
         self._conns.add(conn)
         self._selector.register(sock, selectors.EVENT_READ, conn)
+
+    def _end_admission(self, admission: _Admission) -> None:
+        self._admissions.discard(admission)
+        with contextlib.suppress(KeyError, ValueError):
+            self._selector.unregister(admission.sock)
+        admission.sock.close()
+
+    def _expire_admissions(self) -> None:
+        """Drop the connections that did not prove themselves by their deadline."""
+        now = self.clock()
+        for admission in [a for a in self._admissions if a.handshake.expired(now)]:
+            self._end_admission(admission)
 
     def _read(self, conn: _Conn) -> None:
         try:

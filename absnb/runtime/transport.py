@@ -8,14 +8,13 @@ one :class:`DataPlane`: single-threaded, a :mod:`selectors` loop driven by the h
 Connections. The sender opens one TCP connection per output channel
 (:meth:`DataPlane.connect_outputs`) and answers the receiver's challenge
 (:func:`~absnb.runtime.wire.client_answer`) with hello ``{"channel": ChannelId, "attempt": n}``.
-The receiver checks it with :func:`~absnb.runtime.wire.server_handshake`, which proves to the
-sender that the receiver knows the secret too (the sender checks that proof before it reads
-a frame), and maps the connection to the channel, or closes it without a word: a wrong
+The receiver checks it with a :class:`~absnb.runtime.handshake.ServerHandshake` fed from its
+loop (never blocking it: a peer that does not answer by its deadline is dropped), proves to
+the sender that it knows the secret too (the sender checks that proof before it reads a
+frame), and maps the connection to the channel, or closes it without a word: a wrong
 secret, another attempt (an old attempt's messages are dropped), a channel it does not
 expect, or one already connected. Accepting is acknowledged by the receiver's first CREDIT
-frame. While this host
-waits in ``server_handshake`` for a peer's answer it keeps answering the challenges of its
-own outgoing connections, so two hosts that connect to each other never wait on each other.
+frame.
 
 Frames (:mod:`absnb.runtime.wire`): DATA carries a pickled list of messages (a batch),
 sender to receiver; CREDIT carries a pickled count, receiver to sender. Record messages (a
@@ -35,6 +34,7 @@ buffers at most ``credits`` frames per channel (no receiver-side spill).
 
 from __future__ import annotations
 
+import contextlib
 import selectors
 import socket
 import tempfile
@@ -46,19 +46,20 @@ from typing import IO, Any
 
 from absnb.core.ids import ChannelId
 from absnb.core.messages import RECORD_TYPES, RecordBatch
+from absnb.runtime.handshake import HANDSHAKE_SECONDS, ServerHandshake
 from absnb.runtime.wire import (
     HEADER,
     MAC_BYTES,
     MAX_FRAME,
     NONCE_BYTES,
     AuthenticationError,
+    bind_address,
     check_server_proof,
     client_answer,
     dumps,
     encode,
     listen,
     loads,
-    server_handshake,
 )
 
 DATA = 1
@@ -66,8 +67,8 @@ DATA = 1
 CREDIT = 2
 """Frame kind of a credit grant: a pickled count of frames."""
 
-HANDSHAKE_TIMEOUT = 10.0
-"""Seconds a receiver waits for a connecting peer to answer its challenge."""
+HANDSHAKE_TIMEOUT = HANDSHAKE_SECONDS
+"""Seconds a connecting peer has to answer the receiver's challenge."""
 
 _READ = selectors.EVENT_READ
 _WRITE = selectors.EVENT_WRITE
@@ -171,49 +172,15 @@ class _Input(_Conn):
         self.records = self.messages = self.received = self.bytes = self.handed = 0
 
 
-class _Answering:
-    """The socket :func:`server_handshake` talks to.
+class _Admission:
+    """An accepted connection still proving that it knows the job secret."""
 
-    While it waits for the peer's answer it answers the challenges of this data plane's own
-    outgoing connections, so two hosts connecting to each other never wait on each other.
-    """
+    __slots__ = ("handshake", "peer", "sock")
 
-    def __init__(self, sock: socket.socket, plane: DataPlane) -> None:
-        self._sock = sock
-        self._plane = plane
-        self._timeout: float | None = None
-
-    def gettimeout(self) -> float | None:
-        return self._timeout
-
-    def settimeout(self, timeout: float | None) -> None:
-        self._timeout = timeout
-
-    def sendall(self, data: bytes) -> None:
-        self._sock.sendall(data)
-
-    def recv(self, n: int) -> bytes:
-        deadline = None if self._timeout is None else time.monotonic() + self._timeout
-        with selectors.DefaultSelector() as sel:
-            sel.register(self._sock, _READ)
-            while True:
-                waiting = self._plane._awaiting_challenge()
-                for out in waiting:
-                    sel.register(out.sock, _READ, out)  # type: ignore[arg-type]
-                left = None if deadline is None else deadline - time.monotonic()
-                if left is not None and left <= 0:
-                    raise TimeoutError("timed out waiting for the peer's answer")
-                ready = sel.select(left)
-                for out in waiting:
-                    sel.unregister(out.sock)  # type: ignore[arg-type]
-                for key, _ in ready:
-                    if key.data is not None:
-                        self._plane._answer_challenge(key.data)
-                if any(key.data is None for key, _ in ready):
-                    return self._sock.recv(n)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._sock, name)
+    def __init__(self, sock: socket.socket, peer: Any, handshake: ServerHandshake) -> None:
+        self.sock = sock
+        self.peer = peer
+        self.handshake = handshake
 
 
 class DataPlane:
@@ -222,7 +189,8 @@ class DataPlane:
 
     Args:
         secret: the per-job secret every connection proves it knows.
-        bind_host: where the listening socket binds.
+        bind_host: where the listening socket binds (by default the interface of
+            ``advertise_host``: loopback for a local job).
         ports: the ports it may listen on, the first free one (by default any free port).
         advertise_host: the host name other hosts connect to (``address``).
         batch_records: most messages in one DATA frame.
@@ -237,7 +205,7 @@ class DataPlane:
         self,
         secret: bytes,
         *,
-        bind_host: str = "0.0.0.0",
+        bind_host: str | None = None,
         ports: range | None = None,
         advertise_host: str = "127.0.0.1",
         batch_records: int = 1000,
@@ -262,6 +230,8 @@ class DataPlane:
         self._spill_dir = spill_dir
         self.attempt = attempt
         self._sel = selectors.DefaultSelector()
+        if bind_host is None:
+            bind_host = bind_address(advertise_host)
         self._listener = listen(bind_host, ports, backlog=1024)
         self._listener.setblocking(False)
         self._sel.register(self._listener, _READ, None)
@@ -272,7 +242,7 @@ class DataPlane:
         self._sendable: dict[ChannelId, _Output] = {}  # open outputs, looked up by send()
         self._ready: dict[_Input, None] = {}  # unblocked inputs with frames, in order
         self._closed_inputs: list[ChannelId] = []
-        self._closed_outputs: list[ChannelId] = []
+        self._admissions: set[_Admission] = set()
         self._refused: list[str] = []
         self._closed = False
 
@@ -464,10 +434,6 @@ class DataPlane:
         """Input channels whose sender closed the connection, in the order noticed."""
         return list(self._closed_inputs)
 
-    def closed_outputs(self) -> list[ChannelId]:
-        """Output channels whose receiver closed the connection (their output is dropped)."""
-        return list(self._closed_outputs)
-
     def stats(self) -> dict[str, Any]:
         """Counters: per channel ``sent`` and ``received``, and totals.
 
@@ -531,6 +497,8 @@ class DataPlane:
         for conn in [*self._inputs.values(), *self._outputs.values()]:
             if conn.sock is not None:
                 self._drop_socket(conn)
+        for admission in list(self._admissions):
+            self._end_admission(admission, "the data plane closed")
         for out in self._outputs.values():
             if out.spill is not None:
                 out.spill.close()
@@ -620,10 +588,15 @@ class DataPlane:
     def _io(self, timeout: float) -> None:
         if self._closed:
             raise RuntimeError("the data plane is closed")
+        if self._admissions:
+            self._expire_admissions()
         for key, mask in self._sel.select(timeout):
             conn = key.data
             if conn is None:
                 self._accept_all()
+                continue
+            if type(conn) is _Admission:
+                self._read_admission(conn)
                 continue
             if mask & _WRITE and conn.sock is not None:
                 self._write_pending(conn)
@@ -783,7 +756,6 @@ class DataPlane:
         out.state = "closed"
         out.error = str(error) if error else "closed by the receiver"
         self._sendable.pop(out.channel, None)
-        self._closed_outputs.append(out.channel)
         out.dropped_bytes += out.queued_bytes + out.spill_write - out.spill_read
         out.queue.clear()
         out.queued_bytes = out.spill_frames = out.spill_read = out.spill_write = 0
@@ -852,23 +824,59 @@ class DataPlane:
             self._admit(conn, peer)
 
     def _admit(self, sock: socket.socket, peer: Any) -> None:
-        sock.setblocking(True)
-        answering: Any = _Answering(sock, self)
-        try:
-            hello = server_handshake(answering, self._secret, HANDSHAKE_TIMEOUT)
-        except AuthenticationError as e:
-            self._refuse(sock, peer, str(e))
-            return
-        inp, reason = self._match(hello)
-        if inp is None:
-            self._refuse(sock, peer, reason)
-            return
+        """Challenge a new connection; it answers by its deadline or is dropped, and this
+        loop never waits for it (:class:`~absnb.runtime.handshake.ServerHandshake`)."""
         sock.setblocking(False)
+        admission = _Admission(sock, peer, ServerHandshake(self._secret, time.monotonic()))
+        self._admissions.add(admission)
+        self._sel.register(sock, _READ, admission)
+        self._admission_send(admission)
+
+    def _admission_send(self, admission: _Admission) -> bool:
+        out = admission.handshake.outgoing()
+        try:
+            if out and admission.sock.send(out) < len(out):  # a few dozen bytes: never short
+                raise OSError("short send during the handshake")
+        except OSError as e:
+            self._end_admission(admission, f"handshake failed: {e}")
+            return False
+        return True
+
+    def _read_admission(self, admission: _Admission) -> None:
+        hs = admission.handshake
+        data = self._recv(admission)  # type: ignore[arg-type]
+        if data is None:
+            return
+        hs.receive(data)
+        if hs.state == "waiting":
+            return
+        if hs.state == "failed":
+            self._end_admission(admission, hs.error)
+            return
+        inp, reason = self._match(hs.hello)
+        if inp is None:
+            self._end_admission(admission, reason)
+            return
+        self._sel.unregister(admission.sock)
+        self._admissions.discard(admission)
+        sock = admission.sock
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         inp.sock = sock
         inp.connected = True
         self._rewatch(inp)
-        self._write(inp, encode(CREDIT, dumps(self._credits)))
+        # the server's proof, then the first credit that says the channel is accepted
+        self._write(inp, hs.outgoing() + encode(CREDIT, dumps(self._credits)))
+
+    def _end_admission(self, admission: _Admission, reason: str) -> None:
+        self._admissions.discard(admission)
+        with contextlib.suppress(KeyError, ValueError):
+            self._sel.unregister(admission.sock)
+        self._refuse(admission.sock, admission.peer, reason)
+
+    def _expire_admissions(self) -> None:
+        now = time.monotonic()
+        for admission in [a for a in self._admissions if a.handshake.expired(now)]:
+            self._end_admission(admission, admission.handshake.error)
 
     def _match(self, hello: Any) -> tuple[_Input | None, str]:
         if not isinstance(hello, dict):
