@@ -425,7 +425,7 @@ def _users_error(error: BaseException) -> bool:
     """Whether ``error`` is the user's (a bad operator, a missing module, a full port
     range), raised as itself, rather than the runtime's own way of failing (an injected
     failure, a host stopped or lost, a connection broken)."""
-    from absnb.runtime.control import HostFailure
+    from absnb.runtime.control_messages import HostFailure
 
     return not isinstance(
         error, (InjectedFailure, HostStopped, HostFailure, ConnectionError, TimeoutError)
@@ -446,7 +446,7 @@ def _unpickle_plan(
     """The host's plan; if it cannot be unpickled here, the coordinator hears why first."""
     import pickle
 
-    from absnb.runtime.control import failure_message, report_failure
+    from absnb.runtime.control_client import failure_message, report_failure
 
     try:
         return pickle.loads(pickled)  # the driver's own plan, as Spark would ship it

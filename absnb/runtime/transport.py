@@ -786,9 +786,6 @@ class DataPlane:
         out.state = "nonce"
         self._rewatch(out)
 
-    def _awaiting_challenge(self) -> list[_Output]:
-        return [o for o in self._outputs.values() if o.state == "nonce"]
-
     def _answer_challenge(self, out: _Output) -> None:
         """The receiver's challenge is readable: answer it (never blocks once it is here)."""
         try:
