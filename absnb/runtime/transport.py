@@ -29,7 +29,8 @@ unacknowledged (the receiver grants its ``credits`` on accepting); the receiver 
 credit for each frame :meth:`DataPlane.poll` has handed out. Blocking stops reading; in-flight
 data is bounded by credits; a sender that runs out of credit queues and past
 ``memory_bytes`` spills to disk. So :meth:`DataPlane.send` never blocks, and a receiver
-buffers at most ``credits`` frames per channel (no receiver-side spill).
+buffers at most ``credits`` frames per channel (no receiver-side spill). These decisions
+(batch sizes, credit, spilling) are sans-IO in :mod:`absnb.runtime.flow`.
 """
 
 from __future__ import annotations
@@ -37,15 +38,15 @@ from __future__ import annotations
 import contextlib
 import selectors
 import socket
-import tempfile
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping
 from itertools import repeat
-from typing import IO, Any
+from typing import Any
 
 from absnb.core.ids import ChannelId
 from absnb.core.messages import RECORD_TYPES, RecordBatch
+from absnb.runtime.flow import SendQueue, batch_limit
 from absnb.runtime.handshake import HANDSHAKE_SECONDS, ServerHandshake
 from absnb.runtime.wire import (
     HEADER,
@@ -101,27 +102,19 @@ class _Output(_Conn):
         "address",
         "batch",
         "bytes",
-        "credit",
-        "dropped_bytes",
         "error",
         "frames",
         "limit",
         "messages",
         "next_try",
         "proof",
-        "queue",
-        "queued_bytes",
         "records",
+        "sends",
         "sized",
-        "spill",
-        "spill_frames",
-        "spill_read",
-        "spill_write",
-        "spilled_bytes",
         "state",
     )
 
-    def __init__(self, channel: ChannelId, address: tuple[str, int]) -> None:
+    def __init__(self, channel: ChannelId, address: tuple[str, int], sends: SendQueue) -> None:
         super().__init__(channel)
         self.address = address
         # connecting -> nonce (challenge awaited) -> proof (the receiver's proof awaited)
@@ -133,15 +126,8 @@ class _Output(_Conn):
         self.batch: list[Any] = []
         self.limit = 1  # until the first record has been sized
         self.sized = False
-        self.credit = 0
-        self.queue: deque[bytes] = deque()
-        self.queued_bytes = 0
-        self.spill: IO[bytes] | None = None
-        self.spill_frames = 0
-        self.spill_read = 0
-        self.spill_write = 0
+        self.sends = sends  # frames waiting for credit, and the credit
         self.records = self.messages = self.frames = self.bytes = 0
-        self.spilled_bytes = self.dropped_bytes = 0
 
 
 class _Input(_Conn):
@@ -279,7 +265,8 @@ class DataPlane:
             c = ChannelId(*c)
             if c in self._outputs:
                 raise ValueError(f"output channel {c} is already connected")
-            out = self._outputs[c] = _Output(c, (address[0], int(address[1])))
+            sends = SendQueue(self._memory_bytes, self._spill_dir)
+            out = self._outputs[c] = _Output(c, (address[0], int(address[1])), sends)
             pending.append(out)
         while True:
             now = time.monotonic()
@@ -375,7 +362,7 @@ class DataPlane:
         """Framed bytes not yet written to sockets (queued, spilled or partly written)."""
         total = 0
         for out in self._outputs.values():
-            total += len(out.wbuf) + out.queued_bytes + out.spill_write - out.spill_read
+            total += len(out.wbuf) + out.sends.waiting_bytes
         for inp in self._inputs.values():
             total += len(inp.wbuf)
         return total
@@ -451,10 +438,10 @@ class DataPlane:
                 "messages": o.messages,
                 "frames": o.frames,
                 "bytes": o.bytes,
-                "spilled_bytes": o.spilled_bytes,
-                "dropped_bytes": o.dropped_bytes,
-                "queued_frames": len(o.queue) + o.spill_frames,
-                "credit": o.credit,
+                "spilled_bytes": o.sends.spilled_bytes,
+                "dropped_bytes": o.sends.dropped_bytes,
+                "queued_frames": o.sends.waiting_frames,
+                "credit": o.sends.credit,
                 "state": o.state,
             }
             for c, o in self._outputs.items()
@@ -500,9 +487,7 @@ class DataPlane:
         for admission in list(self._admissions):
             self._end_admission(admission, "the data plane closed")
         for out in self._outputs.values():
-            if out.spill is not None:
-                out.spill.close()
-                out.spill = None
+            out.sends.close()
         self._sel.close()
         self._listener.close()
 
@@ -512,12 +497,13 @@ class DataPlane:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    # -- framing and credit ----------------------------------------------------------------
+    # -- framing and credit (the decisions: absnb.runtime.flow) ----------------------------
     def _size(self, out: _Output) -> None:
         """First records of a channel: set the batch limit from one pickled record."""
         out.sized = True
-        estimate = len(dumps(out.batch[-1:])) or 1
-        out.limit = max(1, min(self._batch_records, self._batch_bytes // estimate))
+        out.limit = batch_limit(
+            self._batch_records, self._batch_bytes, 1, len(dumps(out.batch[-1:]))
+        )
         if len(out.batch) >= out.limit:
             self._frame(out)
 
@@ -533,56 +519,24 @@ class DataPlane:
         n = len(batch)
         out.messages += n
         out.records += _records(batch)
-        out.limit = max(1, min(self._batch_records, self._batch_bytes * n // len(payload)))
+        out.limit = batch_limit(self._batch_records, self._batch_bytes, n, len(payload))
         out.sized = True
         frame = encode(DATA, payload)
         out.frames += 1
         out.bytes += len(frame)
-        if out.credit and not out.queue and not out.spill_frames:
-            out.credit -= 1
-            self._write(out, frame)
-        elif not out.spill_frames and out.queued_bytes + len(frame) <= self._memory_bytes:
-            out.queue.append(frame)
-            out.queued_bytes += len(frame)
-        else:
-            self._spill(out, frame)
-
-    def _spill(self, out: _Output, frame: bytes) -> None:
-        if out.spill is None:
-            # open until the spill drains away or the plane closes, so no `with`
-            out.spill = tempfile.TemporaryFile(prefix="absnb-spill-", dir=self._spill_dir)  # noqa: SIM115
-        out.spill.seek(out.spill_write)
-        out.spill.write(frame)
-        out.spill_write += len(frame)
-        out.spill_frames += 1
-        out.spilled_bytes += len(frame)
-
-    def _unspill(self, out: _Output) -> bytes:
-        f = out.spill
-        assert f is not None
-        f.seek(out.spill_read)
-        header = f.read(HEADER.size)
-        length, _ = HEADER.unpack(header)
-        frame = header + f.read(length)
-        out.spill_read += len(frame)
-        out.spill_frames -= 1
-        if not out.spill_frames:
-            f.seek(0)
-            f.truncate()
-            out.spill_read = out.spill_write = 0
-        return frame
+        now = out.sends.offer(frame)
+        if now is not None:
+            self._write(out, now)
 
     def _grant(self, out: _Output, n: int) -> None:
-        """Credit arrived: write queued frames, memory first, then spilled ones."""
-        out.credit += n
-        while out.credit and (out.queue or out.spill_frames) and out.sock is not None:
-            if out.queue:
-                frame = out.queue.popleft()
-                out.queued_bytes -= len(frame)
-            else:
-                frame = self._unspill(out)
-            out.credit -= 1
+        """Credit arrived: write kept frames, memory first, then spilled ones."""
+        out.sends.grant(n)
+        if out.sock is None:
+            return
+        for frame in out.sends.sendable():
             self._write(out, frame)
+            if out.sock is None:  # lost while writing: the rest is dropped
+                return
 
     # -- socket I/O ------------------------------------------------------------------------
     def _io(self, timeout: float) -> None:
@@ -756,12 +710,7 @@ class DataPlane:
         out.state = "closed"
         out.error = str(error) if error else "closed by the receiver"
         self._sendable.pop(out.channel, None)
-        out.dropped_bytes += out.queued_bytes + out.spill_write - out.spill_read
-        out.queue.clear()
-        out.queued_bytes = out.spill_frames = out.spill_read = out.spill_write = 0
-        if out.spill is not None:
-            out.spill.close()
-            out.spill = None
+        out.sends.drop()
 
     def _drop_socket(self, conn: _Conn) -> None:
         if conn.events:
