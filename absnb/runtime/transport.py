@@ -5,16 +5,8 @@ records with barriers in FIFO order between them". A host process (one or more t
 one :class:`DataPlane`: single-threaded, a :mod:`selectors` loop driven by the host through
 :meth:`DataPlane.poll`, non-blocking sockets once a connection is authenticated.
 
-Connections. The sender opens one TCP connection per output channel
-(:meth:`DataPlane.connect_outputs`) and answers the receiver's challenge
-(:func:`~absnb.runtime.wire.client_answer`) with hello ``{"channel": ChannelId, "attempt": n}``.
-The receiver checks it with a :class:`~absnb.runtime.handshake.ServerHandshake` fed from its
-loop (never blocking it: a peer that does not answer by its deadline is dropped), proves to
-the sender that it knows the secret too (the sender checks that proof before it reads a
-frame), and maps the connection to the channel, or closes it without a word: a wrong
-secret, another attempt (an old attempt's messages are dropped), a channel it does not
-expect, or one already connected. Accepting is acknowledged by the receiver's first CREDIT
-frame.
+Connections are set up by :mod:`absnb.runtime.transport_connect` (one per output channel,
+each authenticated with the job secret, the receiver never waiting for a peer).
 
 Frames (:mod:`absnb.runtime.wire`): DATA carries a pickled list of messages (a batch),
 sender to receiver; CREDIT carries a pickled count, receiver to sender. Record messages (a
@@ -35,28 +27,24 @@ buffers at most ``credits`` frames per channel (no receiver-side spill). These d
 
 from __future__ import annotations
 
-import contextlib
 import selectors
-import socket
 import time
-from collections import deque
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable
 from itertools import repeat
 from typing import Any
 
 from absnb.core.ids import ChannelId
-from absnb.core.messages import RECORD_TYPES, RecordBatch
-from absnb.runtime.flow import SendQueue, batch_limit
-from absnb.runtime.handshake import HANDSHAKE_SECONDS, ServerHandshake
+from absnb.core.messages import RECORD_TYPES
+from absnb.runtime.channel_ends import _Admission, _Conn, _Input, _Output, _records, plane_stats
+from absnb.runtime.flow import batch_limit
+from absnb.runtime.transport_connect import CREDIT, HANDSHAKE_TIMEOUT, Connecting
 from absnb.runtime.wire import (
     HEADER,
     MAC_BYTES,
     MAX_FRAME,
-    NONCE_BYTES,
     AuthenticationError,
     bind_address,
     check_server_proof,
-    client_answer,
     dumps,
     encode,
     listen,
@@ -65,111 +53,14 @@ from absnb.runtime.wire import (
 
 DATA = 1
 """Frame kind of a batch: a pickled list of messages."""
-CREDIT = 2
-"""Frame kind of a credit grant: a pickled count of frames."""
 
-HANDSHAKE_TIMEOUT = HANDSHAKE_SECONDS
-"""Seconds a connecting peer has to answer the receiver's challenge."""
 
 _READ = selectors.EVENT_READ
 _WRITE = selectors.EVENT_WRITE
 _RECV_BYTES = 256 * 1024
-_RETRY_SECONDS = 0.05
 
 
-def _records(batch: list[Any]) -> int:
-    """The records in a frame's messages (a :class:`RecordBatch` holds many)."""
-    return sum(len(m) if m.__class__ is RecordBatch else m.__class__ in RECORD_TYPES for m in batch)
-
-
-class _Conn:
-    """What both ends of a channel have: a socket, its selector events, unsent bytes."""
-
-    __slots__ = ("channel", "events", "rbuf", "sock", "wbuf")
-
-    def __init__(self, channel: ChannelId) -> None:
-        self.channel = channel
-        self.sock: socket.socket | None = None
-        self.events = 0
-        self.rbuf = bytearray()
-        self.wbuf = bytearray()
-
-
-class _Output(_Conn):
-    """The sending end of one channel."""
-
-    __slots__ = (
-        "address",
-        "batch",
-        "bytes",
-        "error",
-        "frames",
-        "limit",
-        "messages",
-        "next_try",
-        "proof",
-        "records",
-        "sends",
-        "sized",
-        "state",
-    )
-
-    def __init__(self, channel: ChannelId, address: tuple[str, int], sends: SendQueue) -> None:
-        super().__init__(channel)
-        self.address = address
-        # connecting -> nonce (challenge awaited) -> proof (the receiver's proof awaited)
-        # -> ack (first CREDIT awaited) -> open; refused / closed are final.
-        self.state = "connecting"
-        self.proof = b""  # the receiver's proof expected back
-        self.next_try = 0.0
-        self.error = ""
-        self.batch: list[Any] = []
-        self.limit = 1  # until the first record has been sized
-        self.sized = False
-        self.sends = sends  # frames waiting for credit, and the credit
-        self.records = self.messages = self.frames = self.bytes = 0
-
-
-class _Input(_Conn):
-    """The receiving end of one channel."""
-
-    __slots__ = (
-        "blocked",
-        "blocked_seconds",
-        "blocked_since",
-        "bytes",
-        "closed",
-        "connected",
-        "frames",
-        "handed",
-        "messages",
-        "received",
-        "records",
-    )
-
-    def __init__(self, channel: ChannelId) -> None:
-        super().__init__(channel)
-        self.connected = False
-        self.closed = False
-        self.blocked = False
-        self.blocked_since = 0.0
-        self.blocked_seconds = 0.0
-        self.frames: deque[list[Any]] = deque()
-        self.records = self.messages = self.received = self.bytes = self.handed = 0
-
-
-class _Admission:
-    """An accepted connection still proving that it knows the job secret."""
-
-    __slots__ = ("handshake", "peer", "sock")
-
-    def __init__(self, sock: socket.socket, peer: Any, handshake: ServerHandshake) -> None:
-        self.sock = sock
-        self.peer = peer
-        self.handshake = handshake
-
-
-class DataPlane:
+class DataPlane(Connecting):
     """One host's end of the job's channels (see the module docstring); not thread-safe:
     one thread drives it.
 
@@ -233,6 +124,7 @@ class DataPlane:
         self._closed = False
 
     # -- setting up ----------------------------------------------------------------------
+
     def expect_inputs(self, channels: Iterable[ChannelId]) -> None:
         """Declare input channels; connections for any other channel are refused."""
         for c in channels:
@@ -241,97 +133,8 @@ class DataPlane:
                 inp = self._inputs[c] = _Input(c)
                 self._by_name[(str(c.src), str(c.dst))] = inp
 
-    def connect_outputs(
-        self,
-        routes: Mapping[ChannelId, tuple[str, int]],
-        timeout: float = 30,
-        check: Callable[[], None] | None = None,
-    ) -> None:
-        """Open one connection per output channel to its receiver's ``address``.
-
-        Retries a refused or failed connect until ``timeout``; returns once every receiver
-        has accepted (sent its first credit). Accepts this host's own inputs meanwhile.
-        ``check``, if given, is called every few ms while waiting; whatever it raises ends
-        the wait (a host uses it to hear that its attempt is over).
-
-        Raises:
-            ConnectionError: a receiver closed a connection after the handshake (wrong
-                secret, another attempt, or a channel it does not expect).
-            TimeoutError: some channel could not be connected in time.
-        """
-        deadline = time.monotonic() + timeout
-        pending = []
-        for c, address in routes.items():
-            c = ChannelId(*c)
-            if c in self._outputs:
-                raise ValueError(f"output channel {c} is already connected")
-            sends = SendQueue(self._memory_bytes, self._spill_dir)
-            out = self._outputs[c] = _Output(c, (address[0], int(address[1])), sends)
-            pending.append(out)
-        while True:
-            now = time.monotonic()
-            for out in pending:
-                if out.state == "connecting" and out.next_try <= now:
-                    self._try_connect(out, deadline - now)
-            refused = [o for o in pending if o.state in ("refused", "closed")]
-            if refused:
-                raise ConnectionError(
-                    "the receiver closed the connection after the handshake (wrong job secret, "
-                    f"another attempt than {self.attempt}, or a channel it does not expect), "
-                    "or failed to prove it knows the job secret: "
-                    + ", ".join(
-                        f"{o.channel} to {o.address[0]}:{o.address[1]}"
-                        + (f" ({o.error})" if o.error else "")
-                        for o in refused
-                    )
-                )
-            waiting = [o for o in pending if o.state != "open"]
-            if not waiting:
-                return
-            if check is not None:
-                check()
-            now = time.monotonic()
-            if now >= deadline:
-                raise TimeoutError(
-                    f"could not connect output channels within {timeout:g} s: "
-                    + "; ".join(
-                        f"{o.channel} to {o.address[0]}:{o.address[1]} ({o.state}"
-                        + (f", {o.error}" if o.error else "")
-                        + ")"
-                        for o in waiting
-                    )
-                )
-            self._io(min(_RETRY_SECONDS, deadline - now))
-
-    def wait_ready(self, timeout: float = 30, check: Callable[[], None] | None = None) -> None:
-        """Accept connections until every expected input channel has connected.
-
-        ``check``, if given, is called every few ms while waiting; whatever it raises ends
-        the wait.
-
-        Raises:
-            TimeoutError: naming the input channels that did not connect in time.
-        """
-        deadline = time.monotonic() + timeout
-        while True:
-            missing = [c for c, i in self._inputs.items() if not i.connected]
-            if not missing:
-                return
-            left = deadline - time.monotonic()
-            if left <= 0:
-                refused = f"; refused: {'; '.join(self._refused)}" if self._refused else ""
-                raise TimeoutError(
-                    f"the data plane at {self.address[0]}:{self.address[1]} (attempt "
-                    f"{self.attempt}) waited {timeout:g} s for input channels that never "
-                    f"connected: {', '.join(map(str, missing))}{refused}"
-                )
-            if check is None:
-                self._io(left)
-            else:
-                self._io(min(left, _RETRY_SECONDS))
-                check()
-
     # -- sending -------------------------------------------------------------------------
+
     def send(self, channel: ChannelId, message: Any) -> None:
         """Append ``message`` to the channel's batch; never blocks.
 
@@ -368,6 +171,7 @@ class DataPlane:
         return total
 
     # -- receiving -----------------------------------------------------------------------
+
     def poll(self, timeout: float = 0.0) -> list[tuple[ChannelId, Any]]:
         """Do socket I/O, then hand out ``(channel, message)`` of the unblocked inputs.
 
@@ -417,64 +221,14 @@ class DataPlane:
             self._ready[inp] = None
         self._rewatch(inp)
 
+    def stats(self) -> dict[str, Any]:
+        """Counters: per channel ``sent`` and ``received``, and totals
+        (:func:`~absnb.runtime.channel_ends.plane_stats`)."""
+        return plane_stats(self.address, self._outputs, self._inputs, self._refused)
+
     def closed_inputs(self) -> list[ChannelId]:
         """Input channels whose sender closed the connection, in the order noticed."""
         return list(self._closed_inputs)
-
-    def stats(self) -> dict[str, Any]:
-        """Counters: per channel ``sent`` and ``received``, and totals.
-
-        ``sent[c]``: records, messages, frames, bytes (framed), spilled_bytes, dropped_bytes
-        (output lost when the receiver closed), queued_frames (waiting for credit), credit,
-        state. ``received[c]``: records, messages, frames, bytes, handed_frames (handed out by
-        poll), buffered_frames, buffered_messages, blocked_seconds, blocked, closed.
-        Totals: records/bytes/frames sent and received, spilled_bytes, and ``refused``: why
-        each refused connection was refused. ``address``: where this plane listens.
-        """
-        now = time.monotonic()
-        sent = {
-            c: {
-                "records": o.records,
-                "messages": o.messages,
-                "frames": o.frames,
-                "bytes": o.bytes,
-                "spilled_bytes": o.sends.spilled_bytes,
-                "dropped_bytes": o.sends.dropped_bytes,
-                "queued_frames": o.sends.waiting_frames,
-                "credit": o.sends.credit,
-                "state": o.state,
-            }
-            for c, o in self._outputs.items()
-        }
-        received = {
-            c: {
-                "records": i.records,
-                "messages": i.messages,
-                "frames": i.received,
-                "bytes": i.bytes,
-                "handed_frames": i.handed,
-                "buffered_frames": len(i.frames),
-                "buffered_messages": sum(map(len, i.frames)),
-                "blocked_seconds": i.blocked_seconds
-                + (now - i.blocked_since if i.blocked else 0.0),
-                "blocked": i.blocked,
-                "closed": i.closed,
-            }
-            for c, i in self._inputs.items()
-        }
-        return {
-            "address": self.address,
-            "sent": sent,
-            "received": received,
-            "records_sent": sum(s["records"] for s in sent.values()),
-            "records_received": sum(r["records"] for r in received.values()),
-            "bytes_sent": sum(s["bytes"] for s in sent.values()),
-            "bytes_received": sum(r["bytes"] for r in received.values()),
-            "frames_sent": sum(s["frames"] for s in sent.values()),
-            "frames_received": sum(r["frames"] for r in received.values()),
-            "spilled_bytes": sum(s["spilled_bytes"] for s in sent.values()),
-            "refused": list(self._refused),
-        }
 
     def close(self) -> None:
         """Close every connection, the listening socket and spill files (idempotent)."""
@@ -498,6 +252,7 @@ class DataPlane:
         self.close()
 
     # -- framing and credit (the decisions: absnb.runtime.flow) ----------------------------
+
     def _size(self, out: _Output) -> None:
         """First records of a channel: set the batch limit from one pickled record."""
         out.sized = True
@@ -539,6 +294,7 @@ class DataPlane:
                 return
 
     # -- socket I/O ------------------------------------------------------------------------
+
     def _io(self, timeout: float) -> None:
         if self._closed:
             raise RuntimeError("the data plane is closed")
@@ -721,134 +477,8 @@ class DataPlane:
         conn.wbuf.clear()
         conn.rbuf.clear()
 
-    # -- connecting ----------------------------------------------------------------------
-    def _try_connect(self, out: _Output, left: float) -> None:
-        try:
-            sock = socket.create_connection(out.address, timeout=max(0.1, min(5.0, left)))
-        except OSError as e:
-            out.error = f"{type(e).__name__}: {e}"
-            out.next_try = time.monotonic() + _RETRY_SECONDS
-            return
-        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        sock.settimeout(HANDSHAKE_TIMEOUT)
-        out.sock = sock
-        out.state = "nonce"
-        self._rewatch(out)
-
-    def _answer_challenge(self, out: _Output) -> None:
-        """The receiver's challenge is readable: answer it (never blocks once it is here)."""
-        try:
-            peek = out.sock.recv(NONCE_BYTES, socket.MSG_PEEK)  # type: ignore[union-attr]
-        except OSError as e:
-            self._lost(out, e)
-            return
-        if not peek:
-            self._lost(out, None)
-            return
-        if len(peek) < NONCE_BYTES:
-            return
-        hello = {"channel": out.channel, "attempt": self.attempt}
-        try:
-            nonce = out.sock.recv(NONCE_BYTES)  # type: ignore[union-attr]
-            answer, out.proof = client_answer(self._secret, nonce, hello)
-            out.sock.sendall(answer)  # type: ignore[union-attr]
-        except OSError as e:
-            self._lost(out, e)
-            return
-        out.sock.setblocking(False)  # type: ignore[union-attr]
-        out.state = "proof"  # the receiver's proof comes next, read by _read_output
-
-    def _accept_all(self) -> None:
-        while True:
-            try:
-                conn, peer = self._listener.accept()
-            except (BlockingIOError, InterruptedError):
-                return
-            except OSError as e:  # e.g. out of file descriptors: try again later
-                self._refused.append(f"accept failed: {e}")
-                return
-            self._admit(conn, peer)
-
-    def _admit(self, sock: socket.socket, peer: Any) -> None:
-        """Challenge a new connection; it answers by its deadline or is dropped, and this
-        loop never waits for it (:class:`~absnb.runtime.handshake.ServerHandshake`)."""
-        sock.setblocking(False)
-        admission = _Admission(sock, peer, ServerHandshake(self._secret, time.monotonic()))
-        self._admissions.add(admission)
-        self._sel.register(sock, _READ, admission)
-        self._admission_send(admission)
-
-    def _admission_send(self, admission: _Admission) -> bool:
-        out = admission.handshake.outgoing()
-        try:
-            if out and admission.sock.send(out) < len(out):  # a few dozen bytes: never short
-                raise OSError("short send during the handshake")
-        except OSError as e:
-            self._end_admission(admission, f"handshake failed: {e}")
-            return False
-        return True
-
-    def _read_admission(self, admission: _Admission) -> None:
-        hs = admission.handshake
-        data = self._recv(admission)  # type: ignore[arg-type]
-        if data is None:
-            return
-        hs.receive(data)
-        if hs.state == "waiting":
-            return
-        if hs.state == "failed":
-            self._end_admission(admission, hs.error)
-            return
-        inp, reason = self._match(hs.hello)
-        if inp is None:
-            self._end_admission(admission, reason)
-            return
-        self._sel.unregister(admission.sock)
-        self._admissions.discard(admission)
-        sock = admission.sock
-        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        inp.sock = sock
-        inp.connected = True
-        self._rewatch(inp)
-        # the server's proof, then the first credit that says the channel is accepted
-        self._write(inp, hs.outgoing() + encode(CREDIT, dumps(self._credits)))
-
-    def _end_admission(self, admission: _Admission, reason: str) -> None:
-        self._admissions.discard(admission)
-        with contextlib.suppress(KeyError, ValueError):
-            self._sel.unregister(admission.sock)
-        self._refuse(admission.sock, admission.peer, reason)
-
-    def _expire_admissions(self) -> None:
-        now = time.monotonic()
-        for admission in [a for a in self._admissions if a.handshake.expired(now)]:
-            self._end_admission(admission, admission.handshake.error)
-
-    def _match(self, hello: Any) -> tuple[_Input | None, str]:
-        if not isinstance(hello, dict):
-            return None, f"a hello that is not a dict: {hello!r}"
-        attempt, channel = hello.get("attempt"), hello.get("channel")
-        if attempt != self.attempt:
-            return None, f"channel {channel} of attempt {attempt}, this is attempt {self.attempt}"
-        inp = None
-        if isinstance(channel, tuple) and len(channel) == 2:
-            try:
-                inp = self._inputs.get(channel)  # type: ignore[arg-type]
-            except TypeError:  # unhashable
-                inp = None
-            if inp is None and all(isinstance(s, str) for s in channel):
-                inp = self._by_name.get(channel)  # type: ignore[arg-type]
-        if inp is None:
-            return None, f"channel {channel!r} is not an expected input"
-        if inp.connected:
-            return None, f"channel {inp.channel} is already connected"
-        return inp, ""
-
-    def _refuse(self, sock: socket.socket, peer: Any, reason: str) -> None:
-        self._refused.append(f"{peer}: {reason}")
-        sock.close()
-
     # -- errors ------------------------------------------------------------------------------
+
     def _input(self, channel: ChannelId) -> _Input:
         try:
             return self._inputs[channel]
