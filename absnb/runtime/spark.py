@@ -31,6 +31,8 @@ from absnb.runtime.host import (
     Failure,
     HostPlan,
     HostResult,
+    HostStopped,
+    InjectedFailure,
     host_of,
     run_host,
     terminates_by_quiescence,
@@ -186,6 +188,7 @@ class SparkRuntime:
         allow_deadlock: bool = False,
         inputs: Any = None,
         source_rate: float | None = None,
+        restore_older: bool = False,
     ) -> SparkRun:
         """Run ``job`` to the end under ``protocol``, restarting after failures.
 
@@ -198,17 +201,26 @@ class SparkRuntime:
         task reads per second (Flink: ``RateLimiterStrategy.perSecond``): a small input then
         runs long enough for a class to watch checkpoints and failures happen during it.
 
+        Recovery never goes back behind the newest completed checkpoint of a job with
+        two-phase-commit sinks: its transactions may be committed, so restoring an older one
+        would commit its output again. If that checkpoint's files are unreadable, the run
+        stops with :class:`~absnb.runtime.storage.CommittedCheckpointLostError` naming the
+        file; ``restore_older=True`` restores the newest older checkpoint that verifies
+        instead, accepting duplicates in the sinks.
+
         Raises:
             ClusterTooSmallError: the stage does not fit the cluster's slots (Spark would
                 wait forever or fail with SPARK-24819).
             RestartLimitError: more than ``max_restarts`` failures.
+            CommittedCheckpointLostError: a failure needs the newest completed checkpoint of
+                a job with two-phase-commit sinks, and it cannot be read.
             SparkInputError: ``inputs`` is not a DataFrame of one string column or a
                 readable path, or the job has no sources to read it.
         """
         import time
 
         from absnb.runtime.control import CoordinatorServer
-        from absnb.runtime.wire import new_secret
+        from absnb.runtime.wire import bind_address, new_secret
 
         graph = job.graph
         proto = get_protocol(protocol, graph, allow_deadlock=allow_deadlock)
@@ -248,7 +260,7 @@ class SparkRuntime:
                 protocol=proto.name,
             )
 
-        driver_host = self.spark.sparkContext.getConf().get("spark.driver.host", "127.0.0.1")
+        driver_host = self._driver_host()
         server = CoordinatorServer(
             coordinator,
             secret,
@@ -256,6 +268,7 @@ class SparkRuntime:
             initiators=graph.initiators(),
             on_complete=on_complete,
             advertise_host=driver_host,
+            bind_host=bind_address(driver_host),
             ports=self.ports,
             quiescence=terminates_by_quiescence(graph),
         )
@@ -264,9 +277,10 @@ class SparkRuntime:
         restored: list[int] = []
         started = time.monotonic()
         failed_at: list[float] = []
+        reported: tuple[BaseException, bool] | None = None
         try:
             for attempt in range(max_restarts + 1):
-                latest = storage.latest(job_id, graph.fingerprint)
+                latest = _latest(storage, job_id, graph, coordinator, restore_older)
                 restore = latest.checkpoint_id if latest else 0
                 restored.append(restore)
                 server.new_attempt(attempt, restore)
@@ -295,12 +309,23 @@ class SparkRuntime:
                     break
                 except Exception as e:  # a failed barrier stage is never retried by Spark
                     failed_at.append(time.monotonic())
+                    reported = server.failure(attempt, timeout=REPORT_WAIT)
                     errors.append(server.failures.get(attempt) or _first_line(e))
+                    if reported is not None and reported[1] and _users_error(reported[0]):
+                        raise _noted(
+                            reported[0],
+                            f"a host of job {graph.name!r} failed "
+                            "while setting up, before the job ran; not restarted, as "
+                            "a restart would fail the same way",
+                        ) from None
             else:
-                raise RestartLimitError(
+                limit = RestartLimitError(
                     f"job {graph.name!r} failed {max_restarts + 1} times (the limit is "
                     f"max_restarts={max_restarts}); last error: {errors[-1]}"
                 )
+                if reported is not None and _users_error(reported[0]):
+                    raise _noted(reported[0], str(limit)) from limit
+                raise limit
         finally:
             server.stop()
             if data is not None:
@@ -326,21 +351,105 @@ class SparkRuntime:
             failed_at=failed_at,
         )
 
+    def _driver_host(self) -> str:
+        """The address hosts reach the driver at: loopback for a local master."""
+        sc = self.spark.sparkContext
+        if str(sc.master).startswith("local"):
+            return "127.0.0.1"
+        return str(sc.getConf().get("spark.driver.host", "127.0.0.1"))
+
     def _stage(self, plans: list[HostPlan], data: PreparedInput | None = None) -> list[HostResult]:
         """Run every host as one Spark task of one barrier stage: over ``data``'s
-        partitions (one per host) when the job reads a DataFrame, else over nothing."""
+        partitions (one per host) when the job reads a DataFrame, else over nothing.
+
+        The plans travel pickled, unpickled by the host itself: a job whose code the
+        executors cannot import (a user module not on their path) is reported to the
+        coordinator as that error, not only as a Spark stack trace."""
+        from pyspark import cloudpickle
+
         sc = self.spark.sparkContext
         n = len(plans)
         binding = data.binding if data is not None else None
+        pickled = [cloudpickle.dumps(p) for p in plans]
+        ids = [(p.host_id, p.attempt, p.coordinator, p.secret) for p in plans]
 
         def run_partition(index: int, rows: Any) -> Any:
-            plan = _on_executor(plans[index])
+            plan = _on_executor(_unpickle_plan(pickled[index], *ids[index]))
             if binding is not None:
                 plan = binding.bind(plan, rows)
             yield run_host(plan)
 
         rdd = data.rdd if data is not None else sc.parallelize(range(n), n)
         return rdd.barrier().mapPartitionsWithIndex(run_partition).collect()
+
+
+def _latest(
+    storage: Any,
+    job_id: str,
+    graph: ExecutionGraph,
+    coordinator: CheckpointCoordinator,
+    restore_older: bool,
+) -> Any:
+    """The checkpoint to restore: the newest that verifies, but never one behind the newest
+    completed checkpoint when the job has two-phase-commit sinks (unless ``restore_older``)."""
+    from absnb.runtime.storage import CommittedCheckpointLostError
+
+    external = any(graph.function(t).external for t in graph.tasks)
+    completed = coordinator.completed
+    committed = completed[-1].checkpoint_id if completed and external else None
+    if restore_older:
+        committed = None
+    try:
+        if committed is None:
+            return storage.latest(job_id, graph.fingerprint)
+        return storage.latest(job_id, graph.fingerprint, committed=committed)
+    except CommittedCheckpointLostError as e:
+        raise CommittedCheckpointLostError(
+            f"{e}. Restoring an older checkpoint would commit output the sinks have already "
+            "committed a second time: restore the file from a backup, or pass "
+            "restore_older=True to SparkRuntime.run() to restore the newest older checkpoint "
+            "and accept duplicates",
+            checkpoint_id=e.checkpoint_id,
+            path=e.path,
+        ) from None
+
+
+REPORT_WAIT = 0.2
+"""Seconds the driver waits, after a stage failed, for a host's report of why."""
+
+
+def _users_error(error: BaseException) -> bool:
+    """Whether ``error`` is the user's (a bad operator, a missing module, a full port
+    range), raised as itself, rather than the runtime's own way of failing (an injected
+    failure, a host stopped or lost, a connection broken)."""
+    from absnb.runtime.control_messages import HostFailure
+
+    return not isinstance(
+        error, (InjectedFailure, HostStopped, HostFailure, ConnectionError, TimeoutError)
+    )
+
+
+def _noted(error: BaseException, note: str) -> BaseException:
+    """``error`` with ``note`` added (Python 3.11's ``add_note``; the message before)."""
+    add_note = getattr(error, "add_note", None)
+    if add_note is not None:
+        add_note(note)
+    return error
+
+
+def _unpickle_plan(
+    pickled: bytes, host_id: int, attempt: int, coordinator: tuple[str, int], secret: bytes
+) -> HostPlan:
+    """The host's plan; if it cannot be unpickled here, the coordinator hears why first."""
+    import pickle
+
+    from absnb.runtime.control_client import failure_message, report_failure
+
+    try:
+        return pickle.loads(pickled)  # the driver's own plan, as Spark would ship it
+    except BaseException as e:
+        report_failure(coordinator, secret, failure_message(host_id, attempt, e, setup=True))
+        raise
 
 
 def _on_executor(plan: HostPlan) -> HostPlan:
@@ -354,7 +463,9 @@ def _on_executor(plan: HostPlan) -> HostPlan:
     except Exception:  # not in a barrier task (tests calling run_host directly)
         return plan
     host = address.rsplit(":", 1)[0].strip("[]")
-    return replace(plan, advertise_host=host) if host else plan
+    if not host or plan.advertise_host == "127.0.0.1":  # a local master: loopback only
+        return plan
+    return replace(plan, advertise_host=host)
 
 
 def _first_line(error: BaseException) -> str:

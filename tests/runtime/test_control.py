@@ -13,13 +13,13 @@ import pytest
 
 from absnb.core.ids import TaskId
 from absnb.protocols.coordinator import CheckpointCoordinator
-from absnb.runtime.control import (
+from absnb.runtime.control import CoordinatorServer
+from absnb.runtime.control_client import ControlClient
+from absnb.runtime.control_messages import (
     Aborted,
     Ack,
     AddressBook,
-    ControlClient,
     ControlError,
-    CoordinatorServer,
     Notify,
     Stop,
     Trigger,
@@ -432,7 +432,7 @@ def test_a_server_that_never_started_stops_cleanly() -> None:
 def test_a_coordinator_without_the_secret_is_refused_before_anything_is_unpickled(
     impostor: Any, unpickled: list[str]
 ) -> None:
-    from absnb.runtime.control import FRAME_KIND
+    from absnb.runtime.control_messages import FRAME_KIND
 
     address, server = impostor(FRAME_KIND)
     client = ControlClient(
@@ -447,7 +447,7 @@ def test_a_coordinator_without_the_secret_is_refused_before_anything_is_unpickle
 
 def test_quiescence_needs_two_equal_rounds_of_idle_hosts_and_balanced_channels() -> None:
     from absnb.core.ids import ChannelId
-    from absnb.runtime.control import Probe, Report, Terminate
+    from absnb.runtime.control_messages import Probe, Report, Terminate
 
     c = ChannelId(SRC, OP0)
     quiet = {0: (True, {c: 5}, {}), 1: (True, {}, {c: 5}), 2: (True, {}, {})}
