@@ -88,6 +88,7 @@ class StreamTask:
 
     __slots__ = (
         "consumed",
+        "dedup",
         "dropped",
         "fn",
         "gates",
@@ -126,6 +127,7 @@ class StreamTask:
         self.outputs = graph.outputs[task]
         self.protocol = protocol
         self.handler = protocol.handler(graph, task)
+        self.dedup = protocol.drops_duplicates
         self.history = history
         self.state: Any = self.fn.initialize_state(task, self.fn.initial_state(), False)
         self.offset = 0
@@ -144,7 +146,7 @@ class StreamTask:
         protocol handler."""
         if type(message) is not Record:
             return self._apply(self.handler.on_barrier(channel, message), sends)  # type: ignore[arg-type]
-        if message.seq <= self.received[channel]:
+        if message.seq <= self.received[channel] and self.dedup:
             self.dropped += 1
             return (Dropped(channel, message),)
         self.received[channel] = message.seq
@@ -154,6 +156,36 @@ class StreamTask:
         if outs:
             self._route(outs, message.origin, sends)
         return self._apply(effects, sends) if effects else ()
+
+    def deliver_overtaking(
+        self,
+        channel: ChannelId,
+        barrier: Message,
+        overtaken: tuple[Record | RecordBatch, ...],
+        sends: list[Send],
+    ) -> Sequence[Control]:
+        """Consume ``barrier`` ahead of ``overtaken``, the records queued before it on
+        ``channel``, which stay queued (FLIP-76: the barrier is a priority event).
+
+        The handler hears only of the overtaken records the task will process: those it
+        will drop as duplicates (partial recovery's replays) are not in flight."""
+        if self.dedup:
+            last, kept = self.received[channel], []
+            for m in overtaken:
+                if type(m) is RecordBatch:
+                    if m.first > last:
+                        kept.append(m)
+                        last = m.first + len(m) - 1
+                elif m.seq > last:  # type: ignore[union-attr]
+                    kept.append(m)
+                    last = m.seq  # type: ignore[union-attr]
+            overtaken = tuple(kept)
+        effects = self.handler.on_overtaking_barrier(channel, barrier, overtaken)  # type: ignore[arg-type]
+        return self._apply(effects, sends)
+
+    def alignment_timeout(self, sends: list[Send]) -> Sequence[Control]:
+        """The task's alignment has lasted the protocol's timeout: switch to unaligned."""
+        return self._apply(self.handler.on_alignment_timeout(), sends)
 
     def emit(self, entry: Any, sends: list[Send]) -> None:
         """Consume the next entry of the task's own input log (a source emits, an account
@@ -171,7 +203,7 @@ class StreamTask:
         """Consume ``batch``, the next records of ``channel``: what :meth:`deliver` of each in
         turn does, with one :meth:`~absnb.operators.base.Operator.process_batch` call."""
         values, first = batch.values, batch.first
-        if first <= self.received[channel]:  # duplicates among them: one by one
+        if first <= self.received[channel] and self.dedup:  # duplicates among them
             controls: list[Control] = []
             for record in batch.records():
                 controls.extend(self.deliver(channel, record, sends))
@@ -368,7 +400,7 @@ class StreamTask:
         new = StreamTask.__new__(StreamTask)
         new.graph, new.id, new.label = self.graph, self.id, self.label
         new.fn, new.gates = self.fn, self.gates
-        new.history = self.history
+        new.history, new.dedup = self.history, self.dedup
         new.inputs, new.outputs, new.protocol = self.inputs, self.outputs, self.protocol
         new.handler = self.handler.clone()
         new.state = self.fn.copy_state(self.state)
