@@ -31,6 +31,7 @@ from absnb.jobs import BUILDERS, build_job
 from absnb.sim.actions import (
     Action,
     Crash,
+    Decline,
     Deliver,
     Emit,
     Notify,
@@ -56,6 +57,7 @@ EXAMPLES = {
     "crash": '{"action": "crash", "task": "count[1]"}',
     "recover": '{"action": "recover", "mode": "full"}',
     "wait": '{"action": "wait"}',
+    "decline": '{"action": "decline", "task": "count[0]"}',
 }
 HEADER_EXAMPLE = (
     '{"absnb": "trace", "version": 1, "job": "bank_transfer", "params": {}, '
@@ -166,6 +168,8 @@ def action_to_json(action: Action) -> dict[str, Any]:
         return {"action": "recover", "mode": action.mode}  # type: ignore[union-attr]
     if kind is Wait:
         return {"action": "wait"}
+    if kind is Decline:
+        return {"action": "decline", "task": str(action.task), "reason": action.reason}  # type: ignore[union-attr]
     raise TraceFormatError(f"{action!r} is not an action, so it cannot be written to a trace")
 
 
@@ -266,6 +270,9 @@ _PARSERS: dict[str, Callable[[Mapping[str, Any], ExecutionGraph], Action]] = {
     "crash": _crash,
     "recover": _recover,
     "wait": lambda obj, graph: Wait(),
+    "decline": lambda obj, graph: Decline(
+        graph.task(_text(obj, "task")), str(obj.get("reason", "declined on request"))
+    ),
 }
 
 

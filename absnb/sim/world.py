@@ -12,6 +12,7 @@ from collections import deque
 from typing import Any
 
 from absnb.core.effects import Block, SnapshotState, Unblock
+from absnb.core.effects import Decline as Declined
 from absnb.core.errors import ActionNotEnabledError
 from absnb.core.graph import ExecutionGraph
 from absnb.core.ids import ChannelId, CheckpointId, TaskId
@@ -23,6 +24,7 @@ from absnb.protocols.base import SnapshotProtocol
 from absnb.sim.actions import (
     Action,
     Crash,
+    Decline,
     Deliver,
     Emit,
     Notify,
@@ -80,6 +82,11 @@ class World:
         alignment_timeout: with ``abs``, switch to unaligned at a task whose alignment has
             lasted this many steps (protocol ``abs-timeout``, Flink's aligned checkpoint
             timeout).
+        checkpoint_timeout: abort a checkpoint still pending this many steps after its
+            trigger (Flink's checkpoint timeout); None: never.
+        min_pause: steps after a completed checkpoint before the next periodic trigger.
+        max_concurrent: checkpoints pending at once (default: the protocol's; None: no
+            limit).
         notify_steps: deliver notify-checkpoint-complete to each task as a step of its own
             (:class:`~absnb.sim.actions.Notify`) rather than with the completing step; by
             default when a sink writes to an external system (``Operator.external``).
@@ -95,6 +102,9 @@ class World:
         allow_deadlock: bool = False,
         notify_steps: bool | None = None,
         alignment_timeout: float | None = None,
+        checkpoint_timeout: float | None = None,
+        min_pause: float = 1,
+        max_concurrent: int | str | None = "protocol",
     ) -> None:
         proto = get_protocol(
             protocol, job.graph, allow_deadlock=allow_deadlock, alignment_timeout=alignment_timeout
@@ -114,7 +124,12 @@ class World:
             t: tuple(job.inputs.get(t, ())) for t in self._s.emitters
         }
         self.coordinator = CheckpointCoordinator.for_graph(
-            graph, proto, checkpoint_interval, min_pause=1
+            graph,
+            proto,
+            checkpoint_interval,
+            min_pause=min_pause,
+            timeout=checkpoint_timeout,
+            max_concurrent=max_concurrent,
         )
         self.clock = 0
         self.failed: TaskId | None = None
@@ -348,6 +363,15 @@ class World:
             if pending[0] != action.checkpoint_id:  # type: ignore[union-attr]
                 return f"{action.task} hears of checkpoint {pending[0]} first"  # type: ignore[union-attr]
             return None
+        if kind is Decline:
+            t = action.task  # type: ignore[union-attr]
+            if t not in self.tasks:
+                return f"there is no task {t}"
+            if not self.protocol.may_be_declined:
+                return f"a {self.protocol.name} snapshot cannot be declined"
+            if self._declinable(t) is None:
+                return f"no pending checkpoint waits for {t}"
+            return None
         if kind is Wait:
             if not self.aligning:
                 return "no task is aligning under an alignment timeout"
@@ -408,8 +432,14 @@ class World:
             event = self._crash(action)  # type: ignore[arg-type]
         elif kind is Wait:
             event = Event(self.clock, action)
+        elif kind is Decline:
+            event = self._decline(action)  # type: ignore[arg-type]
         else:
             event = self._recover(action)  # type: ignore[arg-type]
+        if self.coordinator.timeout is not None and self.coordinator.pending:
+            for n in self.coordinator.expire(self.clock):
+                event.aborted += (n,)
+                self._notify(n, event, complete=False)
         if self._s.alignment_timeout is not None and (
             self.aligning or event.blocked or kind is TriggerCheckpoint
         ):
@@ -438,6 +468,21 @@ class World:
                 controls = task.alignment_timeout(sends)
                 event.switched += (t,)
                 self._outcome(task, sends, controls, event)
+
+    def _declinable(self, t: TaskId) -> CheckpointId | None:
+        """The oldest pending checkpoint ``t`` has not acknowledged."""
+        for n, p in sorted(self.coordinator.pending.items()):
+            if t not in p.acknowledged:
+                return n
+        return None
+
+    def _decline(self, action: Decline) -> Event:
+        n = self._declinable(action.task)
+        assert n is not None
+        task = self.writable_task(action.task)
+        sends: list[Send] = []
+        controls = task.decline(n, action.reason, sends)
+        return self._outcome(task, sends, controls, Event(self.clock, action, action.task))
 
     def _deliver(self, channel: ChannelId) -> Event:
         queue = self.writable_channel(channel)
@@ -509,6 +554,10 @@ class World:
                 event.snapshots += ((task.id, ctl.checkpoint_id),)
             elif kind is Dropped:
                 event.dropped = True
+            elif kind is Declined:
+                if self.coordinator.decline(ctl.checkpoint_id, task.id, ctl.reason):
+                    event.aborted += (ctl.checkpoint_id,)
+                    self._notify(ctl.checkpoint_id, event, complete=False)
             elif kind is TaskSnapshot:
                 before = len(self.coordinator.aborted)
                 done = self.coordinator.acknowledge(ctl, self.clock)
