@@ -216,6 +216,11 @@ class StreamTask:
         )
         return self._apply(effects, sends)
 
+    def end_of_input(self, channel: ChannelId, sends: list[Send]) -> Sequence[Control]:
+        """``channel`` has ended (Flink: ``EndOfPartitionEvent``): the protocol counts it as
+        aligned from now on."""
+        return self._apply(self.handler.on_end_of_input(channel), sends)
+
     def alignment_timeout(self, sends: list[Send]) -> Sequence[Control]:
         """The task's alignment has lasted the protocol's timeout: switch to unaligned."""
         return self._apply(self.handler.on_alignment_timeout(), sends)

@@ -68,10 +68,19 @@ class BarrierTrackerHandler(BarrierHandler):
         if n <= self.last:
             return NO_EFFECTS  # a barrier of a checkpoint taken or dropped here
         received = self.pending.get(n, frozenset()) | {channel}
-        if received < self.expected:
+        if not received >= self.expected:
             self.pending[n] = received
             return NO_EFFECTS
-        # Every barrier of n is in: older pending checkpoints are dropped (subsumed).
+        return self._finish(n)  # every barrier of n is in
+
+    def on_end_of_input(self, channel: ChannelId) -> Sequence[Effect]:
+        """An ended channel counts as having delivered every barrier (FLIP-147)."""
+        self.expected = self.expected - {channel}
+        done = [n for n, r in self.pending.items() if r >= self.expected]
+        return self._finish(max(done)) if done else NO_EFFECTS
+
+    def _finish(self, n: CheckpointId) -> Sequence[Effect]:
+        """Take checkpoint ``n``; older pending ones are dropped (subsumed)."""
         self.pending = {m: r for m, r in self.pending.items() if m > n}
         self.last = n
         return (Broadcast(CheckpointBarrier(n)), SnapshotState(n), Acknowledge(n))
@@ -101,7 +110,7 @@ class BarrierTrackerHandler(BarrierHandler):
         return new
 
     def key(self) -> object:
-        return (tuple(sorted(self.pending.items(), key=lambda kv: kv[0])), self.last)
+        return (tuple(sorted(self.pending.items(), key=lambda kv: kv[0])), self.last, self.expected)
 
     def describe(self) -> str:
         if not self.pending:

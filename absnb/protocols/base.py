@@ -87,6 +87,12 @@ class BarrierHandler:
             effects.extend(self.on_record(channel, record))
         return effects
 
+    def on_end_of_input(self, channel: ChannelId) -> Sequence[Effect]:
+        """``channel`` has ended: nothing more, barriers included, arrives on it. Protocols
+        that support bounded inputs count it as aligned for every pending and future
+        barrier (Flink since FLIP-147); this default ignores it."""
+        return NO_EFFECTS
+
     def on_alignment_timeout(self) -> Sequence[Effect]:
         """The runtime reports that this task's alignment has lasted the protocol's
         alignment timeout (only protocols with one hear of it)."""

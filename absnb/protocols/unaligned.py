@@ -183,7 +183,7 @@ class UnalignedBarrierHandler(BarrierHandler):
         for c in self.inputs:
             if c in received:  # barrier in: its state is what that barrier overtook
                 effects.append(RecordChannelState(n, c, overtaken if c == channel else ()))
-        missing = tuple(c for c in self.inputs if c not in received)
+        missing = tuple(c for c in self.inputs if c not in received and c in self.expected)
         if missing:
             self.state = RecordingInFlight(n, missing)
             self.recorded = {c: [] for c in missing}
@@ -213,6 +213,25 @@ class UnalignedBarrierHandler(BarrierHandler):
             self.last = n
             effects.append(Acknowledge(n))
         return effects
+
+    def on_end_of_input(self, channel: ChannelId) -> Sequence[Effect]:
+        """An ended channel counts as aligned, and its in-flight data is complete (FLIP-147):
+        it closes the channel for a checkpoint being recorded or aligned."""
+        self.expected = self.expected - {channel}
+        state = self.state
+        if isinstance(state, RecordingInFlight) and channel in state.missing:
+            return self._close(channel, (), state, [])
+        if isinstance(state, CollectingBarriers) and state.received >= self.expected:
+            n = state.checkpoint_id
+            self.state = WAITING
+            self.last = n
+            return [
+                Broadcast(CheckpointBarrier(n)),
+                SnapshotState(n),
+                Acknowledge(n),
+                *(Unblock(c) for c in self.inputs if c in state.received),
+            ]
+        return NO_EFFECTS
 
     def on_alignment_timeout(self) -> Sequence[Effect]:
         """The runtime says this task's alignment has lasted the timeout: switch to unaligned
@@ -296,7 +315,7 @@ class UnalignedBarrierHandler(BarrierHandler):
 
     def key(self) -> object:
         recorded = tuple((c, as_records(rs)) for c, rs in self.recorded.items())
-        return (self.state, recorded, self.last)
+        return (self.state, recorded, self.last, self.expected)
 
     def describe(self) -> str:
         state = self.state
