@@ -41,3 +41,7 @@ class ProtocolError(AbsnbError, RuntimeError):
 
 class DatasetNotFoundError(AbsnbError, FileNotFoundError):
     """A shipped sample under ``datasets/`` is missing; the message says how to regenerate it."""
+
+
+class ProtocolSettingError(AbsnbError, ValueError):
+    """A protocol or coordinator setting (a timeout, a pause, a limit) is not allowed."""

@@ -62,6 +62,17 @@ class BarrierHandler:
         """A barrier (or marker) arrived on ``channel``."""
         raise NotImplementedError
 
+    def on_overtaking_barrier(
+        self,
+        channel: ChannelId,
+        message: CheckpointBarrier,
+        overtaken: tuple[Record | RecordBatch, ...],
+    ) -> Sequence[Effect]:
+        """A barrier arrived on ``channel`` ahead of ``overtaken``, the records queued before
+        it, which the task consumes after it (unaligned checkpoints: the barrier is a
+        priority event). Only protocols whose barriers overtake receive this."""
+        return self.on_barrier(channel, message)
+
     def on_record(self, channel: ChannelId, record: Record) -> Sequence[Effect]:
         """A record arrived on ``channel``; the task processes it after this call."""
         return NO_EFFECTS
@@ -76,6 +87,17 @@ class BarrierHandler:
             effects.extend(self.on_record(channel, record))
         return effects
 
+    def on_end_of_input(self, channel: ChannelId) -> Sequence[Effect]:
+        """``channel`` has ended: nothing more, barriers included, arrives on it. Protocols
+        that support bounded inputs count it as aligned for every pending and future
+        barrier (Flink since FLIP-147); this default ignores it."""
+        return NO_EFFECTS
+
+    def on_alignment_timeout(self) -> Sequence[Effect]:
+        """The runtime reports that this task's alignment has lasted the protocol's
+        alignment timeout (only protocols with one hear of it)."""
+        return NO_EFFECTS
+
     def on_checkpoint_complete(self, checkpoint_id: CheckpointId) -> Sequence[Effect]:
         """Every task acknowledged ``checkpoint_id`` (Flink: notifyCheckpointComplete)."""
         return NO_EFFECTS
@@ -87,6 +109,10 @@ class BarrierHandler:
     def waiting(self) -> list[Waiting]:
         """Snapshots this task has started and not finished, and what they wait for."""
         return []
+
+    def aligning(self) -> bool:
+        """True while the task aligns a checkpoint (from its first barrier to its last)."""
+        return any(w.blocked for w in self.waiting())
 
     def recorded_channels(self) -> tuple[ChannelId, ...]:
         """Input channels whose records are being recorded now (Chandy-Lamport channel
@@ -133,6 +159,12 @@ class Capabilities:
         halts_sources: sources stop producing while a checkpoint is pending.
         max_concurrent: checkpoints pending at once (None: no limit; 0: none are taken).
         exactly_once: state after recovery reflects every record exactly once.
+        drops_duplicates: a task drops a record whose channel sequence number it has seen
+            (partial recovery's deduplication, paper section 5); False where the mode
+            shows Flink's duplicates (at-least-once), which no sequence number hides.
+        barriers_overtake: a barrier is consumed ahead of the records queued before it on
+            its channel (Flink FLIP-76: barriers as priority events), which become channel
+            state.
     """
 
     message: type
@@ -147,6 +179,8 @@ class Capabilities:
     halts_sources: bool
     max_concurrent: int | None
     exactly_once: bool
+    drops_duplicates: bool
+    barriers_overtake: bool
 
     @property
     def takes_checkpoints(self) -> bool:
@@ -186,6 +220,8 @@ class SnapshotProtocol:
     starts_anywhere: ClassVar[bool] = False
     may_be_declined: ClassVar[bool] = True
     exactly_once: ClassVar[bool] = True
+    barriers_overtake: ClassVar[bool] = False
+    drops_duplicates: ClassVar[bool] = True
 
     @property
     def capabilities(self) -> Capabilities:
@@ -203,6 +239,8 @@ class SnapshotProtocol:
             halts_sources=self.halts_sources,
             max_concurrent=self.max_concurrent,
             exactly_once=self.exactly_once,
+            drops_duplicates=self.drops_duplicates,
+            barriers_overtake=self.barriers_overtake,
         )
 
     def handler(self, graph: ExecutionGraph, task: TaskId) -> BarrierHandler:

@@ -5,13 +5,19 @@ acknowledgements, and it answers with values. It keeps pending and completed che
 decides when a periodic trigger is due, completes a checkpoint when every task has
 acknowledged it, and aborts pending checkpoints on failure. The runtime sends the
 notify-checkpoint-complete (or aborted) to every task.
+
+Flink's documentation ("Checkpointing", *Enabling and Configuring Checkpointing*) names the
+settings kept here: the checkpoint *timeout* ("the time after which a checkpoint-in-progress
+is aborted, if it did not complete by then"), the *minimum time between checkpoints*
+(``min_pause``), and the *number of concurrent checkpoints* (``max_concurrent``). A task may
+*decline* a checkpoint (``CheckpointCoordinator.receiveDeclineMessage``), which aborts it.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from absnb.core.errors import ProtocolError
+from absnb.core.errors import ProtocolError, ProtocolSettingError
 from absnb.core.graph import ExecutionGraph
 from absnb.core.ids import CheckpointId, TaskId
 from absnb.core.snapshot import GlobalSnapshot, TaskSnapshot
@@ -59,6 +65,12 @@ class CheckpointCoordinator:
             longer than the interval still makes progress between them.
         subsumes: whether a completed checkpoint aborts older pending ones (ABS, Flink);
             False for Chandy-Lamport, whose concurrent snapshots each complete.
+        timeout: a pending checkpoint older than this is aborted (:meth:`expire`); None
+            for no timeout (Flink: ``setCheckpointTimeout``).
+
+    Raises:
+        ProtocolSettingError: a negative interval, pause or timeout, or a limit of
+            concurrent checkpoints below 0.
     """
 
     def __init__(
@@ -71,7 +83,25 @@ class CheckpointCoordinator:
         max_concurrent: int | None = 1,
         min_pause: float = 0,
         subsumes: bool = True,
+        timeout: float | None = None,
     ) -> None:
+        for what, value in (("interval", interval), ("timeout", timeout), ("min_pause", min_pause)):
+            if value is not None and (
+                isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0
+            ):
+                raise ProtocolSettingError(
+                    f"checkpoint {what} must be a number >= 0 (simulator steps, seconds on "
+                    f"Spark){'' if what == 'min_pause' else ' or None'}, not {value!r}"
+                )
+        if max_concurrent is not None and (
+            isinstance(max_concurrent, bool)
+            or not isinstance(max_concurrent, int)
+            or max_concurrent < 0
+        ):
+            raise ProtocolSettingError(
+                f"max_concurrent must be a whole number >= 1 (or None for no limit), not "
+                f"{max_concurrent!r}"
+            )
         self.tasks = tasks
         self._task_set = frozenset(tasks)
         self.job = job
@@ -81,6 +111,9 @@ class CheckpointCoordinator:
         self.max_concurrent = max_concurrent
         self.min_pause = min_pause
         self.subsumes = subsumes
+        self.timeout = timeout
+        self.declined: list[tuple[CheckpointId, TaskId, str]] = []
+        self.expired: list[CheckpointId] = []
         self.last_completed: float | None = None
         self.next_id: CheckpointId = 1
         self.last_trigger: float = 0
@@ -96,17 +129,23 @@ class CheckpointCoordinator:
         interval: float | None = None,
         *,
         min_pause: float = 0,
+        timeout: float | None = None,
+        max_concurrent: int | str | None = "protocol",
     ) -> CheckpointCoordinator:
-        """The coordinator of ``graph`` run under ``protocol``."""
+        """The coordinator of ``graph`` run under ``protocol`` (whose ``max_concurrent``
+        applies unless one is given; a protocol that takes none keeps 0)."""
+        if max_concurrent == "protocol" or protocol.max_concurrent == 0:
+            max_concurrent = protocol.max_concurrent
         return cls(
             graph.tasks,
             graph.name,
             graph.fingerprint,
             protocol.name,
             interval=interval,
-            max_concurrent=protocol.max_concurrent,
+            max_concurrent=max_concurrent,  # type: ignore[arg-type]
             min_pause=min_pause,
             subsumes=protocol.subsumes,
+            timeout=timeout,
         )
 
     # -- triggering --------------------------------------------------------------------------
@@ -171,6 +210,27 @@ class CheckpointCoordinator:
         self.last_completed = now
         return done
 
+    def decline(self, checkpoint_id: CheckpointId, task: TaskId, reason: str) -> bool:
+        """``task`` declined ``checkpoint_id``: abort it. Returns False when it was no longer
+        pending (completed, subsumed or aborted before)."""
+        if checkpoint_id not in self.pending:
+            return False
+        del self.pending[checkpoint_id]
+        self.aborted.append(checkpoint_id)
+        self.declined.append((checkpoint_id, task, reason))
+        return True
+
+    def expire(self, now: float) -> list[CheckpointId]:
+        """Abort every pending checkpoint triggered more than ``timeout`` ago; their ids."""
+        if self.timeout is None:
+            return []
+        late = [n for n, p in self.pending.items() if now - p.triggered_at > self.timeout]
+        for n in late:
+            del self.pending[n]
+        self.aborted.extend(late)
+        self.expired.extend(late)
+        return late
+
     def abort_all(self) -> list[CheckpointId]:
         """A task failed: abort every pending checkpoint; returns their ids."""
         ids = sorted(self.pending)
@@ -192,6 +252,8 @@ class CheckpointCoordinator:
         }
         new.completed = list(self.completed)
         new.aborted = list(self.aborted)
+        new.declined = list(self.declined)
+        new.expired = list(self.expired)
         return new
 
     def key(self) -> object:

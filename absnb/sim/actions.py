@@ -94,6 +94,28 @@ class Recover:
         return f"recover ({self.mode})"
 
 
-Action = Deliver | Emit | Transfer | TriggerCheckpoint | Notify | Crash | Recover
-PROGRESS = (Deliver, Emit, Notify)
+@dataclass(frozen=True, slots=True)
+class Decline:
+    """``task`` declines the oldest pending checkpoint it has not acknowledged (Flink:
+    ``declineCheckpoint``): the coordinator aborts it and the task sends a cancellation
+    barrier downstream."""
+
+    task: TaskId
+    reason: str = "declined on request"
+
+    def __str__(self) -> str:
+        return f"{self.task} declines"
+
+
+@dataclass(frozen=True, slots=True)
+class Wait:
+    """Time passes with nothing delivered: enabled only while a task aligns under an
+    alignment timeout and nothing else can move, so that the timeout still fires."""
+
+    def __str__(self) -> str:
+        return "wait"
+
+
+Action = Deliver | Emit | Transfer | TriggerCheckpoint | Notify | Crash | Recover | Wait | Decline
+PROGRESS = (Deliver, Emit, Notify, Wait)
 """Actions that move data; a run is over when none is enabled."""

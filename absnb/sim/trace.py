@@ -31,12 +31,14 @@ from absnb.jobs import BUILDERS, build_job
 from absnb.sim.actions import (
     Action,
     Crash,
+    Decline,
     Deliver,
     Emit,
     Notify,
     Recover,
     Transfer,
     TriggerCheckpoint,
+    Wait,
 )
 from absnb.sim.events import Event
 from absnb.sim.schedulers import ScriptedScheduler
@@ -54,6 +56,8 @@ EXAMPLES = {
     "notify": '{"action": "notify", "task": "sink[0]", "checkpoint": 1}',
     "crash": '{"action": "crash", "task": "count[1]"}',
     "recover": '{"action": "recover", "mode": "full"}',
+    "wait": '{"action": "wait"}',
+    "decline": '{"action": "decline", "task": "count[0]"}',
 }
 HEADER_EXAMPLE = (
     '{"absnb": "trace", "version": 1, "job": "bank_transfer", "params": {}, '
@@ -70,6 +74,7 @@ class TraceHeader:
     protocol: str
     checkpoint_interval: int | None = None
     allow_deadlock: bool = False
+    alignment_timeout: float | None = None
 
     @classmethod
     def of(cls, world: World) -> TraceHeader:
@@ -87,11 +92,12 @@ class TraceHeader:
             protocol=world.protocol.name,
             checkpoint_interval=world.checkpoint_interval,
             allow_deadlock=world.allow_deadlock,
+            alignment_timeout=getattr(world.protocol, "alignment_timeout", None),
         )
 
     def to_json(self) -> dict[str, Any]:
         """The header line as a JSON object."""
-        return {
+        obj = {
             "absnb": FORMAT,
             "version": VERSION,
             "job": self.job,
@@ -100,6 +106,9 @@ class TraceHeader:
             "checkpoint_interval": self.checkpoint_interval,
             "allow_deadlock": self.allow_deadlock,
         }
+        if self.alignment_timeout is not None:
+            obj["alignment_timeout"] = self.alignment_timeout
+        return obj
 
     def build_world(self) -> World:
         """A fresh world for this job and protocol.
@@ -121,6 +130,7 @@ class TraceHeader:
             self.protocol,
             checkpoint_interval=self.checkpoint_interval,
             allow_deadlock=self.allow_deadlock,
+            alignment_timeout=self.alignment_timeout,
         )
 
 
@@ -156,6 +166,10 @@ def action_to_json(action: Action) -> dict[str, Any]:
         return {"action": "crash", "task": str(action.task)}  # type: ignore[union-attr]
     if kind is Recover:
         return {"action": "recover", "mode": action.mode}  # type: ignore[union-attr]
+    if kind is Wait:
+        return {"action": "wait"}
+    if kind is Decline:
+        return {"action": "decline", "task": str(action.task), "reason": action.reason}  # type: ignore[union-attr]
     raise TraceFormatError(f"{action!r} is not an action, so it cannot be written to a trace")
 
 
@@ -255,6 +269,10 @@ _PARSERS: dict[str, Callable[[Mapping[str, Any], ExecutionGraph], Action]] = {
     "notify": _notify,
     "crash": _crash,
     "recover": _recover,
+    "wait": lambda obj, graph: Wait(),
+    "decline": lambda obj, graph: Decline(
+        graph.task(_text(obj, "task")), str(obj.get("reason", "declined on request"))
+    ),
 }
 
 
@@ -346,8 +364,16 @@ def parse_header(obj: Any) -> TraceHeader:
         raise TraceFormatError(
             f"'checkpoint_interval' must be a whole number or null, not {interval!r}"
         )
+    timeout = obj.get("alignment_timeout")
+    if timeout is not None and (not isinstance(timeout, (int, float)) or isinstance(timeout, bool)):
+        raise TraceFormatError(f"'alignment_timeout' must be a number or null, not {timeout!r}")
     return TraceHeader(
-        obj["job"], params, obj["protocol"], interval, bool(obj.get("allow_deadlock", False))
+        obj["job"],
+        params,
+        obj["protocol"],
+        interval,
+        bool(obj.get("allow_deadlock", False)),
+        timeout,
     )
 
 

@@ -12,10 +12,11 @@ from collections import deque
 from typing import Any
 
 from absnb.core.effects import Block, SnapshotState, Unblock
+from absnb.core.effects import Decline as Declined
 from absnb.core.errors import ActionNotEnabledError
 from absnb.core.graph import ExecutionGraph
 from absnb.core.ids import ChannelId, CheckpointId, TaskId
-from absnb.core.messages import Message, Record
+from absnb.core.messages import RECORD_TYPES, Message, Record
 from absnb.core.snapshot import GlobalSnapshot, TaskSnapshot
 from absnb.jobs.base import Job
 from absnb.protocols import CheckpointCoordinator, get_protocol
@@ -23,16 +24,20 @@ from absnb.protocols.base import SnapshotProtocol
 from absnb.sim.actions import (
     Action,
     Crash,
+    Decline,
     Deliver,
     Emit,
     Notify,
     Recover,
     Transfer,
     TriggerCheckpoint,
+    Wait,
 )
 from absnb.sim.events import Event
 from absnb.sim.format import show_message
 from absnb.task import Dropped, Send, StreamTask
+
+WAIT = Wait()
 
 
 class _Static:
@@ -57,6 +62,9 @@ class _Static:
         self.trigger = TriggerCheckpoint()
         self.sinks = tuple(t for t in self.graph.tasks if self.graph.kind(t) == "sink")
         self.notify_steps = notify_steps
+        self.overtake = protocol.barriers_overtake
+        timeout = getattr(protocol, "alignment_timeout", None)
+        self.alignment_timeout: float | None = timeout
 
 
 class World:
@@ -65,11 +73,20 @@ class World:
     Args:
         job: the job to run (see :mod:`absnb.jobs`).
         protocol: a protocol name (``chandy-lamport``, ``abs``, ``abs-cyclic``,
-            ``synchronous``, ``none``) or object.
+            ``synchronous``, ``at-least-once``, ``unaligned``, ``abs-timeout``, ``none``) or
+            object.
         checkpoint_interval: steps between periodic checkpoints (the schedulers trigger
             them when due); None for checkpoints only on request.
         max_checkpoints: stop triggering after this many (exhaustive exploration).
         allow_deadlock: run ABS Algorithm 1 on a cyclic graph anyway.
+        alignment_timeout: with ``abs``, switch to unaligned at a task whose alignment has
+            lasted this many steps (protocol ``abs-timeout``, Flink's aligned checkpoint
+            timeout).
+        checkpoint_timeout: abort a checkpoint still pending this many steps after its
+            trigger (Flink's checkpoint timeout); None: never.
+        min_pause: steps after a completed checkpoint before the next periodic trigger.
+        max_concurrent: checkpoints pending at once (default: the protocol's; None: no
+            limit).
         notify_steps: deliver notify-checkpoint-complete to each task as a step of its own
             (:class:`~absnb.sim.actions.Notify`) rather than with the completing step; by
             default when a sink writes to an external system (``Operator.external``).
@@ -84,8 +101,14 @@ class World:
         max_checkpoints: int | None = None,
         allow_deadlock: bool = False,
         notify_steps: bool | None = None,
+        alignment_timeout: float | None = None,
+        checkpoint_timeout: float | None = None,
+        min_pause: float = 1,
+        max_concurrent: int | str | None = "protocol",
     ) -> None:
-        proto = get_protocol(protocol, job.graph, allow_deadlock=allow_deadlock)
+        proto = get_protocol(
+            protocol, job.graph, allow_deadlock=allow_deadlock, alignment_timeout=alignment_timeout
+        )
         for op in job.graph.operators.values():
             check = getattr(op.function, "check", None)
             if check is not None:
@@ -101,13 +124,21 @@ class World:
             t: tuple(job.inputs.get(t, ())) for t in self._s.emitters
         }
         self.coordinator = CheckpointCoordinator.for_graph(
-            graph, proto, checkpoint_interval, min_pause=1
+            graph,
+            proto,
+            checkpoint_interval,
+            min_pause=min_pause,
+            timeout=checkpoint_timeout,
+            max_concurrent=max_concurrent,
         )
         self.clock = 0
         self.failed: TaskId | None = None
         self.replaying = 0
         self.notices: dict[TaskId, tuple[CheckpointId, ...]] = {}
         """Notify-checkpoint-complete messages on their way to each task (``notify_steps``)."""
+        self.aligning: dict[TaskId, int] = {}
+        """The step at which each task now aligning blocked its first input (protocols with
+        an alignment timeout)."""
         self._own: set[object] = {*self.tasks, *self.channels}
 
     # -- copy on write ---------------------------------------------------------------------
@@ -234,6 +265,8 @@ class World:
                 acts.append(s.emit[t])
         for t, pending in self.notices.items():
             acts.append(Notify(t, pending[0]))
+        if self.aligning and not acts:
+            acts.append(WAIT)
         if self.can_trigger():
             acts.append(s.trigger)
         if crashes:
@@ -243,7 +276,7 @@ class World:
     def progress_actions(self) -> list[Action]:
         """The enabled deliveries, emits and notifications: the run is over when there are
         none."""
-        return [a for a in self.enabled_actions() if type(a) in (Deliver, Emit, Notify)]
+        return [a for a in self.enabled_actions() if type(a) in (Deliver, Emit, Notify, Wait)]
 
     def _replay_allows(self, channel: ChannelId, head: Message) -> bool:
         replay = self.tasks[channel.dst].replay
@@ -330,6 +363,21 @@ class World:
             if pending[0] != action.checkpoint_id:  # type: ignore[union-attr]
                 return f"{action.task} hears of checkpoint {pending[0]} first"  # type: ignore[union-attr]
             return None
+        if kind is Decline:
+            t = action.task  # type: ignore[union-attr]
+            if t not in self.tasks:
+                return f"there is no task {t}"
+            if not self.protocol.may_be_declined:
+                return f"a {self.protocol.name} snapshot cannot be declined"
+            if self._declinable(t) is None:
+                return f"no pending checkpoint waits for {t}"
+            return None
+        if kind is Wait:
+            if not self.aligning:
+                return "no task is aligning under an alignment timeout"
+            if self.progress_actions() != [WAIT]:
+                return "time passes only when nothing else can move"
+            return None
         if kind is Crash:
             return None if action.task in self.tasks else f"there is no task {action.task}"  # type: ignore[union-attr]
         if kind is Recover:
@@ -382,13 +430,67 @@ class World:
             event = self._notify_one(action)  # type: ignore[arg-type]
         elif kind is Crash:
             event = self._crash(action)  # type: ignore[arg-type]
+        elif kind is Wait:
+            event = Event(self.clock, action)
+        elif kind is Decline:
+            event = self._decline(action)  # type: ignore[arg-type]
         else:
             event = self._recover(action)  # type: ignore[arg-type]
+        if self.coordinator.timeout is not None and self.coordinator.pending:
+            for n in self.coordinator.expire(self.clock):
+                event.aborted += (n,)
+                self._notify(n, event, complete=False)
+        if self._s.alignment_timeout is not None and (
+            self.aligning or event.blocked or kind is TriggerCheckpoint
+        ):
+            self._alignment_timeouts(event)
         self.clock += 1
         return event
 
+    def _alignment_timeouts(self, event: Event) -> None:
+        """Tasks whose alignment has lasted the timeout switch to unaligned (Flink's
+        aligned checkpoint timeout), as part of this step."""
+        timeout = self._s.alignment_timeout
+        assert timeout is not None
+        aligning = self.aligning
+        for c in event.blocked:
+            aligning.setdefault(c.dst, self.clock)
+        if type(event.action) is TriggerCheckpoint:  # an initiator with inputs aligns too
+            for t in self.graph.initiators():
+                aligning.setdefault(t, self.clock)
+        for t in list(aligning):
+            if self.failed is not None or not self.tasks[t].handler.aligning():
+                del aligning[t]
+            elif self.clock - aligning[t] >= timeout:
+                del aligning[t]
+                task = self.writable_task(t)
+                sends: list[Send] = []
+                controls = task.alignment_timeout(sends)
+                event.switched += (t,)
+                self._outcome(task, sends, controls, event)
+
+    def _declinable(self, t: TaskId) -> CheckpointId | None:
+        """The oldest pending checkpoint ``t`` has not acknowledged."""
+        for n, p in sorted(self.coordinator.pending.items()):
+            if t not in p.acknowledged:
+                return n
+        return None
+
+    def _decline(self, action: Decline) -> Event:
+        n = self._declinable(action.task)
+        assert n is not None
+        task = self.writable_task(action.task)
+        sends: list[Send] = []
+        controls = task.decline(n, action.reason, sends)
+        return self._outcome(task, sends, controls, Event(self.clock, action, action.task))
+
     def _deliver(self, channel: ChannelId) -> Event:
-        message = self.writable_channel(channel).popleft()
+        queue = self.writable_channel(channel)
+        if self._s.overtake and type(queue[0]) in RECORD_TYPES:
+            for i, m in enumerate(queue):
+                if type(m) not in RECORD_TYPES:
+                    return self._deliver_overtaking(channel, queue, i)
+        message = queue.popleft()
         task = self.writable_task(channel.dst)
         replaying = bool(task.replay)
         sends: list[Send] = []
@@ -396,6 +498,19 @@ class World:
         if replaying and not task.replay:
             self.replaying -= 1
         event = Event(self.clock, self._s.deliver[channel], channel.dst, message)
+        return self._outcome(task, sends, controls, event)
+
+    def _deliver_overtaking(self, channel: ChannelId, queue: deque[Message], i: int) -> Event:
+        """Deliver the barrier at position ``i`` of ``channel`` ahead of the records before
+        it (FLIP-76: a barrier is a priority event and overtakes in-flight records)."""
+        barrier = queue[i]
+        overtaken = tuple(queue[j] for j in range(i))
+        del queue[i]
+        task = self.writable_task(channel.dst)
+        sends: list[Send] = []
+        controls = task.deliver_overtaking(channel, barrier, overtaken, sends)  # type: ignore[arg-type]
+        event = Event(self.clock, self._s.deliver[channel], channel.dst, barrier)
+        event.overtaken = len(overtaken)
         return self._outcome(task, sends, controls, event)
 
     def _outcome(self, task: StreamTask, sends: list[Send], controls: Any, event: Event) -> Event:
@@ -439,6 +554,10 @@ class World:
                 event.snapshots += ((task.id, ctl.checkpoint_id),)
             elif kind is Dropped:
                 event.dropped = True
+            elif kind is Declined:
+                if self.coordinator.decline(ctl.checkpoint_id, task.id, ctl.reason):
+                    event.aborted += (ctl.checkpoint_id,)
+                    self._notify(ctl.checkpoint_id, event, complete=False)
             elif kind is TaskSnapshot:
                 before = len(self.coordinator.aborted)
                 done = self.coordinator.acknowledge(ctl, self.clock)
@@ -528,6 +647,7 @@ class World:
         new.failed = self.failed
         new.replaying = self.replaying
         new.notices = dict(self.notices)
+        new.aligning = dict(self.aligning)
         return new
 
     def key(self) -> tuple[Any, ...]:
@@ -544,6 +664,7 @@ class World:
             self.failed,
             tuple(len(v) for v in self.inputs.values()),
             tuple(sorted(self.notices.items())),
+            tuple(sorted((t, self.clock - s) for t, s in self.aligning.items())),
         )
 
     def __eq__(self, other: object) -> bool:

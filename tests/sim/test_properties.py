@@ -17,12 +17,22 @@ from hypothesis import strategies as st
 
 import absnb
 from absnb.core.messages import Record
+from absnb.protocols.unaligned import AlignedWithTimeoutProtocol
 from absnb.sim.checks import snapshot_problems
 
+ABS_TIMEOUT = AlignedWithTimeoutProtocol(alignment_timeout=2)  # switches often in short runs
 PROTOCOLS = {
-    "word_count": ("chandy-lamport", "abs", "abs-cyclic", "synchronous", "none"),
-    "bank": ("chandy-lamport", "abs-cyclic", "synchronous", "none"),
-    "cyclic": ("chandy-lamport", "abs-cyclic", "synchronous", "none"),
+    "word_count": (
+        "chandy-lamport",
+        "abs",
+        "abs-cyclic",
+        "synchronous",
+        "unaligned",
+        ABS_TIMEOUT,
+        "none",
+    ),
+    "bank": ("chandy-lamport", "abs-cyclic", "synchronous", "unaligned", ABS_TIMEOUT, "none"),
+    "cyclic": ("chandy-lamport", "abs-cyclic", "synchronous", "unaligned", ABS_TIMEOUT, "none"),
 }
 COMBOS = [(job, p) for job, ps in PROTOCOLS.items() for p in ps]
 WORDS = ("a", "b", "c", "d")
@@ -69,7 +79,7 @@ JOBS = {"word_count": word_count_jobs(), "bank": bank_jobs(), "cyclic": cyclic_j
 @dataclass
 class Scenario:
     job: absnb.Job
-    protocol: str
+    protocol: str | absnb.protocols.SnapshotProtocol
     seed: int
     interval: int | None
     crash_at: int | None
