@@ -26,9 +26,6 @@ class PendingCheckpoint:
     triggered_at: int
     acknowledged: dict[TaskId, TaskSnapshot] = field(default_factory=dict)
 
-    def key(self) -> object:
-        return (self.checkpoint_id, self.triggered_at, tuple(sorted(self.acknowledged)))
-
 
 @dataclass(frozen=True)
 class CompletedCheckpoint:
@@ -59,6 +56,11 @@ class CheckpointCoordinator:
             longer than the interval still makes progress between them.
         subsumes: whether a completed checkpoint aborts older pending ones (ABS, Flink);
             False for Chandy-Lamport, whose concurrent snapshots each complete.
+        periodic_concurrent: how many checkpoints may be pending when a periodic trigger
+            is due (Flink: maxConcurrentCheckpoints); None for ``max_concurrent``, or 1 when
+            that is unlimited (Chandy-Lamport). Triggers on request may start more, up to
+            ``max_concurrent``; periodic ones never pile up faster than they complete, which
+            would grow every channel by a marker per interval and the run quadratically.
     """
 
     def __init__(
@@ -71,6 +73,7 @@ class CheckpointCoordinator:
         max_concurrent: int | None = 1,
         min_pause: float = 0,
         subsumes: bool = True,
+        periodic_concurrent: int | None = None,
     ) -> None:
         self.tasks = tasks
         self._task_set = frozenset(tasks)
@@ -81,6 +84,11 @@ class CheckpointCoordinator:
         self.max_concurrent = max_concurrent
         self.min_pause = min_pause
         self.subsumes = subsumes
+        self.periodic_concurrent = (
+            periodic_concurrent
+            if periodic_concurrent is not None
+            else (max_concurrent if max_concurrent is not None else 1)
+        )
         self.last_completed: float | None = None
         self.next_id: CheckpointId = 1
         self.last_trigger: float = 0
@@ -117,11 +125,13 @@ class CheckpointCoordinator:
     def is_due(self, now: float) -> bool:
         """True when a periodic checkpoint should be triggered at time ``now``: more than
         ``interval`` has passed since the last trigger (so at least ``interval`` simulator
-        steps of other work lie between two triggers)."""
+        steps of other work lie between two triggers), after the pause since the last
+        completion, and fewer than ``periodic_concurrent`` checkpoints are pending."""
         return (
             self.interval is not None
             and now - self.last_trigger > self.interval
             and (self.last_completed is None or now - self.last_completed > self.min_pause)
+            and len(self.pending) < self.periodic_concurrent
             and self.can_trigger()
         )
 
@@ -179,8 +189,21 @@ class CheckpointCoordinator:
         return ids
 
     def latest(self) -> CompletedCheckpoint | None:
-        """The latest completed checkpoint, the one recovery restores."""
-        return self.completed[-1] if self.completed else None
+        """The completed checkpoint recovery restores: the one with the highest id.
+
+        Checkpoints complete in id order when the protocol subsumes. Chandy-Lamport's
+        concurrent snapshots may complete out of order (2 before 1); each is consistent,
+        and recovery restores the one triggered last, as Flink's completed-checkpoint
+        store returns the highest id, whatever order they completed in. So the snapshot
+        restored never depends on the order of completion, and a sink that committed a
+        checkpoint's transactions is never restored behind it by an older one completing
+        later.
+        """
+        if not self.completed:
+            return None
+        if self.subsumes:
+            return self.completed[-1]
+        return max(self.completed, key=lambda c: c.checkpoint_id)
 
     # -- value semantics ---------------------------------------------------------------------
     def clone(self) -> CheckpointCoordinator:
@@ -194,11 +217,28 @@ class CheckpointCoordinator:
         new.aborted = list(self.aborted)
         return new
 
-    def key(self) -> object:
+    def key(self, now: float | None = None) -> object:
+        """Equal for coordinators that decide the same future from time ``now``.
+
+        Which checkpoints are pending and who acknowledged them, the next id, and the id of
+        the checkpoint recovery restores (:meth:`latest`; its contents are the world's to
+        compare, since only the world knows how to freeze operator states). Trigger and
+        completion times count only when a periodic interval makes them decide the next
+        trigger, and then only as time since, capped where :meth:`is_due` stops telling
+        them apart. The completed and aborted lists are history: nothing reads them again.
+        """
+        timing = None
+        if self.interval is not None and now is not None:
+            since_completed = (
+                None
+                if self.last_completed is None
+                else min(now - self.last_completed, self.min_pause + 1)
+            )
+            timing = (min(now - self.last_trigger, self.interval + 1), since_completed)
+        latest = self.latest()
         return (
             self.next_id,
-            self.last_trigger,
-            tuple(p.key() for p in self.pending.values()),
-            tuple(c.checkpoint_id for c in self.completed),
-            tuple(self.aborted),
+            timing,
+            tuple((n, tuple(sorted(p.acknowledged))) for n, p in sorted(self.pending.items())),
+            latest.checkpoint_id if latest else 0,
         )

@@ -84,7 +84,9 @@ def explore(
         )
     result = Exploration()
     start = world.clone()
-    parents: dict[object, tuple[object, Action] | None] = {start.key(): None}
+    # Without crashes, what a recovery would read decides nothing (unless one is due now).
+    recovery = crashes or start.failed is not None
+    parents: dict[object, tuple[object, Action] | None] = {start.key(recovery=recovery): None}
     frontier: deque[tuple[World, int]] = deque([(start, 0)])
 
     def path(key: object, last: Action | None = None) -> list[Action]:
@@ -99,7 +101,7 @@ def explore(
     while frontier:
         current, depth = frontier.popleft()
         result.max_depth = max(result.max_depth, depth)
-        key = current.key()
+        key = current.key(recovery=recovery)
         enabled = current.enabled_actions(crashes=crashes)
         if not enabled:
             result.terminal += 1
@@ -125,7 +127,7 @@ def explore(
                     result.counterexample = path(key, action)
                     result.states = len(parents)
                     return result
-            nkey = nxt.key()
+            nkey = nxt.key(recovery=recovery)
             if nkey in parents:
                 continue
             if len(parents) >= max_states:
