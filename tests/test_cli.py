@@ -68,7 +68,7 @@ def test_bank_snapshots_add_up_to_the_total(capsys: pytest.CaptureFixture[str], 
 @pytest.mark.parametrize("recovery", ["full", "partial"])
 @pytest.mark.parametrize(
     ("job", "crash"),
-    [("word_count", "count[1]@28"), ("bank_transfer", "B@30"), ("cyclic", "step@40")],
+    [("word_count", "count[1]@28"), ("bank_transfer", "B@38"), ("cyclic", "step@40")],
 )
 def test_crash_and_recovery_is_exactly_once(
     capsys: pytest.CaptureFixture[str], job: str, crash: str, recovery: str

@@ -84,12 +84,14 @@ def explore(
     _refuse_external_sinks(world)
     result = Exploration()
     start = world.clone()
-    parents: dict[object, tuple[object, Action] | None] = {start.key(): None}
+    # Without crashes, what a recovery would read decides nothing (unless one is due now).
+    recovery = crashes or start.failed is not None
+    parents: dict[object, tuple[object, Action] | None] = {start.key(recovery=recovery): None}
     frontier: deque[tuple[World, int]] = deque([(start, 0)])
     while frontier:
         current, depth = frontier.popleft()
         result.max_depth = max(result.max_depth, depth)
-        key = current.key()
+        key = current.key(recovery=recovery)
         enabled = current.enabled_actions(crashes=crashes)
         if not enabled:
             result.terminal += 1
@@ -107,7 +109,7 @@ def explore(
             problem = _first(inv(nxt, event) for inv in invariants)
             if problem:
                 return result.found(problem, _path(parents, key, action), len(parents))
-            nkey = nxt.key()
+            nkey = nxt.key(recovery=recovery)
             if nkey in parents:
                 continue
             if len(parents) >= max_states:

@@ -18,8 +18,9 @@ from typing import Protocol
 from absnb.core.errors import SnapshotMismatchError
 from absnb.core.graph import ExecutionGraph
 from absnb.core.ids import ChannelId, CheckpointId, TaskId
-from absnb.core.messages import Message
-from absnb.core.snapshot import GlobalSnapshot
+from absnb.core.messages import Message, as_records
+from absnb.core.snapshot import GlobalSnapshot, TaskSnapshot
+from absnb.operators.base import Operator
 from absnb.protocols.coordinator import CheckpointCoordinator
 from absnb.sim.actions import Recover
 from absnb.sim.events import Event
@@ -55,6 +56,52 @@ def check_snapshot_matches(world: RecoverableWorld, snapshot: GlobalSnapshot) ->
             f"{world.graph.name!r} (fingerprint {world.graph.fingerprint}): restore it into a "
             "world built from the same job with the same parameters"
         )
+
+
+def part_key(fn: Operator, part: TaskSnapshot) -> object:
+    """A hashable value of everything :meth:`StreamTask.restore` reads from ``part``."""
+    return (
+        fn.freeze(part.state),
+        part.offset,
+        tuple((c, as_records(rs)) for c, rs in part.channel_states.items()),
+        tuple(part.sent.items()),
+        tuple(part.received.items()),
+        part.consumed,
+    )
+
+
+def acknowledged_key(world: RecoverableWorld) -> object:
+    """The parts acknowledged so far of pending checkpoints: they make up the snapshot
+    when it completes, so they decide what it holds (and what a recovery restores)."""
+    fn = world.graph.function
+    return tuple(
+        (n, tuple((t, part_key(fn(t), p)) for t, p in sorted(pending.acknowledged.items())))
+        for n, pending in sorted(world.coordinator.pending.items())
+    )
+
+
+def recovery_key(world: RecoverableWorld) -> object:
+    """Equal for worlds that recover alike: what a recovery would read.
+
+    The contents of the checkpoint it restores (:meth:`CheckpointCoordinator.latest`) and
+    each task's inputs consumed since that checkpoint, in order, which partial recovery
+    replays (Flink: the upstream backup a task replays from).
+    """
+    fn = world.graph.function
+    latest = world.coordinator.latest()
+    tasks = latest.snapshot.tasks if latest else {}
+    restored = tuple(part_key(fn(t), p) for t, p in tasks.items())
+    since: list[tuple[object, ...]] = []
+    for t, task in world.tasks.items():
+        entries: list[object] = []
+        log = task.log
+        for _ in range(task.consumed - (tasks[t].consumed if t in tasks else 0)):
+            if log is None:
+                break
+            entries.append(log[0])
+            log = log[1]
+        since.append(tuple(entries))
+    return restored, tuple(since)
 
 
 def recover(world: RecoverableWorld, action: Recover) -> Event:

@@ -35,6 +35,7 @@ from absnb.sim.actions import (
 )
 from absnb.sim.events import Event
 from absnb.sim.format import show_message
+from absnb.sim.recovery import acknowledged_key, recover, recovery_key
 from absnb.task import Dropped, Send, StreamTask
 
 WAIT = Wait()
@@ -626,8 +627,6 @@ class World:
         return event
 
     def _recover(self, action: Recover) -> Event:
-        from absnb.sim.recovery import recover
-
         return recover(self, action)
 
     # -- value semantics -------------------------------------------------------------------
@@ -650,21 +649,27 @@ class World:
         new.aligning = dict(self.aligning)
         return new
 
-    def key(self) -> tuple[Any, ...]:
-        """A hashable value equal for worlds in the same state.
+    def key(self, *, recovery: bool = True) -> tuple[Any, ...]:
+        """A hashable value equal for worlds whose futures are the same.
 
-        The clock and history (trace, input order logs, when checkpoints were taken) are
-        left out, so different interleavings reaching the same state compare equal.
+        The clock and history (trace, completed and aborted lists, when checkpoints were
+        taken) are left out, so different interleavings reaching the same state compare
+        equal. The parts acknowledged to pending checkpoints count (they make up the next
+        snapshot). With ``recovery`` (the default) it includes what a recovery would read
+        (:func:`~absnb.sim.recovery.recovery_key`); the explorer leaves that out when no
+        crash can happen.
         """
         return (
             tuple(task.key() for task in self.tasks.values()),
             tuple(tuple(q) for q in self.channels.values()),
             frozenset(self.blocked),
-            self.coordinator.key(),
+            self.coordinator.key(self.clock),
+            acknowledged_key(self),
             self.failed,
             tuple(len(v) for v in self.inputs.values()),
             tuple(sorted(self.notices.items())),
             tuple(sorted((t, self.clock - s) for t, s in self.aligning.items())),
+            recovery_key(self) if recovery else None,
         )
 
     def __eq__(self, other: object) -> bool:
