@@ -5,6 +5,7 @@ be raised as itself rather than retried, and what a failed stage's message says.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from absnb.protocols import CheckpointCoordinator
@@ -24,7 +25,7 @@ def restore_point(
 ) -> Any:
     """The checkpoint to restore: the newest that verifies, but never one behind the newest
     completed checkpoint when the job has two-phase-commit sinks (unless ``restore_older``)."""
-    from absnb.runtime.storage import CommittedCheckpointLostError
+    from absnb.runtime.storage_fs import CommittedCheckpointLostError
 
     external = any(graph.function(t).external for t in graph.tasks)
     completed = coordinator.completed
@@ -79,7 +80,8 @@ def unpickle_plan(
     from absnb.runtime.control_client import failure_message, report_failure
 
     try:
-        return pickle.loads(pickled)  # the driver's own plan, as Spark would ship it
+        plan: HostPlan = pickle.loads(pickled)  # the driver's own plan, as Spark ships it
+        return plan
     except BaseException as e:
         report_failure(coordinator, secret, failure_message(host_id, attempt, e, setup=True))
         raise
@@ -91,6 +93,7 @@ def first_line(error: BaseException) -> str:
     for line in lines:
         if "injected failure of" in line and 'f"' not in line:
             return line[line.index("injected failure of") :][:300]
+    wanted: Callable[[str], bool]
     for wanted in (
         lambda s: "exited unexpectedly" in s or "crashed" in s,
         lambda s: not s.startswith("at ") and ("Error: " in s or "Exception: " in s),
