@@ -83,7 +83,7 @@ def test_listeners_bind_to_the_interface_the_job_needs() -> None:
     every interface for an address that is not this machine's (behind NAT)."""
     assert bind_address("127.0.0.1") == "127.0.0.1"
     assert bind_address("localhost") in ("127.0.0.1", "::1")
-    assert bind_address("192.0.2.1") == "0.0.0.0"  # TEST-NET-1: never a local interface
+    assert bind_address("203.0.113.7") == "0.0.0.0"  # TEST-NET-3: not a local interface
     job = absnb.word_count()
     graph = job.graph
     coordinator = CheckpointCoordinator(graph.tasks, graph.name, graph.fingerprint, "abs")
