@@ -32,6 +32,253 @@ class PendingCheckpoint:
     triggered_at: int
     acknowledged: dict[TaskId, TaskSnapshot] = field(default_factory=dict)
 
+
+@dataclass(frozen=True)
+class CompletedCheckpoint:
+    """A checkpoint every task acknowledged: its global snapshot and when it was taken."""
+
+    snapshot: GlobalSnapshot
+    triggered_at: int
+    completed_at: int
+
+    @property
+    def checkpoint_id(self) -> CheckpointId:
+        return self.snapshot.checkpoint_id
+
+
+class CheckpointCoordinator:
+    """Triggers checkpoints, collects acknowledgements, completes and aborts.
+
+    Args:
+        tasks: every task of the job; a checkpoint completes when all acknowledged it.
+        job: the job's name, and ``fingerprint`` its graph's fingerprint, stored in every
+            snapshot so that a snapshot cannot be restored into another job.
+        protocol: the protocol's name, stored in every snapshot.
+        interval: time between periodic triggers (any unit: the simulator counts steps,
+            the Spark runtime seconds); None for no periodic triggers.
+        max_concurrent: how many checkpoints may be pending at once; None for no limit.
+        min_pause: time that must pass after a checkpoint completes before the next periodic
+            trigger (Flink: minPauseBetweenCheckpoints), so that a job whose checkpoints take
+            longer than the interval still makes progress between them.
+        subsumes: whether a completed checkpoint aborts older pending ones (ABS, Flink);
+            False for Chandy-Lamport, whose concurrent snapshots each complete.
+        timeout: a pending checkpoint older than this is aborted (:meth:`expire`); None
+            for no timeout (Flink: ``setCheckpointTimeout``).
+        periodic_concurrent: how many checkpoints may be pending when a periodic trigger
+            is due (Flink: maxConcurrentCheckpoints); None for ``max_concurrent``, or 1 when
+            that is unlimited (Chandy-Lamport). Triggers on request may start more, up to
+            ``max_concurrent``; periodic ones never pile up faster than they complete, which
+            would grow every channel by a marker per interval and the run quadratically.
+
+    Raises:
+        ProtocolSettingError: a negative interval, pause or timeout, or a limit of
+            concurrent checkpoints below 0.
+    """
+
+    def __init__(
+        self,
+        tasks: tuple[TaskId, ...],
+        job: str,
+        fingerprint: str,
+        protocol: str,
+        interval: float | None = None,
+        max_concurrent: int | None = 1,
+        min_pause: float = 0,
+        subsumes: bool = True,
+        timeout: float | None = None,
+        periodic_concurrent: int | None = None,
+    ) -> None:
+        for what, value in (("interval", interval), ("timeout", timeout), ("min_pause", min_pause)):
+            if value is not None and (
+                isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0
+            ):
+                raise ProtocolSettingError(
+                    f"checkpoint {what} must be a number >= 0 (simulator steps, seconds on "
+                    f"Spark){'' if what == 'min_pause' else ' or None'}, not {value!r}"
+                )
+        if max_concurrent is not None and (
+            isinstance(max_concurrent, bool)
+            or not isinstance(max_concurrent, int)
+            or max_concurrent < 0
+        ):
+            raise ProtocolSettingError(
+                f"max_concurrent must be a whole number >= 1 (or None for no limit), not "
+                f"{max_concurrent!r}"
+            )
+        self.tasks = tasks
+        self._task_set = frozenset(tasks)
+        self.job = job
+        self.fingerprint = fingerprint
+        self.protocol = protocol
+        self.interval = interval
+        self.max_concurrent = max_concurrent
+        self.min_pause = min_pause
+        self.subsumes = subsumes
+        self.timeout = timeout
+        self.declined: list[tuple[CheckpointId, TaskId, str]] = []
+        self.expired: list[CheckpointId] = []
+        self.periodic_concurrent = (
+            periodic_concurrent
+            if periodic_concurrent is not None
+            else (max_concurrent if max_concurrent is not None else 1)
+        )
+        self.last_completed: float | None = None
+        self.next_id: CheckpointId = 1
+        self.last_trigger: float = 0
+        self.pending: dict[CheckpointId, PendingCheckpoint] = {}
+        self.completed: list[CompletedCheckpoint] = []
+        self.aborted: list[CheckpointId] = []
+
+    @classmethod
+    def for_graph(
+        cls,
+        graph: ExecutionGraph,
+        protocol: SnapshotProtocol,
+        interval: float | None = None,
+        *,
+        min_pause: float = 0,
+        timeout: float | None = None,
+        max_concurrent: int | str | None = "protocol",
+    ) -> CheckpointCoordinator:
+        """The coordinator of ``graph`` run under ``protocol`` (whose ``max_concurrent``
+        applies unless one is given; a protocol that takes none keeps 0)."""
+        if max_concurrent == "protocol" or protocol.max_concurrent == 0:
+            max_concurrent = protocol.max_concurrent
+        return cls(
+            graph.tasks,
+            graph.name,
+            graph.fingerprint,
+            protocol.name,
+            interval=interval,
+            max_concurrent=max_concurrent,  # type: ignore[arg-type]
+            min_pause=min_pause,
+            subsumes=protocol.subsumes,
+            timeout=timeout,
+        )
+
+    # -- triggering --------------------------------------------------------------------------
+    def can_trigger(self) -> bool:
+        """True when one more checkpoint may start."""
+        return self.max_concurrent is None or len(self.pending) < self.max_concurrent
+
+    def is_due(self, now: float) -> bool:
+        """True when a periodic checkpoint should be triggered at time ``now``: more than
+        ``interval`` has passed since the last trigger (so at least ``interval`` simulator
+        steps of other work lie between two triggers), after the pause since the last
+        completion, and fewer than ``periodic_concurrent`` checkpoints are pending."""
+        return (
+            self.interval is not None
+            and now - self.last_trigger > self.interval
+            and (self.last_completed is None or now - self.last_completed > self.min_pause)
+            and len(self.pending) < self.periodic_concurrent
+            and self.can_trigger()
+        )
+
+    def trigger(self, now: float) -> CheckpointId:
+        """Start the next checkpoint; the runtime injects it into the initiators."""
+        n = self.next_id
+        self.next_id += 1
+        self.last_trigger = now
+        self.pending[n] = PendingCheckpoint(n, int(now))
+        return n
+
+    # -- acknowledgements --------------------------------------------------------------------
+    def acknowledge(self, snapshot: TaskSnapshot, now: float) -> CompletedCheckpoint | None:
+        """Take one task's part; returns the completed checkpoint when it was the last part.
+
+        Parts of checkpoints that are no longer pending (aborted or subsumed) are ignored.
+        When the protocol subsumes, a completed checkpoint aborts older pending ones.
+        """
+        if snapshot.task not in self._task_set:
+            raise ProtocolError(
+                f"checkpoint {snapshot.checkpoint_id} was acknowledged by {snapshot.task}, which "
+                f"is not a task of job {self.job!r}: acknowledge only with the job's own tasks"
+            )
+        pending = self.pending.get(snapshot.checkpoint_id)
+        if pending is None:
+            return None
+        pending.acknowledged[snapshot.task] = snapshot
+        if len(pending.acknowledged) < len(self.tasks):
+            return None
+        del self.pending[snapshot.checkpoint_id]
+        if self.subsumes:
+            for older in [n for n in self.pending if n < snapshot.checkpoint_id]:
+                del self.pending[older]
+                self.aborted.append(older)
+        done = CompletedCheckpoint(
+            GlobalSnapshot(
+                checkpoint_id=pending.checkpoint_id,
+                job=self.job,
+                fingerprint=self.fingerprint,
+                tasks={t: pending.acknowledged[t] for t in self.tasks},
+                protocol=self.protocol,
+            ),
+            triggered_at=pending.triggered_at,
+            completed_at=int(now),
+        )
+        self.completed.append(done)
+        self.last_completed = now
+        return done
+
+    def decline(self, checkpoint_id: CheckpointId, task: TaskId, reason: str) -> bool:
+        """``task`` declined ``checkpoint_id``: abort it. Returns False when it was no longer
+        pending (completed, subsumed or aborted before)."""
+        if checkpoint_id not in self.pending:
+            return False
+        del self.pending[checkpoint_id]
+        self.aborted.append(checkpoint_id)
+        self.declined.append((checkpoint_id, task, reason))
+        return True
+
+    def expire(self, now: float) -> list[CheckpointId]:
+        """Abort every pending checkpoint triggered more than ``timeout`` ago; their ids."""
+        if self.timeout is None:
+            return []
+        late = [n for n, p in self.pending.items() if now - p.triggered_at > self.timeout]
+        for n in late:
+            del self.pending[n]
+        self.aborted.extend(late)
+        self.expired.extend(late)
+        return late
+
+    def abort_all(self) -> list[CheckpointId]:
+        """A task failed: abort every pending checkpoint; returns their ids."""
+        ids = sorted(self.pending)
+        self.pending.clear()
+        self.aborted.extend(ids)
+        return ids
+
+    def latest(self) -> CompletedCheckpoint | None:
+        """The completed checkpoint recovery restores: the one with the highest id.
+
+        Checkpoints complete in id order when the protocol subsumes. Chandy-Lamport's
+        concurrent snapshots may complete out of order (2 before 1); each is consistent,
+        and recovery restores the one triggered last, as Flink's completed-checkpoint
+        store returns the highest id, whatever order they completed in. So the snapshot
+        restored never depends on the order of completion, and a sink that committed a
+        checkpoint's transactions is never restored behind it by an older one completing
+        later.
+        """
+        if not self.completed:
+            return None
+        if self.subsumes:
+            return self.completed[-1]
+        return max(self.completed, key=lambda c: c.checkpoint_id)
+
+    # -- value semantics ---------------------------------------------------------------------
+    def clone(self) -> CheckpointCoordinator:
+        new = CheckpointCoordinator.__new__(CheckpointCoordinator)
+        new.__dict__.update(self.__dict__)
+        new.pending = {
+            n: PendingCheckpoint(p.checkpoint_id, p.triggered_at, dict(p.acknowledged))
+            for n, p in self.pending.items()
+        }
+        new.completed = list(self.completed)
+        new.aborted = list(self.aborted)
+        new.declined = list(self.declined)
+        new.expired = list(self.expired)
+        return new
+
     def key(self, now: float | None = None) -> object:
         """Equal for coordinators that decide the same future from time ``now``.
 
@@ -54,8 +301,7 @@ class PendingCheckpoint:
         ages: tuple[float, ...] = ()
         if self.timeout is not None and now is not None:
             ages = tuple(
-                min(now - p.triggered_at, self.timeout + 1)
-                for _, p in sorted(self.pending.items())
+                min(now - p.triggered_at, self.timeout + 1) for _, p in sorted(self.pending.items())
             )
         latest = self.latest()
         return (

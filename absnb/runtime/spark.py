@@ -31,11 +31,17 @@ from absnb.runtime.host import (
     Failure,
     HostPlan,
     HostResult,
-    HostStopped,
-    InjectedFailure,
     host_of,
     run_host,
     terminates_by_quiescence,
+)
+from absnb.runtime.recovery import (
+    REPORT_WAIT,
+    first_line,
+    noted,
+    restore_point,
+    unpickle_plan,
+    users_error,
 )
 
 if TYPE_CHECKING:
@@ -280,7 +286,7 @@ class SparkRuntime:
         reported: tuple[BaseException, bool] | None = None
         try:
             for attempt in range(max_restarts + 1):
-                latest = _latest(storage, job_id, graph, coordinator, restore_older)
+                latest = restore_point(storage, job_id, graph, coordinator, restore_older)
                 restore = latest.checkpoint_id if latest else 0
                 restored.append(restore)
                 server.new_attempt(attempt, restore)
@@ -310,9 +316,9 @@ class SparkRuntime:
                 except Exception as e:  # a failed barrier stage is never retried by Spark
                     failed_at.append(time.monotonic())
                     reported = server.failure(attempt, timeout=REPORT_WAIT)
-                    errors.append(server.failures.get(attempt) or _first_line(e))
-                    if reported is not None and reported[1] and _users_error(reported[0]):
-                        raise _noted(
+                    errors.append(server.failures.get(attempt) or first_line(e))
+                    if reported is not None and reported[1] and users_error(reported[0]):
+                        raise noted(
                             reported[0],
                             f"a host of job {graph.name!r} failed "
                             "while setting up, before the job ran; not restarted, as "
@@ -323,8 +329,8 @@ class SparkRuntime:
                     f"job {graph.name!r} failed {max_restarts + 1} times (the limit is "
                     f"max_restarts={max_restarts}); last error: {errors[-1]}"
                 )
-                if reported is not None and _users_error(reported[0]):
-                    raise _noted(reported[0], str(limit)) from limit
+                if reported is not None and users_error(reported[0]):
+                    raise noted(reported[0], str(limit)) from limit
                 raise limit
         finally:
             server.stop()
@@ -374,82 +380,13 @@ class SparkRuntime:
         ids = [(p.host_id, p.attempt, p.coordinator, p.secret) for p in plans]
 
         def run_partition(index: int, rows: Any) -> Any:
-            plan = _on_executor(_unpickle_plan(pickled[index], *ids[index]))
+            plan = _on_executor(unpickle_plan(pickled[index], *ids[index]))
             if binding is not None:
                 plan = binding.bind(plan, rows)
             yield run_host(plan)
 
         rdd = data.rdd if data is not None else sc.parallelize(range(n), n)
         return rdd.barrier().mapPartitionsWithIndex(run_partition).collect()
-
-
-def _latest(
-    storage: Any,
-    job_id: str,
-    graph: ExecutionGraph,
-    coordinator: CheckpointCoordinator,
-    restore_older: bool,
-) -> Any:
-    """The checkpoint to restore: the newest that verifies, but never one behind the newest
-    completed checkpoint when the job has two-phase-commit sinks (unless ``restore_older``)."""
-    from absnb.runtime.storage import CommittedCheckpointLostError
-
-    external = any(graph.function(t).external for t in graph.tasks)
-    completed = coordinator.completed
-    committed = completed[-1].checkpoint_id if completed and external else None
-    if restore_older:
-        committed = None
-    try:
-        if committed is None:
-            return storage.latest(job_id, graph.fingerprint)
-        return storage.latest(job_id, graph.fingerprint, committed=committed)
-    except CommittedCheckpointLostError as e:
-        raise CommittedCheckpointLostError(
-            f"{e}. Restoring an older checkpoint would commit output the sinks have already "
-            "committed a second time: restore the file from a backup, or pass "
-            "restore_older=True to SparkRuntime.run() to restore the newest older checkpoint "
-            "and accept duplicates",
-            checkpoint_id=e.checkpoint_id,
-            path=e.path,
-        ) from None
-
-
-REPORT_WAIT = 0.2
-"""Seconds the driver waits, after a stage failed, for a host's report of why."""
-
-
-def _users_error(error: BaseException) -> bool:
-    """Whether ``error`` is the user's (a bad operator, a missing module, a full port
-    range), raised as itself, rather than the runtime's own way of failing (an injected
-    failure, a host stopped or lost, a connection broken)."""
-    from absnb.runtime.control_messages import HostFailure
-
-    return not isinstance(
-        error, (InjectedFailure, HostStopped, HostFailure, ConnectionError, TimeoutError)
-    )
-
-
-def _noted(error: BaseException, note: str) -> BaseException:
-    """``error`` with ``note`` added (Python 3.11's ``add_note``; the message before)."""
-    add_note = getattr(error, "add_note", None)
-    if add_note is not None:
-        add_note(note)
-    return error
-
-
-def _unpickle_plan(
-    pickled: bytes, host_id: int, attempt: int, coordinator: tuple[str, int], secret: bytes
-) -> HostPlan:
-    """The host's plan; if it cannot be unpickled here, the coordinator hears why first."""
-    import pickle
-
-    from absnb.runtime.control_client import failure_message, report_failure
-
-    try:
-        return pickle.loads(pickled)  # the driver's own plan, as Spark would ship it
-    except BaseException as e:
-        report_failure(coordinator, secret, failure_message(host_id, attempt, e, setup=True))
-        raise
 
 
 def _on_executor(plan: HostPlan) -> HostPlan:
@@ -466,22 +403,6 @@ def _on_executor(plan: HostPlan) -> HostPlan:
     if not host or plan.advertise_host == "127.0.0.1":  # a local master: loopback only
         return plan
     return replace(plan, advertise_host=host)
-
-
-def _first_line(error: BaseException) -> str:
-    """The line of a (Java-wrapped) task failure that says what happened."""
-    lines = [line.strip() for line in str(error).splitlines() if line.strip()]
-    for line in lines:
-        if "injected failure of" in line and 'f"' not in line:
-            return line[line.index("injected failure of") :][:300]
-    for wanted in (
-        lambda s: "exited unexpectedly" in s or "crashed" in s,
-        lambda s: not s.startswith("at ") and ("Error: " in s or "Exception: " in s),
-    ):
-        for line in lines:
-            if wanted(line):
-                return line[:300]
-    return lines[0][:300] if lines else type(error).__name__
 
 
 def word_count_answer(spark: Any, lines: Sequence[Sequence[str]]) -> dict[str, int]:

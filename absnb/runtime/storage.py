@@ -36,16 +36,11 @@ from typing import Any
 from absnb.core.errors import SnapshotMismatchError
 from absnb.core.ids import CheckpointId, TaskId
 from absnb.core.snapshot import GlobalSnapshot, TaskSnapshot
-from absnb.runtime.storage_fs import (
-    CommittedCheckpointLostError,
-    FsspecFS,
-    LocalFS,
-    StorageError,
-    decode_name,
-    encode_name,
-    local_path,
-    open_fsspec,
-)
+from absnb.runtime.storage_fs import CommittedCheckpointLostError as CommittedCheckpointLostError
+from absnb.runtime.storage_fs import FsspecFS, LocalFS, local_path, open_fsspec
+from absnb.runtime.storage_fs import StorageError as StorageError
+from absnb.runtime.storage_fs import decode_name as decode_name
+from absnb.runtime.storage_fs import encode_name as encode_name
 from absnb.runtime.wire import dumps, loads
 
 MAGIC = b"ABSNBSNP"

@@ -164,10 +164,10 @@ class FsspecFS:
         self.fs.invalidate_cache(directory)
 
     def read(self, path: str) -> bytes:
-        return self.fs.cat_file(path)
+        return bytes(self.fs.cat_file(path))
 
     def read_head(self, path: str, n: int) -> bytes:
-        return self.fs.cat_file(path, start=0, end=n)
+        return bytes(self.fs.cat_file(path, start=0, end=n))
 
     def size(self, path: str) -> int:
         return int(self.fs.size(path))

@@ -214,7 +214,7 @@ class Connecting:
 
     def _read_admission(self, admission: _Admission) -> None:
         hs = admission.handshake
-        data = self._recv(admission)  # type: ignore[arg-type]
+        data = self._recv(admission)
         if data is None:
             return
         hs.receive(data)
@@ -257,11 +257,11 @@ class Connecting:
         inp = None
         if isinstance(channel, tuple) and len(channel) == 2:
             try:
-                inp = self._inputs.get(channel)  # type: ignore[arg-type]
+                inp = self._inputs.get(channel)  # type: ignore[call-overload]  # any tuple
             except TypeError:  # unhashable
                 inp = None
             if inp is None and all(isinstance(s, str) for s in channel):
-                inp = self._by_name.get(channel)  # type: ignore[arg-type]
+                inp = self._by_name.get(channel)
         if inp is None:
             return None, f"channel {channel!r} is not an expected input"
         if inp.connected:

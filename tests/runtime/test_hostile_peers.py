@@ -61,15 +61,17 @@ class Attack:
                     s.send(b"\0")
 
     def dropped(self) -> int:
-        """Connections the peers have closed (read to the end)."""
+        """Connections the peers have closed or reset."""
         n = 0
         for s in self.idle + self.drip:
-            with contextlib.suppress(OSError):
-                s.setblocking(False)
+            s.setblocking(False)
+            try:
                 while select.select([s], [], [], 0)[0]:
                     if not s.recv(1 << 16):
                         n += 1
                         break
+            except OSError:  # reset: closed before it was accepted, or with data unread
+                n += 1
         return n
 
     def stop(self) -> None:
