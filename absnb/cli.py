@@ -132,6 +132,18 @@ def build_parser() -> argparse.ArgumentParser:
         "at-least-once write to an in-memory external store)",
     )
     run.add_argument(
+        "--alignment-timeout",
+        type=natural,
+        metavar="N",
+        help="with abs: switch to unaligned at a task whose alignment lasts N steps",
+    )
+    run.add_argument(
+        "--checkpoint-timeout",
+        type=natural,
+        metavar="N",
+        help="abort a checkpoint still pending N steps after its trigger",
+    )
+    run.add_argument(
         "--allow-deadlock",
         action="store_true",
         help="run ABS Algorithm 1 on a cyclic graph anyway (it deadlocks)",
@@ -204,6 +216,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         args.protocol or DEFAULT_PROTOCOL[args.job],
         checkpoint_interval=args.interval or None,
         allow_deadlock=args.allow_deadlock,
+        alignment_timeout=args.alignment_timeout,
+        checkpoint_timeout=args.checkpoint_timeout,
     )
     crash_task, crash_at = args.crash or (None, None)
     if crash_task is not None:
