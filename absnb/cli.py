@@ -179,6 +179,12 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="N",
         help="run Figures 6 and 7 N times over and print medians (default 1)",
     )
+    bench.add_argument(
+        "--backpressure",
+        action="store_true",
+        help="run the checkpointing-under-backpressure experiment instead (aligned, "
+        "unaligned, aligned with a timeout, at-least-once; simulator and Spark)",
+    )
     bench.set_defaults(func=cmd_bench, subparser=bench)
     return parser
 
@@ -294,6 +300,18 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
     if args.repeats < 1:
         args.subparser.error("--repeats must be at least 1")
+    if args.backpressure:
+        from absnb.experiments.backpressure import on_spark, print_backpressure, simulate
+        from absnb.runtime.spark import SparkRuntime
+
+        sim = simulate()
+        runtime = SparkRuntime(master="local[4]")
+        try:
+            spark = on_spark(runtime, lines=max(20, int(40 * args.scale)))
+        finally:
+            runtime.spark.stop()
+        print_backpressure(sim, spark)
+        return 0
     result = run_bench(scale=args.scale, only=args.only or EXPERIMENTS, repeats=args.repeats)
     print_bench(result)
     return 0
