@@ -132,6 +132,18 @@ def build_parser() -> argparse.ArgumentParser:
         "at-least-once write to an in-memory external store)",
     )
     run.add_argument(
+        "--alignment-timeout",
+        type=natural,
+        metavar="N",
+        help="with abs: switch to unaligned at a task whose alignment lasts N steps",
+    )
+    run.add_argument(
+        "--checkpoint-timeout",
+        type=natural,
+        metavar="N",
+        help="abort a checkpoint still pending N steps after its trigger",
+    )
+    run.add_argument(
         "--allow-deadlock",
         action="store_true",
         help="run ABS Algorithm 1 on a cyclic graph anyway (it deadlocks)",
@@ -166,6 +178,12 @@ def build_parser() -> argparse.ArgumentParser:
         default=1,
         metavar="N",
         help="run Figures 6 and 7 N times over and print medians (default 1)",
+    )
+    bench.add_argument(
+        "--backpressure",
+        action="store_true",
+        help="run the checkpointing-under-backpressure experiment instead (aligned, "
+        "unaligned, aligned with a timeout, at-least-once; simulator and Spark)",
     )
     bench.set_defaults(func=cmd_bench, subparser=bench)
     return parser
@@ -204,6 +222,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         args.protocol or DEFAULT_PROTOCOL[args.job],
         checkpoint_interval=args.interval or None,
         allow_deadlock=args.allow_deadlock,
+        alignment_timeout=args.alignment_timeout,
+        checkpoint_timeout=args.checkpoint_timeout,
     )
     crash_task, crash_at = args.crash or (None, None)
     if crash_task is not None:
@@ -280,6 +300,18 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
     if args.repeats < 1:
         args.subparser.error("--repeats must be at least 1")
+    if args.backpressure:
+        from absnb.experiments.backpressure import on_spark, print_backpressure, simulate
+        from absnb.runtime.spark import SparkRuntime
+
+        sim = simulate()
+        runtime = SparkRuntime(master="local[4]")
+        try:
+            spark = on_spark(runtime, lines=max(20, int(40 * args.scale)))
+        finally:
+            runtime.spark.stop()
+        print_backpressure(sim, spark)
+        return 0
     result = run_bench(scale=args.scale, only=args.only or EXPERIMENTS, repeats=args.repeats)
     print_bench(result)
     return 0

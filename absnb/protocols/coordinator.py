@@ -31,6 +31,8 @@ class PendingCheckpoint:
     checkpoint_id: CheckpointId
     triggered_at: int
     acknowledged: dict[TaskId, TaskSnapshot] = field(default_factory=dict)
+    started: float = 0.0
+    """The exact time of the trigger (``triggered_at`` is whole: a step, a second)."""
 
 
 @dataclass(frozen=True)
@@ -179,7 +181,7 @@ class CheckpointCoordinator:
         n = self.next_id
         self.next_id += 1
         self.last_trigger = now
-        self.pending[n] = PendingCheckpoint(n, int(now))
+        self.pending[n] = PendingCheckpoint(n, int(now), started=now)
         return n
 
     # -- acknowledgements --------------------------------------------------------------------
@@ -234,7 +236,7 @@ class CheckpointCoordinator:
         """Abort every pending checkpoint triggered more than ``timeout`` ago; their ids."""
         if self.timeout is None:
             return []
-        late = [n for n, p in self.pending.items() if now - p.triggered_at > self.timeout]
+        late = [n for n, p in self.pending.items() if now - p.started > self.timeout]
         for n in late:
             del self.pending[n]
         self.aborted.extend(late)
@@ -270,7 +272,7 @@ class CheckpointCoordinator:
         new = CheckpointCoordinator.__new__(CheckpointCoordinator)
         new.__dict__.update(self.__dict__)
         new.pending = {
-            n: PendingCheckpoint(p.checkpoint_id, p.triggered_at, dict(p.acknowledged))
+            n: PendingCheckpoint(p.checkpoint_id, p.triggered_at, dict(p.acknowledged), p.started)
             for n, p in self.pending.items()
         }
         new.completed = list(self.completed)

@@ -24,13 +24,15 @@ Unaligned (FLIP-76; Flink's ``SingleCheckpointBarrierHandler`` in its unaligned 
    each channel state, in order, ahead of anything else on its channel.
 
 Aligned with an alignment timeout (Flink: ``execution.checkpointing.aligned-checkpoint-timeout``,
-"If timeout is set, checkpoints start as aligned. If during the checkpointing an alignment
-takes longer than the configured timeout, the checkpoint is switched to unaligned"): the
-task aligns as in Alg. 1 (lines 7-9, blocking the inputs the barrier came on); when the
-runtime reports that its alignment has lasted ``alignment_timeout`` (steps in the
-simulator, seconds on Spark) it switches (:meth:`on_alignment_timeout`): snapshot now,
+"checkpoints will start aligned. If during checkpointing, the checkpoint start delay exceeds
+this timeout, alignment will timeout and checkpoint barrier will start working as unaligned
+checkpoint"): the task aligns as in Alg. 1 (lines 7-9, blocking the inputs the barrier came
+on); when the runtime reports that its alignment has lasted ``alignment_timeout`` (steps in
+the simulator, seconds on Spark) it switches (:meth:`on_alignment_timeout`): snapshot now,
 forward the barrier, unblock, and record the inputs whose barrier is still missing, as
-above. An alignment that ends in time is Alg. 1's and records no channel.
+above. A barrier still queued when its checkpoint is older than the timeout overtakes the
+records before it (the simulator delivers it so), which switches the task too. An
+alignment that ends in time is Alg. 1's and records no channel.
 """
 
 from __future__ import annotations
@@ -151,6 +153,16 @@ class UnalignedBarrierHandler(BarrierHandler):
             state = WAITING
         if isinstance(state, RecordingInFlight):
             return self._close(channel, overtaken, state, effects)
+        if self.aligned_first and overtaken:
+            # The runtime let this barrier overtake: its checkpoint's alignment timed out
+            # before it even arrived (Flink: an announced barrier processed as unaligned).
+            self.switched = (*self.switched, n)
+            if isinstance(state, CollectingBarriers):
+                effects.extend(Unblock(c) for c in self.inputs if c in state.received)
+                received = state.received | {channel}
+            else:
+                received = frozenset((channel,))
+            return self._go_unaligned(n, received, overtaken, channel, effects)
         received = (
             state.received | {channel}
             if isinstance(state, CollectingBarriers)

@@ -334,6 +334,9 @@ class CoordinatorServer(SelectorServer):
 
     def _maybe_trigger(self) -> None:
         now = self.clock()
+        if self.coordinator.timeout is not None and self._running():
+            for late in self.coordinator.expire(now):  # Flink's checkpoint timeout
+                self._abort(late, "timed out", now)
         if not self._running() or not self.coordinator.is_due(now):
             return
         n = self.coordinator.trigger(now)

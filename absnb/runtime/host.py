@@ -93,7 +93,12 @@ class Host:
         self.plan = plan
         job = plan.job
         self.graph = graph = job.graph
-        protocol = get_protocol(plan.protocol, graph, allow_deadlock=plan.allow_deadlock)
+        protocol = get_protocol(
+            plan.protocol,
+            graph,
+            allow_deadlock=plan.allow_deadlock,
+            alignment_timeout=plan.alignment_timeout,
+        )
         self.local = set(plan.tasks)
         # Every task restarts from a checkpoint here: no consumption order to keep.
         self.tasks = {t: StreamTask(graph, t, protocol, history=False) for t in plan.tasks}
@@ -229,6 +234,8 @@ class Host:
                         self._deliver(c, q.popleft(), client)
             for c, m in net.poll(0.0 if busy else 0.001):
                 self._deliver(c, m, client)
+            if plan.alignment_timeout is not None and self.align_start:
+                self._alignment_timeouts(client)
             now = time.monotonic()
             if now - last_flush >= plan.flush_every or not busy:
                 net.flush()
@@ -431,6 +438,22 @@ class Host:
                     self.metrics["dropped_barriers"] = self.metrics.get("dropped_barriers", 0) + 1
             out += len(m) if type(m) is RecordBatch else type(m) is Record
         self.metrics["records_out"] += out
+
+    def _alignment_timeouts(self, client: Any) -> None:
+        """Tasks aligning for longer than the alignment timeout (seconds) switch to
+        unaligned (Flink's aligned checkpoint timeout)."""
+        timeout = self.plan.alignment_timeout
+        assert timeout is not None
+        now = time.monotonic()
+        for t, began in list(self.align_start.items()):
+            if now - began >= timeout:
+                sends: list = []
+                controls = self.tasks[t].alignment_timeout(sends)
+                self.metrics["switched"] = self.metrics.get("switched", 0) + 1
+                if controls:
+                    self._controls(t, controls, client)
+                if sends:
+                    self._dispatch(sends)
 
     def _controls(self, t: TaskId, controls: Sequence[Any], client: Any) -> None:
 

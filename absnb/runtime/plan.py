@@ -27,6 +27,7 @@ class HostPlan:
     restore: int = 0
     failures: tuple[Failure, ...] = ()
     allow_deadlock: bool = False
+    alignment_timeout: float | None = None
     advertise_host: str = "127.0.0.1"
     source_batch: int = 512
     flush_every: float = 0.005

@@ -195,6 +195,8 @@ class SparkRuntime:
         inputs: Any = None,
         source_rate: float | None = None,
         restore_older: bool = False,
+        alignment_timeout: float | None = None,
+        checkpoint_timeout: float | None = None,
     ) -> SparkRun:
         """Run ``job`` to the end under ``protocol``, restarting after failures.
 
@@ -214,6 +216,10 @@ class SparkRuntime:
         file; ``restore_older=True`` restores the newest older checkpoint that verifies
         instead, accepting duplicates in the sinks.
 
+        ``alignment_timeout`` (seconds) makes ``abs`` switch to unaligned at a task whose
+        alignment lasts that long; ``checkpoint_timeout`` (seconds) aborts a checkpoint not
+        complete by then (Flink's checkpoint timeout).
+
         Raises:
             ClusterTooSmallError: the stage does not fit the cluster's slots (Spark would
                 wait forever or fail with SPARK-24819).
@@ -229,7 +235,10 @@ class SparkRuntime:
         from absnb.runtime.wire import bind_address, new_secret
 
         graph = job.graph
-        proto = get_protocol(protocol, graph, allow_deadlock=allow_deadlock)
+        proto = get_protocol(
+            protocol, graph, allow_deadlock=allow_deadlock, alignment_timeout=alignment_timeout
+        )
+        alignment_timeout = getattr(proto, "alignment_timeout", None)
         if source_rate is not None and not source_rate > 0:
             raise ValueError(
                 f"source_rate must be a number of entries per second above 0, not "
@@ -255,7 +264,9 @@ class SparkRuntime:
         job_id = f"{graph.name}-{uuid.uuid4().hex[:8]}"
         storage = self.storage
         secret = new_secret()
-        coordinator = CheckpointCoordinator.for_graph(graph, proto, checkpoint_interval)
+        coordinator = CheckpointCoordinator.for_graph(
+            graph, proto, checkpoint_interval, timeout=checkpoint_timeout
+        )
 
         def on_complete(checkpoint_id: int, acks: dict) -> None:
             storage.complete(
@@ -304,6 +315,7 @@ class SparkRuntime:
                         restore=restore,
                         failures=tuple(failures),
                         allow_deadlock=allow_deadlock,
+                        alignment_timeout=alignment_timeout,
                         advertise_host=driver_host,
                         source_rate=source_rate,
                         ports=self.ports,

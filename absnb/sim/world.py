@@ -16,7 +16,7 @@ from absnb.core.effects import Decline as Declined
 from absnb.core.errors import ActionNotEnabledError
 from absnb.core.graph import ExecutionGraph
 from absnb.core.ids import ChannelId, CheckpointId, TaskId
-from absnb.core.messages import RECORD_TYPES, Message, Record
+from absnb.core.messages import RECORD_TYPES, CheckpointBarrier, Message, Record
 from absnb.core.snapshot import GlobalSnapshot, TaskSnapshot
 from absnb.jobs.base import Job
 from absnb.protocols import CheckpointCoordinator, get_protocol
@@ -487,7 +487,7 @@ class World:
 
     def _deliver(self, channel: ChannelId) -> Event:
         queue = self.writable_channel(channel)
-        if self._s.overtake and type(queue[0]) in RECORD_TYPES:
+        if type(queue[0]) in RECORD_TYPES and (self._s.overtake or self._late_barrier(queue)):
             for i, m in enumerate(queue):
                 if type(m) not in RECORD_TYPES:
                     return self._deliver_overtaking(channel, queue, i)
@@ -500,6 +500,18 @@ class World:
             self.replaying -= 1
         event = Event(self.clock, self._s.deliver[channel], channel.dst, message)
         return self._outcome(task, sends, controls, event)
+
+    def _late_barrier(self, queue: deque[Message]) -> bool:
+        """Under an alignment timeout: whether the first barrier queued in ``queue`` belongs to a
+        checkpoint triggered at least the timeout ago (it then overtakes, as unaligned)."""
+        timeout = self._s.alignment_timeout
+        if timeout is None:
+            return False
+        for m in queue:
+            if type(m) is CheckpointBarrier:
+                pending = self.coordinator.pending.get(m.checkpoint_id)
+                return pending is not None and self.clock - pending.started >= timeout
+        return False
 
     def _deliver_overtaking(self, channel: ChannelId, queue: deque[Message], i: int) -> Event:
         """Deliver the barrier at position ``i`` of ``channel`` ahead of the records before

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from absnb.core.errors import AbsnbError
 from absnb.core.ids import ChannelId, TaskId
-from absnb.core.messages import CheckpointBarrier, Marker
+from absnb.core.messages import CancelCheckpointMarker, CheckpointBarrier, Marker
 from absnb.protocols.two_phase_commit import TwoPhaseCommitState
 from absnb.sim.format import show_message, show_value
 
@@ -105,6 +105,8 @@ def show_message_html(message: Any) -> str:
         return f'<FONT COLOR="{BARRIER_COLOUR}"><B>▌{escape(show_message(message))}</B></FONT>'
     if isinstance(message, Marker):
         return f'<FONT COLOR="{MARKER_COLOUR}"><B>◆{escape(show_message(message))}</B></FONT>'
+    if isinstance(message, CancelCheckpointMarker):
+        return f'<FONT COLOR="{BARRIER_COLOUR}"><B>✕{escape(show_message(message))}</B></FONT>'
     return escape(_cut(show_message(message)))
 
 

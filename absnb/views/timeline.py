@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from absnb.core.ids import ChannelId, CheckpointId, TaskId
-from absnb.core.messages import CheckpointBarrier, Marker, Message
+from absnb.core.messages import RECORD_TYPES, CheckpointBarrier, Marker, Message
 from absnb.sim.actions import Crash, Deliver, Recover, RecoveryMode
 from absnb.sim.events import Event
 from absnb.sim.format import show_message
@@ -173,7 +173,11 @@ def message_arrows(trace: Sequence[Event], world: World) -> list[Arrow]:
         if type(action) is Deliver:
             c = action.channel
             q = queues.get(c)
-            if q:
+            if q and event.overtaken:  # an unaligned barrier overtook records on its channel
+                i = next(i for i, x in enumerate(q) if type(x.message) not in RECORD_TYPES)
+                p = q[i]
+                del q[i]
+            elif q:
                 p = q.popleft()
             else:  # in transit before the trace began
                 assert event.message is not None
