@@ -41,3 +41,18 @@ class ProtocolError(AbsnbError, RuntimeError):
 
 class DatasetNotFoundError(AbsnbError, FileNotFoundError):
     """A shipped sample under ``datasets/`` is missing; the message says how to regenerate it."""
+
+
+class InvalidValueError(AbsnbError, ValueError):
+    """An argument has the right type but a value that is not allowed (the message names
+    the value and what is allowed)."""
+
+
+class InvalidTypeError(AbsnbError, TypeError):
+    """An argument has a type that is not allowed (the message names the value and the
+    types that are)."""
+
+
+class OperatorOutputError(AbsnbError, TypeError):
+    """A user operator returned something other than ``(state, outputs)`` with the outputs a
+    list or tuple."""

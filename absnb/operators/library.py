@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
+from absnb.core.errors import OperatorOutputError
 from absnb.operators.base import Operator, To
 
 
@@ -55,7 +56,13 @@ class FlatMap(Operator):
         self.fn = fn
 
     def process(self, state: Any, value: Any) -> tuple[Any, Sequence[Any]]:
-        return state, tuple(self.fn(value))
+        outs = self.fn(value)
+        if outs is None or isinstance(outs, str | bytes | dict):
+            raise OperatorOutputError(
+                f"FlatMap's function {getattr(self.fn, '__name__', self.fn)!r} returned "
+                f"{outs!r:.60}, but it must return a list (or other iterable) of records"
+            )
+        return state, tuple(outs)
 
 
 class Filter(Operator):

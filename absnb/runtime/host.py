@@ -47,6 +47,7 @@ from absnb.core.messages import (
 from absnb.core.snapshot import TaskSnapshot
 from absnb.jobs.base import Job
 from absnb.protocols import get_protocol
+from absnb.runtime.run_args import check_failure
 from absnb.runtime.snapshot_writer import SnapshotWriter
 from absnb.task import Dropped, StreamTask
 
@@ -94,6 +95,9 @@ class Failure:
     attempt: int = 0
     notified: int | None = None
     after_commit: bool = False
+
+    def __post_init__(self) -> None:
+        check_failure(self)
 
     def fire(self, reason: str) -> None:
         if self.kind == "kill":

@@ -211,6 +211,11 @@ class SparkRuntime:
         import time
 
         from absnb.runtime.control import CoordinatorServer
+        from absnb.runtime.run_args import check_run
+
+        check_run(
+            job, protocol, checkpoint_interval, failures, max_restarts, allow_deadlock, source_rate
+        )
         from absnb.runtime.wire import new_secret
 
         graph = job.graph

@@ -6,6 +6,7 @@ from collections.abc import Callable
 from typing import Any
 
 from absnb.sim.actions import Action
+from absnb.sim.args import check_run, check_stepper
 from absnb.sim.events import Event
 from absnb.sim.schedulers import RoundRobinScheduler, Scheduler
 from absnb.sim.world import World
@@ -32,6 +33,7 @@ class Stepper:
     def __init__(
         self, world: World, scheduler: Scheduler | None = None, *, history: bool = True
     ) -> None:
+        check_stepper(world, scheduler, history)
         self.initial = world.clone()
         self.world = world.clone()
         self.scheduler: Scheduler = scheduler or RoundRobinScheduler()
@@ -98,6 +100,7 @@ class Stepper:
     def run(self, until: Until = None, *, max_steps: int = 1_000_000) -> list[Event]:
         """Step until the scheduler stops, ``until`` steps were taken (an int), or
         ``until(world)`` is true; at most ``max_steps``. Returns the new events."""
+        check_run(until, max_steps)
         start = len(self.trace)
         for _ in range(max_steps):
             if isinstance(until, int) and len(self.trace) - start >= until:

@@ -30,6 +30,7 @@ from absnb.sim.actions import (
     Transfer,
     TriggerCheckpoint,
 )
+from absnb.sim.args import check_world
 from absnb.sim.events import Event
 from absnb.sim.format import show_message
 from absnb.task import Dropped, Send, StreamTask
@@ -85,6 +86,7 @@ class World:
         allow_deadlock: bool = False,
         notify_steps: bool | None = None,
     ) -> None:
+        check_world(job, checkpoint_interval, max_checkpoints, allow_deadlock, notify_steps)
         proto = get_protocol(protocol, job.graph, allow_deadlock=allow_deadlock)
         for op in job.graph.operators.values():
             check = getattr(op.function, "check", None)
