@@ -62,6 +62,7 @@ def test_bank_snapshots_add_up_to_the_total(capsys: pytest.CaptureFixture[str], 
         "deadlock": None,
         "exactly_once": True,
         "conserved": True,
+        "all_hold": True,
     }
 
 
@@ -173,8 +174,9 @@ def test_unknown_protocol_exits_2_naming_the_choices(
         (["run", "--job", "word_count", "--crash", "count[7]@3"], "count[0]"),
         (["run", "--accounts", "A:10"], "NAME=BALANCE"),
         (["run", "--job", "cyclic", "--transfers", "3"], "bank_transfer only"),
-        (["run", "--job", "pizza"], "invalid choice"),
-        (["run", "--interval", "-1"], "whole number"),
+        (["run", "--job", "pizza"], "unknown job 'pizza'"),
+        (["run", "--interval", "-1"], "'-1' is not an interval"),
+        (["run", "--interval", "2.5"], "whole number"),
         (["replay", "no/such/file.jsonl"], "cannot read trace file"),
         ([], "required"),
     ],
