@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import math
+from typing import NoReturn
 
 from absnb.experiments.bench import DEFAULT_SCALE
 from absnb.experiments.paper import BASE_REPEAT
@@ -17,6 +18,13 @@ from absnb.protocols import PROTOCOLS
 
 COMMANDS = ("run", "replay", "explore", "bench")
 RUNTIMES = ("sim", "spark")
+
+
+class Parser(argparse.ArgumentParser):
+    """An argument parser whose usage errors are one line on stderr (exit code 2)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
 def crash_spec(text: str) -> tuple[str, int]:
@@ -163,9 +171,7 @@ def add_job_options(p: argparse.ArgumentParser) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     """The ``absnb`` argument parser."""
-    parser = argparse.ArgumentParser(
-        prog="absnb", description="Distributed snapshots you can step through."
-    )
+    parser = Parser(prog="absnb", description="Distributed snapshots you can step through.")
     commands = parser.add_subparsers(dest="command", metavar="{" + ",".join(COMMANDS) + "}")
     commands.required = True
     run = commands.add_parser(
@@ -199,6 +205,12 @@ def build_parser() -> argparse.ArgumentParser:
         default="raise",
         help="raise an error in the task, or kill its Python worker (default raise)",
     )
+    spark.add_argument(
+        "--source-rate",
+        type=positive,
+        metavar="N",
+        help="the most input lines (or transfers) each source reads per second",
+    )
     spark.add_argument("--max-restarts", type=natural, default=3, metavar="N", help="default 3")
     rep = commands.add_parser("replay", help="replay a trace file (JSON lines)")
     rep.add_argument("file", help="the trace file")
@@ -218,11 +230,16 @@ def build_parser() -> argparse.ArgumentParser:
     exp.add_argument(
         "--max-states",
         type=counting,
-        default=200_000,
+        default=100_000,
         metavar="N",
-        help="stop after N distinct states (default 200,000)",
+        help="stop after N distinct states (default 100,000)",
     )
-    exp.add_argument("--max-depth", type=counting, metavar="N", help="steps from the start")
+    exp.add_argument(
+        "--max-depth",
+        type=counting,
+        metavar="N",
+        help="steps from the start (default: none; 10 with --crashes)",
+    )
     exp.add_argument(
         "--save-trace", metavar="FILE", help="write a counterexample as a trace to replay"
     )

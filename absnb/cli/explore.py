@@ -23,15 +23,22 @@ from absnb.sim.trace import TraceHeader, save_trace
 from absnb.sim.world import World
 
 EXPLORE_TRANSFERS = 2
-"""The bank's random transfers when ``--transfers`` is not given: few, the search is
-exhaustive."""
+"""The bank's random transfers when ``--transfers`` is not given: few, so that the search
+is exhaustive."""
+EXPLORE_LINES = [["a b"], ["b a"]]
+"""Word count's input in an exploration: one line of two words per source."""
+CRASH_DEPTH = 10
+"""The depth bound with ``--crashes`` when none is given: a crash is always possible, so
+the search never ends on its own."""
 
 
 def cmd_explore(args: argparse.Namespace) -> int:
     """``absnb explore``: exit 0 when no invariant is violated, 1 when one is."""
     if args.job == "bank_transfer" and args.transfers is None:
         args.transfers = EXPLORE_TRANSFERS
-    job = make_job(args)
+    job = make_job(args, lines=EXPLORE_LINES)
+    if args.crashes and args.max_depth is None:
+        args.max_depth = CRASH_DEPTH
     world = World(
         job,
         args.protocol or default_protocol(job),
@@ -63,7 +70,7 @@ def cmd_explore(args: argparse.Namespace) -> int:
         print(
             f"{job.builder} with {world.protocol.name}: {len(g.tasks)} tasks, "
             f"{len(g.channels)} channels; at most {args.checkpoints} checkpoint(s)"
-            + (", crashes at every step" if args.crashes else "")
+            + (f", crashes at every step to depth {args.max_depth}" if args.crashes else "")
         )
         print(result)
         if result.violation is not None and args.save_trace:

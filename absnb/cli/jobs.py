@@ -12,8 +12,8 @@ from absnb.jobs.custom import build_custom, is_custom
 DEFAULT_PROTOCOL = {"bank_transfer": "chandy-lamport", "word_count": "abs", "cyclic": "abs-cyclic"}
 
 
-def make_job(args: argparse.Namespace) -> Job:
-    """The job of ``run`` or ``explore``.
+def make_job(args: argparse.Namespace, lines: list[list[str]] | None = None) -> Job:
+    """The job of ``run`` or ``explore``; ``lines`` replaces word count's default lines.
 
     Raises:
         UnknownJobError: a custom builder cannot be imported or does not return a Job.
@@ -24,7 +24,12 @@ def make_job(args: argparse.Namespace) -> Job:
             if getattr(args, option[2:]) is not None:
                 args.subparser.error(f"{option} applies to the built-in jobs only, not {args.job}")
         return build_custom(args.job)
-    return build_job(args.job, **job_params(args))
+    params = job_params(args)
+    if lines is not None and args.job == "word_count":
+        n = args.parallelism or len(lines)
+        params["lines"] = [lines[i % len(lines)] for i in range(n)]
+        params.pop("sources", None)
+    return build_job(args.job, **params)
 
 
 def job_params(args: argparse.Namespace) -> dict[str, Any]:

@@ -1,5 +1,5 @@
 """Progress of long command-line runs: a tqdm bar on a terminal, else a plain line on stderr
-every few seconds (so short runs print nothing, and logs of long ones stay readable)."""
+every five seconds (so short runs print nothing, and logs of long ones stay readable)."""
 
 from __future__ import annotations
 
@@ -31,7 +31,7 @@ class Progress:
         total: int | None = None,
         *,
         stream: TextIO | None = None,
-        every: float = 2.0,
+        every: float = 5.0,
         bar: bool | None = None,
     ) -> None:
         self.desc, self.unit, self.total = desc, unit, total

@@ -90,12 +90,12 @@ def assess(world: World) -> Verdicts:
     )
 
 
-def pending_line(world: World, p: PendingCheckpoint) -> str:
+def pending_line(world: World, p: PendingCheckpoint, when: str = "") -> str:
     """``checkpoint 2 is still pending at the end: ... waiting for B``."""
     missing = [str(t) for t in world.graph.tasks if t not in p.acknowledged]
     return (
-        f"checkpoint {p.checkpoint_id} is still pending at the end: triggered at step "
-        f"{p.triggered_at}, acknowledged by {len(p.acknowledged)} of {len(world.graph.tasks)} "
+        f"checkpoint {p.checkpoint_id} is still pending at the end: triggered at "
+        f"{when or f'step {p.triggered_at}'}, acknowledged by {len(p.acknowledged)} of {len(world.graph.tasks)} "
         f"tasks (waiting for {', '.join(missing)})"
     )
 
@@ -168,7 +168,8 @@ def report_lines(report: Report) -> list[str]:
         lines.extend(snapshot_lines(report, done))
     for n, why in sorted(report.aborted.items()):
         lines.append(f"checkpoint {n}: {why}")
-    lines.extend(report.verdicts.pending)
+    for p in world.coordinator.pending.values():
+        lines.append(pending_line(world, p, report.at(p.triggered_at)))
     lines.append(f"output: {show_output(world.output())}")
     for label, values in in_transit(world).items():
         lines.append(f"in transit on {label}: [{', '.join(show_state(x) for x in values)}]")

@@ -25,9 +25,12 @@ def cmd_run(args: argparse.Namespace) -> int:
         from absnb.cli.spark import run_on_spark
 
         return run_on_spark(args)
-    for option in ("input", "master"):
-        if getattr(args, option) != (None if option == "input" else "local[*]"):
-            args.subparser.error(f"--{option} applies to --runtime spark only")
+    spark_only = {"input": None, "master": "local[*]", "source_rate": None, "crash_kind": "raise"}
+    spark_only["max_restarts"] = 3
+    for option, default in spark_only.items():
+        if getattr(args, option) != default:
+            flag = "--" + option.replace("_", "-")
+            args.subparser.error(f"{flag} applies to --runtime spark only")
     interval = DEFAULT_INTERVAL if args.interval is None else args.interval
     if interval != int(interval):
         args.subparser.error(

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
+import sys
 from typing import Any
 
 from absnb.cli.jobs import default_protocol, make_job
@@ -40,21 +41,28 @@ def run_on_spark(args: argparse.Namespace) -> int:
     if args.crash:
         task, records = args.crash
         failures.append(Failure(task, after_records=records, kind=args.crash_kind))
-    check_run(job, protocol, interval, failures, args.max_restarts, args.allow_deadlock, None)
+    check_run(
+        job, protocol, interval, failures, args.max_restarts, args.allow_deadlock, args.source_rate
+    )
     get_protocol(protocol, job.graph, allow_deadlock=args.allow_deadlock)  # names the choices
-    from absnb.runtime.spark import SparkRuntime, quiet_task_failures
+    from absnb.runtime.spark import RestartLimitError, SparkRuntime, quiet_task_failures
 
     runtime = SparkRuntime(master=args.master)
-    with quiet_task_failures(runtime.spark):
-        run = runtime.run(
-            job,
-            protocol,
-            checkpoint_interval=interval,
-            failures=failures,
-            max_restarts=args.max_restarts,
-            allow_deadlock=args.allow_deadlock,
-            inputs=args.input,
-        )
+    try:
+        with quiet_task_failures(runtime.spark):
+            run = runtime.run(
+                job,
+                protocol,
+                checkpoint_interval=interval,
+                failures=failures,
+                max_restarts=args.max_restarts,
+                allow_deadlock=args.allow_deadlock,
+                inputs=args.input,
+                source_rate=args.source_rate,
+            )
+    except RestartLimitError as e:  # not bad input: the job itself kept failing
+        print(f"absnb: {' '.join(str(e).split())}", file=sys.stderr)
+        return 1
     expected = reference(runtime.spark, job, args.input)
     once = (
         sorted(run.output, key=repr) == sorted(expected, key=repr)
@@ -148,7 +156,8 @@ def spark_lines(report: dict[str, Any], output: Any, total: int | None) -> list[
     crash = report["crash"]
     if crash:
         lines.append(
-            f"crash: {crash['task']} once it has consumed {crash['after_records']:,} records "
+            f"crash: {crash['task']} once it has consumed {crash['after_records']:,} "
+            f"record{'s' * (crash['after_records'] != 1)} "
             f"({crash['kind']}), in the first attempt"
         )
     for i, error in enumerate(report["errors"]):

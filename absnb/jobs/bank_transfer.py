@@ -61,7 +61,9 @@ def bank_transfer(
     validate.whole("max_amount", max_amount, minimum=100)
     names = list(accounts)
     if len(names) < 2:
-        raise GraphError("a bank needs at least two accounts: add another account")
+        raise GraphError(
+            f"a bank needs at least two accounts, not {accounts!r}: add another account"
+        )
     pairs = (
         [(a, b) for a in names for b in names if a != b]
         if links is None

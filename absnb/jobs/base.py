@@ -37,14 +37,15 @@ class Job:
         readers = [t for t in graph.tasks if graph.kind(t) in ("source", "process")]
         for key, log in self.inputs.items():
             task = graph.task(key) if isinstance(key, str) else key
+            shown = repr(key) if isinstance(key, str) else str(key)
             if task not in readers:
                 raise GraphError(
-                    f"job {self.name!r} has an input log for {key!r}, which is not a source or "
+                    f"job {self.name!r} has an input log for {shown}, which is not a source or "
                     f"process of the job: key the inputs by {', '.join(map(str, readers))}"
                 )
-            if isinstance(log, str | bytes) or not hasattr(log, "__iter__"):
+            if log is None or isinstance(log, str | bytes | dict):
                 raise InvalidTypeError(
-                    f"the input log of {key!r} must be a list or tuple of entries, not {log!r:.60}"
+                    f"the input log of {shown} must be a list or tuple of entries, not {log!r:.60}"
                 )
             inputs[task] = log
         self.inputs = inputs

@@ -30,13 +30,25 @@ class Source(Operator):
     def act(self, state: Any, entry: Any) -> tuple[Any, Sequence[Any]]:
         if self.split is None:
             return state, (entry,)
-        return state, tuple(self.split(entry))
+        return state, tuple(self._split(entry))
 
     def act_batch(self, state: Any, entries: Sequence[Any]) -> tuple[Any, list[Any]]:
-        split = self.split
-        if split is None:
+        if self.split is None:
             return state, list(entries)
+        split = self._split
         return state, [v for entry in entries for v in split(entry)]
+
+    def _split(self, entry: Any) -> Iterable[Any]:
+        """``split(entry)``, refused when it is None, a str (it would be sent character by
+        character) or a dict."""
+        parts = self.split(entry)  # type: ignore[misc]  # only called when split is set
+        if parts is None or isinstance(parts, str | bytes | dict):
+            raise OperatorOutputError(
+                f"Source's split {getattr(self.split, '__name__', self.split)!r} returned "
+                f"{parts!r:.60} for {entry!r:.40}, but it must return a list (or other "
+                "iterable) of records, e.g. str.split"
+            )
+        return parts
 
 
 class Map(Operator):

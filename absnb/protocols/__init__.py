@@ -48,6 +48,10 @@ def get_protocol(
     if isinstance(name, SnapshotProtocol):
         protocol = name
     else:
+        if not isinstance(name, str):
+            raise UnknownProtocolError(
+                f"protocol {name!r} is not a protocol's name: choose one of {', '.join(PROTOCOLS)}"
+            )
         key = ALIASES.get(name.lower(), name.lower())
         if key not in PROTOCOLS:
             raise UnknownProtocolError(
