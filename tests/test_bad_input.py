@@ -145,7 +145,7 @@ SIM: list[Case] = [
     ("wc-counters-neg", lambda: absnb.word_count(counters=-2), InvalidValueError, ("-2",)),
     ("wc-sinks-str", lambda: absnb.word_count(sinks="2"), InvalidTypeError, ("'2'",)),
     ("wc-sink-unknown", lambda: absnb.word_count(sink="kafka"), ValueError, ("'kafka'",)),
-    ("wc-forward-mismatch", lambda: absnb.word_count(counters=2, sinks=3), GraphError, ("2 to 3",)),  # noqa: E501
+    ("wc-forward-mismatch", lambda: absnb.word_count(counters=2, sinks=3), GraphError, ("2 to 3",)),
     ("make-sink", lambda: make_sink("s3"), ValueError, ("'s3'",)),
     # bank
     ("bank-one-account", lambda: absnb.bank_transfer({"A": 10}), GraphError, ("{'A': 10}",)),
@@ -183,7 +183,7 @@ SIM: list[Case] = [
     ("op-outputs-int", lambda: run_operator(Returns((0, 7))), OperatorOutputError, ("7",)),
     ("op-triple", lambda: run_operator(Returns((0, [], 1))), OperatorOutputError, ("(0, [], 1)",)),
     ("flatmap-str", lambda: run_operator(FlatMap(lambda v: "xyz")), OperatorOutputError, ("'xyz'",)),  # noqa: E501
-    ("flatmap-none", lambda: run_operator(FlatMap(lambda v: None)), OperatorOutputError, ("None",)),  # noqa: E501
+    ("flatmap-none", lambda: run_operator(FlatMap(lambda v: None)), OperatorOutputError, ("None",)),
     ("source-split-str", lambda: run_source(lambda line: line), OperatorOutputError, ("'one two'",)),  # noqa: E501
     # actions
     ("crash-name", lambda: Crash("B"), InvalidTypeError, ("'B'",)),
@@ -192,7 +192,7 @@ SIM: list[Case] = [
     ("trigger-name", lambda: TriggerCheckpoint(at="A"), InvalidTypeError, ("'A'",)),
     ("transfer-name", lambda: Transfer("A", B, 100), InvalidTypeError, ("'A'",)),
     ("notify-zero", lambda: Notify(A, 0), InvalidValueError, ("0",)),
-    ("recover-mode", lambda: step([Crash(B), Recover("some")]), ActionNotEnabledError, ("'some'",)),  # noqa: E501
+    ("recover-mode", lambda: step([Crash(B), Recover("some")]), ActionNotEnabledError, ("'some'",)),
     ("transfer-amount", lambda: step([Transfer(A, B, -5)]), ActionNotEnabledError, ("-5",)),
     ("deliver-empty", lambda: step([Deliver(AB)]), ActionNotEnabledError, ("A->B",)),
     ("emit-account-empty", lambda: step([Emit(A)]), ActionNotEnabledError, ("A",)),
@@ -206,7 +206,7 @@ SIM: list[Case] = [
     ("random-seed-neg", lambda: RandomScheduler(seed=-1), InvalidValueError, ("-1",)),
     ("random-seed-str", lambda: RandomScheduler(seed="1"), InvalidTypeError, ("'1'",)),
     ("random-crash-at", lambda: RandomScheduler(crash_at=-5), InvalidValueError, ("-5",)),
-    ("random-recovery", lambda: RandomScheduler(recovery="half"), InvalidValueError, ("'half'",)),  # noqa: E501
+    ("random-recovery", lambda: RandomScheduler(recovery="half"), InvalidValueError, ("'half'",)),
     ("script-str", lambda: ScriptedScheduler("deliver"), InvalidTypeError, ("'deliver'",)),
     ("script-entry", lambda: ScriptedScheduler(["deliver A->B"]), InvalidTypeError, ("'deliver A->B'",)),  # noqa: E501
     ("script-start", lambda: ScriptedScheduler([], start=-1), InvalidValueError, ("-1",)),
@@ -231,7 +231,7 @@ SIM: list[Case] = [
 @pytest.mark.parametrize(("call", "error", "names"), [c[1:] for c in SIM], ids=[c[0] for c in SIM])
 def test_simulator_api(
     call: Callable[[], Any], error: type[BaseException], names: tuple[str, ...]
-) -> None:  # noqa: E501
+) -> None:
     with pytest.raises(error) as caught:
         call()
     for name in names:
@@ -242,7 +242,7 @@ def test_simulator_api(
 class NoSpark:
     """A stand-in session: the slots of local[8], and nothing else (no job can start)."""
 
-    class sparkContext:  # noqa: N801 - the attribute's name in pyspark
+    class sparkContext:
         defaultParallelism = 8
 
 
@@ -267,7 +267,7 @@ OK = Failure("count[1]", after_records=1)
 SPARK: list[Case] = [
     ("failure-unknown-task", run(failures=[Failure("count[9]", after_records=1)]), InvalidValueError, ("'count[9]'",)),  # noqa: E501
     ("failure-no-condition", F("count[1]"), InvalidValueError, ("'count[1]'", "no condition")),
-    ("failure-attempt-neg", F("count[1]", after_records=1, attempt=-1), InvalidValueError, ("-1",)),  # noqa: E501
+    ("failure-attempt-neg", F("count[1]", after_records=1, attempt=-1), InvalidValueError, ("-1",)),
     ("failure-attempt-str", F("count[1]", after_records=1, attempt="0"), InvalidTypeError, ("'0'",)),  # noqa: E501
     ("failure-kind", F("count[1]", after_records=1, kind="explode"), InvalidValueError, ("'explode'",)),  # noqa: E501
     ("failure-after-neg", F("count[1]", after_records=-3), InvalidValueError, ("-3",)),
@@ -282,7 +282,7 @@ SPARK: list[Case] = [
     ("run-job-str", run(job="word_count"), InvalidTypeError, ("'word_count'",)),
     ("run-protocol", run(protocol="paxos"), UnknownProtocolError, ("'paxos'",)),
     ("run-protocol-int", run(protocol=3), InvalidTypeError, ("3",)),
-    ("run-abs-on-cycle", run(job=absnb.cyclic(), protocol="abs"), CyclicGraphError, ("'cyclic'",)),  # noqa: E501
+    ("run-abs-on-cycle", run(job=absnb.cyclic(), protocol="abs"), CyclicGraphError, ("'cyclic'",)),
     ("run-interval-str", run(checkpoint_interval="1s"), InvalidTypeError, ("'1s'",)),
     ("run-interval-0", run(checkpoint_interval=0), InvalidValueError, ("not 0",)),
     ("run-interval-neg", run(checkpoint_interval=-1.5), InvalidValueError, ("-1.5",)),
@@ -315,7 +315,7 @@ def tmp_checkpoints(tmp_path: Path) -> None:
 )
 def test_spark_run(
     call: Callable[[], Any], error: type[BaseException], names: tuple[str, ...]
-) -> None:  # noqa: E501
+) -> None:
     with pytest.raises(error) as caught:
         call()
     assert not isinstance(caught.value, AttributeError), "reached the (absent) Spark session"
@@ -372,7 +372,7 @@ CLI: list[tuple[str, list[str], str]] = [
     ("custom-options", ["run", "--job", "os:getcwd", "--transfers", "2"], "--transfers"),
     ("spark-task", ["run", "--runtime", "spark", "--job", "word_count", "--crash", "count[9]@3"], "'count[9]'"),  # noqa: E501
     ("spark-recovery", ["run", "--runtime", "spark", "--recovery", "partial"], "partial"),
-    ("spark-save-trace", ["run", "--runtime", "spark", "--save-trace", "t.jsonl"], "--save-trace"),  # noqa: E501
+    ("spark-save-trace", ["run", "--runtime", "spark", "--save-trace", "t.jsonl"], "--save-trace"),
     ("spark-max-restarts", ["run", "--runtime", "spark", "--max-restarts", "-1"], "'-1'"),
     ("spark-crash-kind", ["run", "--runtime", "spark", "--crash-kind", "melt"], "'melt'"),
     ("spark-input-bank", ["run", "--runtime", "spark", "--input", "x.txt"], "--input"),

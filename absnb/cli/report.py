@@ -95,8 +95,8 @@ def pending_line(world: World, p: PendingCheckpoint, when: str = "") -> str:
     missing = [str(t) for t in world.graph.tasks if t not in p.acknowledged]
     return (
         f"checkpoint {p.checkpoint_id} is still pending at the end: triggered at "
-        f"{when or f'step {p.triggered_at}'}, acknowledged by {len(p.acknowledged)} of {len(world.graph.tasks)} "
-        f"tasks (waiting for {', '.join(missing)})"
+        f"{when or f'step {p.triggered_at}'}, acknowledged by {len(p.acknowledged)} of "
+        f"{len(world.graph.tasks)} tasks (waiting for {', '.join(missing)})"
     )
 
 
