@@ -80,7 +80,7 @@ def check_run(
     validate.interval("checkpoint_interval (seconds)", checkpoint_interval)
     validate.whole("max_restarts", max_restarts, minimum=0)
     validate.flag("allow_deadlock", allow_deadlock)
-    validate.positive("source_rate (entries per second)", source_rate, optional=True)
+    validate.positive("source_rate", source_rate, optional=True)
     if isinstance(failures, Failure | str | bytes) or not isinstance(failures, Sequence):
         raise InvalidTypeError(
             f"failures must be a list of Failure, e.g. [Failure('count[1]', after_records=100)]"
