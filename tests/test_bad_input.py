@@ -255,7 +255,9 @@ def run(**kwargs: Any) -> Callable[[], Any]:
         from absnb.runtime.spark import SparkRuntime
 
         job = kwargs.pop("job", None) or absnb.word_count()
-        runtime = SparkRuntime(NoSpark(), checkpoint_dir=str(Path(TMP) / "checkpoints"))
+        hosts = kwargs.pop("hosts", None)
+        where = str(Path(TMP) / "checkpoints")
+        runtime = SparkRuntime(NoSpark(), checkpoint_dir=where, hosts=hosts)
         return runtime.run(job, **kwargs)
 
     return call
@@ -298,6 +300,8 @@ SPARK: list[Case] = [
     ("run-source-rate-neg", run(source_rate=-5), InvalidValueError, ("-5",)),
     ("run-source-rate-str", run(source_rate="fast"), InvalidTypeError, ("'fast'",)),
     ("run-no-functions", run(job=graph_without_functions()), InvalidValueError, ("'numbers'",)),
+    ("run-hosts-0", run(hosts=0), InvalidValueError, ("hosts", "not 0")),
+    ("run-hosts-str", run(hosts="2"), InvalidTypeError, ("'2'",)),
     ("run-inputs-dict", run(inputs={"a": 1}), SparkInputError, ("dict",)),
     ("run-too-big", run(job=absnb.word_count(sources=9)), Exception, ("9 tasks",)),
 ]  # fmt: skip

@@ -58,8 +58,10 @@ def check_run(
     max_restarts: Any,
     allow_deadlock: Any,
     source_rate: Any,
+    hosts: Any = None,
 ) -> None:
-    """The arguments of :meth:`SparkRuntime.run`, checked before any Spark job starts."""
+    """The arguments of :meth:`SparkRuntime.run` (and the runtime's ``hosts``), checked
+    before any Spark job starts."""
     from absnb.jobs.base import Job
     from absnb.runtime.host import Failure
 
@@ -80,6 +82,7 @@ def check_run(
     validate.interval("checkpoint_interval (seconds)", checkpoint_interval)
     validate.whole("max_restarts", max_restarts, minimum=0)
     validate.flag("allow_deadlock", allow_deadlock)
+    validate.optional_whole("hosts", hosts, minimum=1)
     validate.positive("source_rate", source_rate, optional=True)
     if isinstance(failures, Failure | str | bytes) or not isinstance(failures, Sequence):
         raise InvalidTypeError(

@@ -214,7 +214,14 @@ class SparkRuntime:
         from absnb.runtime.run_args import check_run
 
         check_run(
-            job, protocol, checkpoint_interval, failures, max_restarts, allow_deadlock, source_rate
+            job,
+            protocol,
+            checkpoint_interval,
+            failures,
+            max_restarts,
+            allow_deadlock,
+            source_rate,
+            self.hosts,
         )
         from absnb.runtime.wire import new_secret
 
