@@ -41,6 +41,7 @@ from absnb.core.graph import ExecutionGraph, OutputGate, Rebalance
 from absnb.core.ids import ChannelId, CheckpointId, TaskId
 from absnb.core.messages import CancelCheckpointMarker, Message, Record, RecordBatch, as_records
 from absnb.core.snapshot import TaskSnapshot
+from absnb.core.validate import operator_result
 from absnb.operators.base import Operator, To
 from absnb.protocols.base import SnapshotProtocol
 
@@ -82,6 +83,17 @@ class _Part:
     def key(self, fn: Operator) -> object:
         states = tuple((c, as_records(rs)) for c, rs in self.channel_states.items())
         return (fn.freeze(self.state), self.offset, states)
+
+
+def _checked(fn: Operator, method: str, result: Any) -> tuple[Any, Sequence[Any]]:
+    """``result`` of ``fn.method`` when it is (state, list or tuple), the common case, checked
+    inline; anything else goes to :func:`~absnb.core.validate.operator_result`, which
+    refuses None, a str or a dict as outputs with an error naming the operator."""
+    if type(result) is tuple and len(result) == 2:
+        kind = type(result[1])
+        if kind is list or kind is tuple:
+            return result
+    return operator_result(fn, method, result)
 
 
 class StreamTask:
@@ -158,7 +170,7 @@ class StreamTask:
         self.received[channel] = message.seq
         self._consumed(channel)
         effects = self.handler.on_record(channel, message)
-        self.state, outs = self.fn.process(self.state, message.value)
+        self.state, outs = _checked(self.fn, "process", self.fn.process(self.state, message.value))
         if outs:
             self._route(outs, message.origin, sends)
         return self._apply(effects, sends) if effects else ()
@@ -231,7 +243,7 @@ class StreamTask:
         origin = (self.label, self.offset)
         self.offset += 1
         self._consumed(None)
-        self.state, outs = self.fn.act(self.state, entry)
+        self.state, outs = _checked(self.fn, "act", self.fn.act(self.state, entry))
         if outs:
             self._route(outs, origin, sends)
 
@@ -250,7 +262,9 @@ class StreamTask:
         n = len(values)
         self.received[channel] = first + n - 1
         self._consumed(channel, n)
-        self.state, outs = self.fn.process_batch(self.state, values)
+        self.state, outs = _checked(
+            self.fn, "process_batch", self.fn.process_batch(self.state, values)
+        )
         if outs:
             self._route_batch(outs, sends)
         return self._apply(effects, sends) if effects else ()
@@ -262,7 +276,7 @@ class StreamTask:
         n = len(entries)
         self.offset += n
         self._consumed(None, n)
-        self.state, outs = self.fn.act_batch(self.state, entries)
+        self.state, outs = _checked(self.fn, "act_batch", self.fn.act_batch(self.state, entries))
         if outs:
             self._route_batch(outs, sends)
 

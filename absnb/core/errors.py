@@ -45,3 +45,18 @@ class DatasetNotFoundError(AbsnbError, FileNotFoundError):
 
 class ProtocolSettingError(AbsnbError, ValueError):
     """A protocol or coordinator setting (a timeout, a pause, a limit) is not allowed."""
+
+
+class InvalidValueError(AbsnbError, ValueError):
+    """An argument has the right type but a value that is not allowed (the message names
+    the value and what is allowed)."""
+
+
+class InvalidTypeError(AbsnbError, TypeError):
+    """An argument has a type that is not allowed (the message names the value and the
+    types that are)."""
+
+
+class OperatorOutputError(AbsnbError, TypeError):
+    """A user operator returned something other than ``(state, outputs)`` with the outputs a
+    list or tuple."""

@@ -142,12 +142,17 @@ class JobGraph:
     """A dataflow program: named operators and partitioned edges between them.
 
     Example:
+        >>> from absnb.operators import CollectSink, Source
         >>> g = JobGraph("demo")
-        >>> g.add("numbers", "source", function=None, parallelism=1)
-        >>> g.add("out", "sink", function=None)
+        >>> g.add("numbers", "source", function=Source(), parallelism=1)
+        >>> g.add("out", "sink", function=CollectSink())
         >>> g.connect("numbers", "out")
         >>> [str(t) for t in g.compile().tasks]
         ['numbers', 'out']
+
+    ``function`` is an :class:`~absnb.operators.Operator` (anything with ``process`` and
+    ``initial_state``); a plain function is refused when it is added. None is allowed for a
+    graph that is only compiled (its topology), never run: a runtime refuses it.
     """
 
     name: str
@@ -169,6 +174,13 @@ class JobGraph:
         if kind not in ("source", "operator", "sink", "process"):
             raise GraphError(
                 f"operator {name!r} has kind {kind!r}: use source, operator, sink or process"
+            )
+        if function is not None and not (
+            callable(getattr(function, "process", None)) and hasattr(function, "initial_state")
+        ):
+            raise GraphError(
+                f"operator {name!r} has function {function!r}, which is not an operator: pass "
+                "an absnb.operators.Operator such as Source(), Map(fn) or CollectSink()"
             )
         self.operators[name] = OperatorSpec(name, kind, function, parallelism)
 

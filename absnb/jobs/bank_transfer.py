@@ -5,7 +5,8 @@ from __future__ import annotations
 import random
 from collections.abc import Iterable, Mapping, Sequence
 
-from absnb.core.errors import GraphError
+from absnb.core import validate
+from absnb.core.errors import GraphError, InvalidTypeError
 from absnb.core.graph import JobGraph
 from absnb.jobs.base import Job
 from absnb.operators import Account
@@ -36,10 +37,33 @@ def bank_transfer(
 
     The total of all balances plus the money in transit never changes.
     """
+    if accounts is not None and not isinstance(accounts, Mapping):
+        raise InvalidTypeError(
+            f"accounts must map account names to balances, e.g. {{'A': 10000, 'B': 5000}}, "
+            f"not {accounts!r}"
+        )
     accounts = dict(SEED_001 if accounts is None else accounts)
+    for name, balance in accounts.items():
+        if not isinstance(name, str) or not name:
+            raise InvalidTypeError(f"account name {name!r} must be a non-empty string")
+        if not isinstance(balance, int) or isinstance(balance, bool):
+            raise InvalidTypeError(
+                f"the balance of account {name!r} must be a whole number, not {balance!r}"
+            )
+    if isinstance(transfers, int):
+        validate.whole("transfers", transfers)
+    elif isinstance(transfers, str) or not isinstance(transfers, Sequence):
+        raise InvalidTypeError(
+            f"transfers must be a number of random transfers or a list of (src, dst, amount), "
+            f"not {transfers!r}"
+        )
+    validate.whole("seed", seed)
+    validate.whole("max_amount", max_amount, minimum=100)
     names = list(accounts)
     if len(names) < 2:
-        raise GraphError("a bank needs at least two accounts: add another account")
+        raise GraphError(
+            f"a bank needs at least two accounts, not {accounts!r}: add another account"
+        )
     pairs = (
         [(a, b) for a in names for b in names if a != b]
         if links is None

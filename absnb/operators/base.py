@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 
+from absnb.core.validate import operator_result
+
 if TYPE_CHECKING:
     from absnb.core.ids import TaskId
 
@@ -26,7 +28,10 @@ def _each(
     """``step`` of each of ``items`` in turn, from ``state``: the last state, all outputs."""
     outs: list[Any] = []
     for item in items:
-        state, out = step(state, item)
+        result = step(state, item)
+        if type(result) is not tuple or len(result) != 2 or type(result[1]) not in (list, tuple):
+            result = operator_result(step.__self__, step.__name__, result)  # type: ignore[attr-defined]
+        state, out = result
         if out:
             outs.extend(out)
     return state, outs

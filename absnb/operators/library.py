@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
+from absnb.core.errors import OperatorOutputError
 from absnb.operators.base import Operator, To
 
 
@@ -29,13 +30,25 @@ class Source(Operator):
     def act(self, state: Any, entry: Any) -> tuple[Any, Sequence[Any]]:
         if self.split is None:
             return state, (entry,)
-        return state, tuple(self.split(entry))
+        return state, tuple(self._split(entry))
 
     def act_batch(self, state: Any, entries: Sequence[Any]) -> tuple[Any, list[Any]]:
-        split = self.split
-        if split is None:
+        if self.split is None:
             return state, list(entries)
+        split = self._split
         return state, [v for entry in entries for v in split(entry)]
+
+    def _split(self, entry: Any) -> Iterable[Any]:
+        """``split(entry)``, refused when it is None, a str (it would be sent character by
+        character) or a dict."""
+        parts = self.split(entry)  # type: ignore[misc]  # only called when split is set
+        if parts is None or isinstance(parts, str | bytes | dict):
+            raise OperatorOutputError(
+                f"Source's split {getattr(self.split, '__name__', self.split)!r} returned "
+                f"{parts!r:.60} for {entry!r:.40}, but it must return a list (or other "
+                "iterable) of records, e.g. str.split"
+            )
+        return parts
 
 
 class Map(Operator):
@@ -55,7 +68,13 @@ class FlatMap(Operator):
         self.fn = fn
 
     def process(self, state: Any, value: Any) -> tuple[Any, Sequence[Any]]:
-        return state, tuple(self.fn(value))
+        outs = self.fn(value)
+        if outs is None or isinstance(outs, str | bytes | dict):
+            raise OperatorOutputError(
+                f"FlatMap's function {getattr(self.fn, '__name__', self.fn)!r} returned "
+                f"{outs!r:.60}, but it must return a list (or other iterable) of records"
+            )
+        return state, tuple(outs)
 
 
 class Filter(Operator):

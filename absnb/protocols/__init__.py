@@ -69,6 +69,10 @@ def get_protocol(
                 f"make it, not alignment_timeout={alignment_timeout!r} here"
             )
     else:
+        if not isinstance(name, str):
+            raise UnknownProtocolError(
+                f"protocol {name!r} is not a protocol's name: choose one of {', '.join(PROTOCOLS)}"
+            )
         key = ALIASES.get(name.lower(), name.lower())
         if key not in PROTOCOLS:
             raise UnknownProtocolError(

@@ -232,6 +232,18 @@ class SparkRuntime:
         import time
 
         from absnb.runtime.control import CoordinatorServer
+        from absnb.runtime.run_args import check_run
+
+        check_run(
+            job,
+            protocol,
+            checkpoint_interval,
+            failures,
+            max_restarts,
+            allow_deadlock,
+            source_rate,
+            self.hosts,
+        )
         from absnb.runtime.wire import bind_address, new_secret
 
         graph = job.graph

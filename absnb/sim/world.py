@@ -33,6 +33,7 @@ from absnb.sim.actions import (
     TriggerCheckpoint,
     Wait,
 )
+from absnb.sim.args import check_world
 from absnb.sim.events import Event
 from absnb.sim.format import show_message
 from absnb.sim.recovery import acknowledged_key, recover, recovery_key
@@ -107,6 +108,7 @@ class World:
         min_pause: float = 1,
         max_concurrent: int | str | None = "protocol",
     ) -> None:
+        check_world(job, checkpoint_interval, max_checkpoints, allow_deadlock, notify_steps)
         proto = get_protocol(
             protocol, job.graph, allow_deadlock=allow_deadlock, alignment_timeout=alignment_timeout
         )
