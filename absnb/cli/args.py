@@ -80,6 +80,17 @@ def positive(text: str) -> float:
     return value
 
 
+def non_negative(text: str) -> float:
+    """A finite number >= 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not value >= 0 or math.isinf(value):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number >= 0")
+    return value
+
+
 def interval_spec(text: str) -> float:
     """A checkpoint interval: a number >= 0 (0: no periodic checkpoints); the simulator
     further needs a whole number of steps (checked once the runtime is known)."""
@@ -176,7 +187,7 @@ def add_job_options(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--checkpoint-timeout",
-        type=positive,
+        type=non_negative,
         metavar="T",
         help="abort a checkpoint still pending T after its trigger (steps in the simulator, "
         "seconds on Spark)",

@@ -202,6 +202,8 @@ class CheckpointCoordinator:
         pending.acknowledged[snapshot.task] = snapshot
         if len(pending.acknowledged) < len(self.tasks):
             return None
+        if self.timeout is not None and now - pending.triggered_at > self.timeout:
+            return None  # its last part came after the timeout: expire() aborts it
         del self.pending[snapshot.checkpoint_id]
         if self.subsumes:
             for older in [n for n in self.pending if n < snapshot.checkpoint_id]:

@@ -59,15 +59,26 @@ def check_run(until: Any, max_steps: Any) -> None:
 
 def check_script(actions: Any, start: Any) -> None:
     """The arguments of ``ScriptedScheduler(...)``: a list of actions."""
-    from absnb.sim.actions import Crash, Deliver, Emit, Notify, Recover, Transfer, TriggerCheckpoint
+    from absnb.sim.actions import (
+        Crash,
+        Decline,
+        Deliver,
+        Emit,
+        Notify,
+        Recover,
+        Transfer,
+        TriggerCheckpoint,
+        Wait,
+    )
 
-    kinds = (Deliver, Emit, Transfer, TriggerCheckpoint, Notify, Crash, Recover)
+    kinds = (Deliver, Emit, Transfer, TriggerCheckpoint, Notify, Crash, Recover, Wait, Decline)
     if isinstance(actions, str | bytes) or not hasattr(actions, "__iter__"):
         raise InvalidTypeError(f"a script must be a list of actions, not {actions!r:.80}")
     for i, action in enumerate(actions):
         if not isinstance(action, kinds):
             raise InvalidTypeError(
                 f"script entry {i} is {action!r:.80}, not an action: use Deliver, Emit, "
-                "Transfer, TriggerCheckpoint, Notify, Crash or Recover (absnb.sim.actions)"
+                "Transfer, TriggerCheckpoint, Notify, Crash, Recover, Wait or Decline "
+                "(absnb.sim.actions)"
             )
     validate.whole("start", start, minimum=0)

@@ -60,7 +60,17 @@ from absnb.sim.world import World
 
 FORMAT = "trace"
 VERSION = 1
-KINDS = ("deliver", "emit", "transfer", "trigger", "notify", "crash", "recover")
+KINDS = (
+    "deliver",
+    "emit",
+    "transfer",
+    "trigger",
+    "notify",
+    "crash",
+    "recover",
+    "wait",
+    "decline",
+)
 EXAMPLES = {
     "deliver": '{"action": "deliver", "channel": "A->B"}',
     "emit": '{"action": "emit", "task": "source[0]"}',
