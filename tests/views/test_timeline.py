@@ -194,6 +194,7 @@ def test_figure_has_the_named_traces() -> None:
         "records",
         "records in flight",
         "markers",
+        "channel state",
         "replayed from snapshot",
         "checkpoint cuts",
         "task snapshots",
@@ -205,12 +206,16 @@ def test_figure_has_the_named_traces() -> None:
     [cut] = [t for t in fig.data if t.name == "checkpoint cuts"]
     assert list(cut.x) == [1, 5, None]
     assert list(cut.y) == [0, 1, None]
-    assert cut.text[0] == "checkpoint 1"
+    assert "checkpoint 1" in [a.text for a in fig.layout.annotations]
     [records] = [t for t in fig.data if t.name == "records"]
     assert "A->B: 1,000 sent at 0, delivered at 4" in records.hovertext
+    [state] = [t for t in fig.data if t.name == "channel state"]
+    assert "B->A: 1,000 sent at 2, delivered at 6" in state.hovertext
     [crash] = [t for t in fig.data if t.name == "crashes"]
     assert (list(crash.x), list(crash.y)) == ([9], [1])
-    assert len(fig.layout.shapes) == 2  # the band from crash to recovery, the recovery line
+    # the band from the crash to the recovery, the recovery line, the line at "now"
+    assert [sh.type for sh in fig.layout.shapes] == ["rect", "line", "line"]
+    assert all(a.font.size >= 18 for a in fig.layout.annotations)
 
 
 def test_figure_of_abs_names_barriers() -> None:
