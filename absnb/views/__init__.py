@@ -1,16 +1,20 @@
 """Views of jobs, worlds and traces: they observe and never mutate.
 
 - :mod:`absnb.views.graph`: the execution graph and its state as DOT (pure) and SVG.
-- :mod:`absnb.views.timeline`: the space-time diagram (plotly) with snapshot cuts.
+- :mod:`absnb.views.timeline`: the space-time diagram (plotly) with snapshot cuts;
+  :mod:`absnb.views.timeline_svg` draws the same geometry as a static SVG, and
+  :mod:`absnb.views.cut` composes cuts by hand and classifies messages against them.
 - :mod:`absnb.views.tables`: snapshots as pandas tables, and the diff of two.
 - :mod:`absnb.views.transactions`: a two-phase-commit sink's external system: its
   transactions and committed output as tables, and drawn beside the graph.
 - :mod:`absnb.views.widgets`: the stepper widget and the side-by-side comparison.
 """
 
+from absnb.views.cut import Cut
 from absnb.views.graph import graph_svg, show_graph, to_dot
 from absnb.views.tables import snapshot_diff, snapshot_tables, task_table
 from absnb.views.timeline import message_arrows, space_time
+from absnb.views.timeline_svg import show_timeline, timeline_svg
 from absnb.views.transactions import (
     committed_table,
     output_copies,
@@ -21,6 +25,7 @@ from absnb.views.transactions import (
 from absnb.views.widgets import SideBySide, StepperWidget, compare, stepper_widget
 
 __all__ = [
+    "Cut",
     "SideBySide",
     "StepperWidget",
     "committed_table",
@@ -29,12 +34,14 @@ __all__ = [
     "message_arrows",
     "output_copies",
     "show_graph",
+    "show_timeline",
     "show_transactions",
     "snapshot_diff",
     "snapshot_tables",
     "space_time",
     "stepper_widget",
     "task_table",
+    "timeline_svg",
     "to_dot",
     "transaction_table",
     "transactions_dot",
