@@ -122,7 +122,7 @@ def teaching_svgs() -> dict[str, str]:
     from absnb.jobs import bank_transfer
     from absnb.sim.actions import Deliver, Transfer, TriggerCheckpoint
     from absnb.views.cut import Cut
-    from absnb.views.timeline_svg import timeline_svg
+    from absnb.views.timeline_static import timeline_svg
 
     job = bank_transfer()
     a, b = job.graph.task("A"), job.graph.task("B")

@@ -2,7 +2,7 @@
 
 - :mod:`absnb.views.graph`: the execution graph and its state as DOT (pure) and SVG.
 - :mod:`absnb.views.timeline`: the space-time diagram (plotly) with snapshot cuts;
-  :mod:`absnb.views.timeline_svg` draws the same geometry as a static SVG, and
+  :mod:`absnb.views.timeline_static` draws the same geometry as a static SVG, and
   :mod:`absnb.views.cut` composes cuts by hand and classifies messages against them.
 - :mod:`absnb.views.tables`: snapshots as pandas tables, and the diff of two.
 - :mod:`absnb.views.transactions`: a two-phase-commit sink's external system: its
@@ -14,7 +14,7 @@ from absnb.views.cut import Cut
 from absnb.views.graph import graph_svg, show_graph, to_dot
 from absnb.views.tables import snapshot_diff, snapshot_tables, task_table
 from absnb.views.timeline import message_arrows, space_time
-from absnb.views.timeline_svg import show_timeline, timeline_svg
+from absnb.views.timeline_static import show_timeline, timeline_svg
 from absnb.views.transactions import (
     committed_table,
     output_copies,

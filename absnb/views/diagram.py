@@ -3,7 +3,7 @@
 :func:`layout` turns a trace, the world it ended in and a list of cuts into a
 :class:`Diagram`: one lane per task (time to the right), one straight stroke per message,
 one line per cut through every task's point, every place a message crosses a cut, and the
-labels, placed in pixels so that none overlaps another. :mod:`absnb.views.timeline_svg`
+labels, placed in pixels so that none overlaps another. :mod:`absnb.views.timeline_static`
 draws it as an SVG document, :func:`absnb.views.timeline.space_time` as a plotly figure.
 
 The cut is drawn as a function of the lane: it meets each task's lane exactly once, at the
@@ -361,23 +361,17 @@ def layout(
     name = title or f"{graph.name} under {world.protocol.name}"
     left = 24 + max(len(str(t)) for t in tasks) * LANE_PX * CHAR_EM + 16
     right = 40.0
+    row_px = LABEL_PX * 1.6
     probe = Scale(first, now, width, left, right, 0.0, 1.0)
-    rows: list[list[Box]] = []
+    rows = _Placer(left, width - right, -float("inf"))
     row_of = []
     for line in lines:
         x, _ = probe.px(line.points[0])
         text = line.cut.label + (" (pending)" if line.cut.status == "pending" else "")
-        box = text_box(text, x, 0)
-        for r, row in enumerate(rows):
-            if not any(box.overlaps(b) for b in row):
-                row.append(box)
-                row_of.append(r)
-                break
-        else:
-            rows.append([box])
-            row_of.append(len(rows) - 1)
-    row_px = LABEL_PX * 1.6
-    top = 56 + row_px * (len(rows) + 1)
+        label = rows.place(text, "", [(x, -row_px * r) for r in range(len(lines))])
+        assert label is not None  # one row per cut always fits
+        row_of.append(round(-label.y / row_px))
+    top = 56 + row_px * (max(row_of, default=0) + 2)
     gap = 170.0 if len(tasks) <= 2 else 120.0 if len(tasks) <= 4 else 90.0
     scale = Scale(first, now, width, left, right, top, gap)
     placer = _Placer(left, width - right, TITLE_PX * 1.8)

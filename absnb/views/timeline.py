@@ -2,7 +2,7 @@
 
 The marks are read from the trace by :mod:`absnb.views.arrows` (re-exported here), laid out
 by :mod:`absnb.views.diagram` and drawn either as a plotly figure (:func:`space_time`, here)
-or as a static SVG document (:mod:`absnb.views.timeline_svg`). plotly is imported only
+or as a static SVG document (:mod:`absnb.views.timeline_static`). plotly is imported only
 when a figure is drawn; nothing changes the trace or the world.
 """
 
@@ -137,10 +137,10 @@ def _points(
 
 def figure_of(d: Diagram) -> go.Figure:
     """The plotly figure of a laid-out diagram: the same strokes, cuts and labels the SVG
-    draws (:func:`absnb.views.timeline_svg.render_svg`), with hover text and zoom."""
+    draws (:func:`absnb.views.timeline_static.render_svg`), with hover text and zoom."""
     import plotly.graph_objects as go
 
-    from absnb.views import timeline_svg as svg
+    from absnb.views import timeline_static as svg
 
     data: list[Any] = []
     n = len(d.tasks)
