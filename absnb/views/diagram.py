@@ -45,7 +45,7 @@ LANE_PX = 20
 TITLE_PX = 24
 CHAR_EM = 0.62
 """Width of one character in ems, a generous estimate for a sans-serif font."""
-MAX_STATE_LABELS = 12
+MAX_STATE_LABELS = 8
 """Channel-state labels beyond this many are left out (the messages stay emphasised)."""
 
 Emphasis = Literal["", "channel state", "offending"]
@@ -310,6 +310,14 @@ def _around(x: float, y: float, far: int) -> list[tuple[float, float]]:
     return out
 
 
+def _ticks(first: float, now: float, scale: Scale) -> list[float]:
+    """Step numbers for the time axis, at least 70 px apart, on a 1-2-5 grid."""
+    per_step = scale.px(Point(first + 1, 0))[0] - scale.px(Point(first, 0))[0]
+    every = next(k * 10**e for e in range(7) for k in (1, 2, 5) if k * 10**e * per_step >= 70)
+    start = -(-max(first, 0.0) // every) * every
+    return [start + every * i for i in range(int((now - start) // every) + 1)]
+
+
 def layout(
     trace: Sequence[Event],
     world: World,
@@ -381,6 +389,10 @@ def layout(
         kind = "by hand" if line.cut.status == "by hand" else "checkpoint"
         placer.place(text, kind, [(x, top - row_px * (r + 1))])
     bottom = top + gap * (len(tasks) - 1)
+    tick_y = bottom + 0.3 * gap + 20
+    for step in _ticks(first, now, scale):
+        x, _ = scale.px(Point(step, 0))
+        placer.place(f"{step:g}", "step", [(x, tick_y)])
     for c in crashes:
         x, y = scale.px(Point(c.step, lanes[c.task]))
         placer.place(f"{c.task} crashes", "crash", _around(x, y, 6))
@@ -388,7 +400,7 @@ def layout(
         x, _ = scale.px(Point(r.step, 0))
         what = f"checkpoint {r.checkpoint_id}" if r.checkpoint_id else "the initial state"
         placer.place(
-            f"recover from {what}", "recovery", [(x, bottom + 34 + 30 * k) for k in range(6)]
+            f"recover from {what}", "recovery", [(x, tick_y + 30 * k) for k in range(1, 7)]
         )
     for x in crossings:
         if not x.genuine:

@@ -361,6 +361,8 @@ def figure_of(d: Diagram) -> go.Figure:
     annotations = []
     low = -0.6
     for label in d.labels:
+        if label.kind == "step":  # the x axis says it
+            continue
         p = d.scale.point(label.x, label.y)
         low = min(low, p.y - 0.2)
         annotations.append(
@@ -375,7 +377,9 @@ def figure_of(d: Diagram) -> go.Figure:
                 "font": {"size": LABEL_PX, "color": colours.get(label.kind, "#111111")},
             }
         )
-    high = max([n - 0.5, *(d.scale.point(lb.x, lb.y).y + 0.2 for lb in d.labels)])
+    high = max(
+        [n - 0.5, *(d.scale.point(lb.x, lb.y).y + 0.2 for lb in d.labels if lb.kind != "step")]
+    )
     layout = {
         "title": {"text": d.title, "font": {"size": 22}},
         "font": {"size": LABEL_PX},

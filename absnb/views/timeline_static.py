@@ -71,6 +71,29 @@ def _stroke_style(s: Stroke) -> tuple[str, float, str, str]:
     return colour, width, dash, "head-control" if control else "head-record"
 
 
+def _strokes(d: Diagram, strokes: list[Stroke], dense: bool) -> list[str]:
+    """The message lines; with many markers or barriers those are drawn thinner and
+    paler so that the records and the cuts stay readable."""
+    out = []
+    for s in strokes:
+        colour, width, dash, head = _stroke_style(s)
+        (xa, ya), (xb, yb) = d.scale.px(s.start), d.scale.px(s.end)
+        coords = f'x1="{_n(xa)}" y1="{_n(ya)}" x2="{_n(xb)}" y2="{_n(yb)}"'
+        if s.emphasis == "offending":
+            out.append(
+                f'<line {coords} stroke="#ffffff" stroke-width="{_n(width + 6)}" '
+                'stroke-linecap="round"/>'
+            )
+        extra = f' stroke-dasharray="{dash}"' if dash else ""
+        if dense and s.arrow.kind != "record":
+            width, extra = width - 1, extra + ' stroke-opacity="0.6"'
+        out.append(
+            f'<line {coords} stroke="{colour}" stroke-width="{_n(width)}"{extra} '
+            f'marker-end="url(#{head})"><title>{html.escape(s.arrow.describe())}</title></line>'
+        )
+    return out
+
+
 def _defs() -> str:
     heads = []
     for name, colour in (("record", RECORD), ("control", CONTROL), ("offending", OFFENDING)):
@@ -103,7 +126,7 @@ def _cut_path(d: Diagram, line: CutLine) -> str:
     """The cut line, reaching a little above the top lane and below the bottom one."""
     sc = d.scale
     pts = [sc.px(p) for p in line.points]
-    pts = [(pts[0][0], pts[0][1] - 0.35 * sc.gap), *pts, (pts[-1][0], pts[-1][1] + 0.35 * sc.gap)]
+    pts = [(pts[0][0], pts[0][1] - 18), *pts, (pts[-1][0], pts[-1][1] + 0.3 * sc.gap)]
     return "M" + " L".join(f"{_n(x)},{_n(y)}" for x, y in pts)
 
 
@@ -175,13 +198,17 @@ def render_svg(d: Diagram) -> str:
             'stroke-width="2"/>'
         )
         body.append(_text(sc.left - 14, y, str(task), size=LANE_PX, anchor="end", weight="bold"))
+    tick_y = bottom + 0.3 * sc.gap + 20
+    body.append(_text(sc.left - 14, tick_y, "step", fill="#444444", anchor="end"))
     for r in d.recoveries:
         x, _ = sc.px(Point(r.step, 0))
         body.append(
             f'<line x1="{_n(x)}" y1="{_n(y0)}" x2="{_n(x)}" y2="{_n(y1)}" stroke="{RECOVERY}" '
             'stroke-width="3" stroke-dasharray="1 5" stroke-linecap="round"/>'
         )
-    for line in d.cuts:
+    dense = sum(s.arrow.kind != "record" for s in d.strokes) > 30
+    body += _strokes(d, [s for s in d.strokes if s.arrow.kind != "record"], dense)
+    for line in d.cuts:  # over the markers and barriers (the marker often runs along it)
         colour = BY_HAND if line.cut.status == "by hand" else CUT
         dash = _CUT_DASH[line.cut.status]
         dash_attr = f' stroke-dasharray="{dash}"' if dash else ""
@@ -201,20 +228,7 @@ def render_svg(d: Diagram) -> str:
             f'<line x1="{_n(x - dx)}" y1="{_n(y - dy)}" x2="{_n(x + dx)}" y2="{_n(y + dy)}" '
             f'stroke="#ffffff" stroke-width="{_n(_stroke_style(s)[1] + 8)}"/>'
         )
-    for s in d.strokes:
-        colour, width, dash, head = _stroke_style(s)
-        (xa, ya), (xb, yb) = sc.px(s.start), sc.px(s.end)
-        coords = f'x1="{_n(xa)}" y1="{_n(ya)}" x2="{_n(xb)}" y2="{_n(yb)}"'
-        if s.emphasis == "offending":
-            body.append(
-                f'<line {coords} stroke="#ffffff" stroke-width="{_n(width + 6)}" '
-                'stroke-linecap="round"/>'
-            )
-        dash_attr = f' stroke-dasharray="{dash}"' if dash else ""
-        body.append(
-            f'<line {coords} stroke="{colour}" stroke-width="{_n(width)}"{dash_attr} '
-            f'marker-end="url(#{head})"><title>{html.escape(s.arrow.describe())}</title></line>'
-        )
+    body += _strokes(d, [s for s in d.strokes if s.arrow.kind == "record"], dense)
     for line in d.cuts:
         shape = "circle" if line.cut.status == "by hand" else "diamond"
         colour = BY_HAND if line.cut.status == "by hand" else CUT
