@@ -269,11 +269,12 @@ def _strokes(
 
 class _Placer:
     """Greedy label placement: a label takes the first candidate position whose box
-    overlaps no label placed before it."""
+    overlaps no label placed before it and no obstacle (arrowheads, snapshot points)."""
 
     def __init__(self, left: float, right: float, top: float) -> None:
         self.left, self.right, self.top = left, right, top
         self.labels: list[Label] = []
+        self.obstacles: list[Box] = []
 
     def place(
         self, text: str, kind: str, candidates: Sequence[tuple[float, float]]
@@ -287,7 +288,9 @@ class _Placer:
             box = text_box(text, x, y)
             if box.y0 < self.top:
                 continue
-            if not any(box.overlaps(other.box) for other in self.labels):
+            if not any(box.overlaps(other.box) for other in self.labels) and not any(
+                box.overlaps(o) for o in self.obstacles
+            ):
                 label = Label(text, x, y, kind, box)
                 self.labels.append(label)
                 return label
@@ -367,7 +370,7 @@ def layout(
 
     # Labels: checkpoint names in rows above the top lane, then everything else.
     name = title or f"{graph.name} under {world.protocol.name}"
-    left = 24 + max(len(str(t)) for t in tasks) * LANE_PX * CHAR_EM + 16
+    left = 24 + max(len(str(t)) * LANE_PX for t in (*tasks, "step")) * CHAR_EM + 16
     right = 40.0
     row_px = LABEL_PX * 1.6
     probe = Scale(first, now, width, left, right, 0.0, 1.0)
@@ -389,6 +392,10 @@ def layout(
         kind = "by hand" if line.cut.status == "by hand" else "checkpoint"
         placer.place(text, kind, [(x, top - row_px * (r + 1))])
     bottom = top + gap * (len(tasks) - 1)
+    if len(strokes) <= 300:  # labels keep off arrowheads and snapshot points
+        ends = [scale.px(st.end) for st in strokes]
+        ends += [scale.px(p) for line in lines for p in line.points]
+        placer.obstacles = [Box(x - 10, y - 10, x + 10, y + 10) for x, y in ends]
     tick_y = bottom + 0.3 * gap + 20
     for step in _ticks(first, now, scale):
         x, _ = scale.px(Point(step, 0))
