@@ -252,18 +252,25 @@ def _strokes(
                 end, state = Point(float(a.lost_step), y), "lost"
             else:
                 end, state = Point(now, y), "in flight"
-        emphasis: Emphasis = ""
-        for cut in cuts:
-            lo, hi = min(cut.positions.values()), max(cut.positions.values())
-            if a.sent_step > hi or end.x < lo:
+        out.append(Stroke(a, start, end, state, ""))  # type: ignore[arg-type]
+    # Emphasis: only messages overlapping a cut's span of steps can cross it.
+    starts = [s.start.x for s in out]
+    longest = max((s.end.x - s.start.x for s in out if s.state == "delivered"), default=0.0)
+    open_ended = [i for i, s in enumerate(out) if s.state != "delivered"]
+    strongest: dict[int, Emphasis] = {}
+    for cut in cuts:
+        lo, hi = min(cut.positions.values()), max(cut.positions.values())
+        near = range(bisect.bisect_left(starts, lo - longest), bisect.bisect_right(starts, hi))
+        for i in (*near, *open_ended):
+            s = out[i]
+            if s.start.x > hi or s.end.x < lo or strongest.get(i) == "offending":
                 continue
-            kind = classify(a, cut)
-            if kind == "offending":
-                emphasis = "offending"
-                break
-            if kind == "channel state":
-                emphasis = "channel state"
-        out.append(Stroke(a, start, end, state, emphasis))  # type: ignore[arg-type]
+            kind = classify(s.arrow, cut)
+            if kind in ("offending", "channel state"):
+                strongest[i] = kind  # type: ignore[assignment]
+    for i, emphasis in strongest.items():
+        s = out[i]
+        out[i] = Stroke(s.arrow, s.start, s.end, s.state, emphasis)
     return out
 
 
