@@ -120,7 +120,7 @@ def teaching_svgs() -> dict[str, str]:
     from absnb.core.ids import TaskId
     from absnb.datasets import bank_accounts
     from absnb.jobs import bank_transfer
-    from absnb.sim.actions import Deliver, Transfer, TriggerCheckpoint
+    from absnb.sim.actions import Action, Deliver, Transfer, TriggerCheckpoint
     from absnb.views.cut import Cut
     from absnb.views.timeline_static import timeline_svg
 
@@ -128,8 +128,16 @@ def teaching_svgs() -> dict[str, str]:
     a, b = job.graph.task("A"), job.graph.task("B")
     ab, ba = job.graph.channel("A->B"), job.graph.channel("B->A")
     seed = Stepper(World(job, "chandy-lamport"))
-    for action in [Transfer(a, b, 1000), TriggerCheckpoint(at=a), Transfer(b, a, 1000),
-                   Transfer(b, a, 2000), Deliver(ab), Deliver(ab), Deliver(ba)]:  # fmt: skip
+    script: list[Action] = [
+        Transfer(a, b, 1000),
+        TriggerCheckpoint(at=a),
+        Transfer(b, a, 1000),
+        Transfer(b, a, 2000),
+        Deliver(ab),
+        Deliver(ab),
+        Deliver(ba),
+    ]
+    for action in script:
         seed.step(action)
     out = {"seed_001_step_7": timeline_svg(seed.trace, seed.world, title="Seed 001 at step 7")}
     steps: dict[TaskId, int] = {a: 0, b: 5}

@@ -194,8 +194,8 @@ def message_arrows(trace: Sequence[Event], world: World) -> list[Arrow]:
                 for p in q:
                     p.lost = event.step
                 q.clear()
-                for m in states.get(c, ()):
-                    p = _Pending(c, event.step, m, True)
+                for record in states.get(c, ()):
+                    p = _Pending(c, event.step, record, True)
                     pending.append(p)
                     q.append(p)
         for c, m in event.sent:

@@ -266,8 +266,8 @@ def _strokes(
             if s.start.x > hi or s.end.x < lo or strongest.get(i) == "offending":
                 continue
             kind = classify(s.arrow, cut)
-            if kind in ("offending", "channel state"):
-                strongest[i] = kind  # type: ignore[assignment]
+            if kind == "offending" or kind == "channel state":
+                strongest[i] = kind
     for i, emphasis in strongest.items():
         s = out[i]
         out[i] = Stroke(s.arrow, s.start, s.end, s.state, emphasis)
@@ -393,45 +393,45 @@ def layout(
     gap = 170.0 if len(tasks) <= 2 else 120.0 if len(tasks) <= 4 else 90.0
     scale = Scale(first, now, width, left, right, top, gap)
     placer = _Placer(left, width - right, TITLE_PX * 1.8)
-    for line, r in zip(lines, row_of, strict=True):
+    for line, row in zip(lines, row_of, strict=True):
         x, _ = scale.px(line.points[0])
         text = line.cut.label + (" (pending)" if line.cut.status == "pending" else "")
         kind = "by hand" if line.cut.status == "by hand" else "checkpoint"
-        placer.place(text, kind, [(x, top - row_px * (r + 1))])
+        placer.place(text, kind, [(x, top - row_px * (row + 1))])
     bottom = top + gap * (len(tasks) - 1)
     if len(strokes) <= 300:  # labels keep off arrowheads and snapshot points
-        ends = [scale.px(st.end) for st in strokes]
-        ends += [scale.px(p) for line in lines for p in line.points]
-        placer.obstacles = [Box(x - 10, y - 10, x + 10, y + 10) for x, y in ends]
+        marks = [scale.px(st.end) for st in strokes]
+        marks += [scale.px(p) for line in lines for p in line.points]
+        placer.obstacles = [Box(mx - 10, my - 10, mx + 10, my + 10) for mx, my in marks]
     tick_y = bottom + 0.3 * gap + 20
     for step in _ticks(first, now, scale):
         x, _ = scale.px(Point(step, 0))
         placer.place(f"{step:g}", "step", [(x, tick_y)])
-    for c in crashes:
-        x, y = scale.px(Point(c.step, lanes[c.task]))
-        placer.place(f"{c.task} crashes", "crash", _around(x, y, 6))
-    for r in recoveries:
-        x, _ = scale.px(Point(r.step, 0))
-        what = f"checkpoint {r.checkpoint_id}" if r.checkpoint_id else "the initial state"
+    for crash in crashes:
+        x, y = scale.px(Point(crash.step, lanes[crash.task]))
+        placer.place(f"{crash.task} crashes", "crash", _around(x, y, 6))
+    for rec in recoveries:
+        x, _ = scale.px(Point(rec.step, 0))
+        what = f"checkpoint {rec.checkpoint_id}" if rec.checkpoint_id else "the initial state"
         placer.place(
             f"recover from {what}", "recovery", [(x, tick_y + 30 * k) for k in range(1, 7)]
         )
-    for x in crossings:
-        if not x.genuine:
+    for cr in crossings:
+        if not cr.genuine:
             continue
-        s = strokes[x.stroke]
-        if s.emphasis == "offending" and classify(s.arrow, lines[x.cut].cut) == "offending":
-            px, py = scale.px(x.at)
+        s = strokes[cr.stroke]
+        if s.emphasis == "offending" and classify(s.arrow, lines[cr.cut].cut) == "offending":
+            px, py = scale.px(cr.at)
             placer.place(
                 f"✗ {s.arrow.label}: received before, sent after", "offending", _around(px, py, 12)
             )
     placed_states = 0
-    for x in crossings:
-        if not x.genuine or placed_states >= MAX_STATE_LABELS:
+    for cr in crossings:
+        if not cr.genuine or placed_states >= MAX_STATE_LABELS:
             continue
-        s = strokes[x.stroke]
-        if classify(s.arrow, lines[x.cut].cut) == "channel state":
-            px, py = scale.px(x.at)
+        s = strokes[cr.stroke]
+        if classify(s.arrow, lines[cr.cut].cut) == "channel state":
+            px, py = scale.px(cr.at)
             if placer.place(f"channel state {s.arrow.label}", "channel state", _around(px, py, 3)):
                 placed_states += 1
     height = max([bottom + 60, *(lb.box.y1 for lb in placer.labels)]) + 16

@@ -243,8 +243,8 @@ def render_svg(d: Diagram) -> str:
                     f'<path d="M{_n(x)},{_n(y - 11)} L{_n(x + 9)},{_n(y)} L{_n(x)},{_n(y + 11)} '
                     f'L{_n(x - 9)},{_n(y)} z" fill="{colour}" stroke="#ffffff" stroke-width="1.5"/>'
                 )
-    for c in d.crashes:
-        x, y = sc.px(Point(c.step, d.lane(c.task)))
+    for crash in d.crashes:
+        x, y = sc.px(Point(crash.step, d.lane(crash.task)))
         body.append(
             f'<path d="M{_n(x - 11)},{_n(y - 11)} L{_n(x + 11)},{_n(y + 11)} M{_n(x + 11)},'
             f'{_n(y - 11)} L{_n(x - 11)},{_n(y + 11)}" stroke="#000000" stroke-width="5" '
