@@ -39,6 +39,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 from absnb.core.ids import CheckpointId, TaskId
+from absnb.core.snapshot import GlobalSnapshot
 from absnb.sim.events import Event
 from absnb.views.arrows import Arrow
 
@@ -158,3 +159,33 @@ def snapshot_cuts(trace: Sequence[Event], world: World) -> list[Cut]:
             positions.update(dict.fromkeys(waiting, now))
             cuts.append(Cut(positions, f"checkpoint {n}", "pending", waiting, n))
     return cuts
+
+
+def snapshot_cut(
+    snapshot: GlobalSnapshot, trace: Sequence[Event], *, label: str | None = None
+) -> Cut:
+    """The cut a global snapshot was taken along: every task's part sits at the step its
+    task recorded it (found in ``trace`` by task and checkpoint id). A snapshot composed
+    by hand from parts of different checkpoints (A's from checkpoint 1, B's from
+    checkpoint 2) gives a cut that may well be inconsistent.
+
+    Raises:
+        ValueError: ``trace`` has no step at which a task recorded its part.
+    """
+    recorded = {(t, n): e.step for e in trace for t, n in e.snapshots}
+    positions: dict[TaskId, float] = {}
+    for task, part in snapshot.tasks.items():
+        step = recorded.get((task, part.checkpoint_id))
+        if step is None:
+            raise ValueError(
+                f"{task}'s part of the snapshot belongs to checkpoint {part.checkpoint_id}, "
+                "which the trace never records for it: pass the trace of the run that took it"
+            )
+        positions[task] = float(step)
+    parts = sorted({p.checkpoint_id for p in snapshot.tasks.values()})
+    name = label or (
+        f"checkpoint {parts[0]}"
+        if len(parts) == 1
+        else "parts of checkpoints " + ", ".join(map(str, parts))
+    )
+    return Cut(positions, name, "by hand", checkpoint_id=snapshot.checkpoint_id)

@@ -8,13 +8,14 @@ from collections import Counter
 from xml.etree import ElementTree
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import absnb
+from absnb.core.snapshot import GlobalSnapshot
 from absnb.sim.actions import Crash, Deliver, Recover, Transfer, TriggerCheckpoint
 from absnb.sim.format import show_message
-from absnb.views.cut import Cut, offending, snapshot_cuts
+from absnb.views.cut import Cut, offending, snapshot_cut, snapshot_cuts
 from absnb.views.diagram import CutLine, Diagram, Point, Stroke, layout
 from absnb.views.timeline import (
     Arrow,
@@ -545,3 +546,29 @@ def test_show_timeline_carries_plotly_and_a_picture_for_untrusted_notebooks() ->
     encoded = page.split("base64,", 1)[1].split('"', 1)[0]
     assert base64.b64decode(encoded).decode() == timeline_svg(s.trace, s.world, title="seed 001")
     assert bundle["text/plain"] == "<space-time diagram: seed 001>"
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 10_000), data=st.data())
+def test_a_snapshot_composed_from_parts_of_different_checkpoints(
+    seed: int, data: st.DataObject
+) -> None:
+    s = bank_run(seed, 4)
+    done = s.world.snapshots
+    assume(len(done) >= 2)
+    parts = {
+        t: data.draw(st.sampled_from(done), label=str(t)).tasks[t] for t in s.world.graph.tasks
+    }
+    mixed = GlobalSnapshot(0, done[0].job, done[0].fingerprint, parts)
+    cut = snapshot_cut(mixed, s.trace)
+    bad = offending(message_arrows(s.trace, s.world), cut)
+    # the tasks' own counts: a receiver that had consumed more records on a channel than
+    # the sender had sent at its part's moment received messages sent after the cut
+    for c in s.world.graph.channels:
+        beyond = parts[c.dst].received.get(c, 0) - parts[c.src].sent.get(c, 0)
+        assert sum(a.channel == c for a in bad) == max(0, beyond), str(c)
+    same = snapshot_cut(done[0], s.trace)
+    assert same.positions == snapshot_cuts(s.trace, s.world)[0].positions
+    assert offending(message_arrows(s.trace, s.world), same) == []
+    with pytest.raises(ValueError, match="never records"):
+        snapshot_cut(mixed, s.trace[:0])
