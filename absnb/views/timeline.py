@@ -161,10 +161,11 @@ def figure_of(d: Diagram) -> go.Figure:
         )
     )
     plain = [s for s in d.strokes if not s.emphasis]
+    dense = sum(s.arrow.kind != "record" for s in d.strokes) > 30
     for kind in ("record", "barrier", "marker"):
         control = kind != "record"
         colour = svg.CONTROL if control else svg.RECORD
-        width = 3.0 if control else 1.5
+        width = (2.0 if dense else 3.0) if control else 1.5
         delivered = [s for s in plain if s.arrow.kind == kind and s.state == "delivered"]
         flying = [s for s in plain if s.arrow.kind == kind and s.state == "in flight"]
         if delivered:
@@ -271,17 +272,28 @@ def figure_of(d: Diagram) -> go.Figure:
                 hoverinfo="text",
             )
         )
-    px, py, ptext = [], [], []
-    for line in d.cuts:
-        for t, p in zip(d.tasks, line.points, strict=True):
-            if t not in line.cut.waiting:
-                px.append(p.x)
-                py.append(p.y)
-                ptext.append(f"{t} records its state for {line.cut.label} at {p.x:g}")
-    if px:
-        data.append(
-            _points(px, py, ptext, name="task snapshots", symbol="diamond", colour=svg.CUT, size=14)
-        )
+    for by_hand in (False, True):
+        px, py, ptext = [], [], []
+        for line in d.cuts:
+            if (line.cut.status == "by hand") != by_hand:
+                continue
+            for t, p in zip(d.tasks, line.points, strict=True):
+                if t not in line.cut.waiting:
+                    px.append(p.x)
+                    py.append(p.y)
+                    ptext.append(f"{t}'s state for {line.cut.label} at {p.x:g}")
+        if px:
+            data.append(
+                _points(
+                    px,
+                    py,
+                    ptext,
+                    name="states chosen by hand" if by_hand else "task snapshots",
+                    symbol="circle" if by_hand else "diamond",
+                    colour=svg.BY_HAND if by_hand else svg.CUT,
+                    size=14,
+                )
+            )
     if d.crashes:
         data.append(
             _points(
@@ -394,7 +406,7 @@ def figure_of(d: Diagram) -> go.Figure:
             "tickfont": {"size": 20},
         },
         "hovermode": "closest",
-        "height": int(d.height + 120),
+        "height": int(d.height + 60),
         "shapes": shapes,
         "annotations": annotations,
         "legend": {"orientation": "h", "y": -0.18},
