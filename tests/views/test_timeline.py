@@ -15,7 +15,7 @@ import absnb
 from absnb.core.snapshot import GlobalSnapshot
 from absnb.sim.actions import Crash, Deliver, Recover, Transfer, TriggerCheckpoint
 from absnb.sim.format import show_message
-from absnb.views.cut import Cut, offending, snapshot_cut, snapshot_cuts
+from absnb.views.cut import Cut, classify, offending, snapshot_cut, snapshot_cuts
 from absnb.views.diagram import CutLine, Diagram, Point, Stroke, layout
 from absnb.views.timeline import (
     Arrow,
@@ -572,3 +572,38 @@ def test_a_snapshot_composed_from_parts_of_different_checkpoints(
     assert offending(message_arrows(s.trace, s.world), same) == []
     with pytest.raises(ValueError, match="never records"):
         snapshot_cut(mixed, s.trace[:0])
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 10_000), crash=st.integers(10, 60))
+def test_crossings_net_out_to_the_class_of_each_message(seed: int, crash: int) -> None:
+    """Word count has six lanes, so messages pass over other tasks' lanes: whatever the
+    passes, forward minus backward crossings is the message's class, exactly one crossing
+    is the genuine one for channel state or an offending message, and the others pair up
+    as hops."""
+    s = absnb.Stepper(
+        absnb.World(absnb.word_count(), "abs", checkpoint_interval=4),
+        absnb.RandomScheduler(seed=seed, crash_at=crash),
+        history=False,
+    )
+    s.run()
+    arrows = message_arrows(s.trace, s.world)
+    tasks = s.world.graph.tasks
+    by_hand = Cut.before({t: (seed + 7 * i) % s.world.clock for i, t in enumerate(tasks)})
+    cuts = [*snapshot_cuts(s.trace, s.world), by_hand]
+    d = layout(s.trace, s.world, cuts=cuts)
+    expected = {"channel state": 1, "offending": -1}
+    per: dict[tuple[int, int], list] = {}
+    for c in d.crossings:
+        per.setdefault((c.cut, c.stroke), []).append(c)
+    for ci, line in enumerate(d.cuts):
+        for si, stroke in enumerate(d.strokes):
+            if stroke.arrow.kind != "record" or stroke.state == "lost":
+                continue
+            found = per.get((ci, si), [])
+            net = sum(1 if c.forward else -1 for c in found)
+            assert net == expected.get(classify(stroke.arrow, line.cut), 0)
+            assert sum(c.genuine for c in found) == abs(net)
+            assert (len(found) - abs(net)) % 2 == 0
+            assert sum(px_crossings(d, stroke, line)) == net
+    assert len(arrows) == len(d.strokes)
