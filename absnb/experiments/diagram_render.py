@@ -9,7 +9,8 @@ network), opens it in headless Chromium, and times ``Plotly.newPlot`` and one zo
 
 ``python -m absnb.experiments.diagram_render --png FOLDER`` instead writes the SVG diagrams
 of the teaching runs (seed 001, an inconsistent cut by hand, four accounts, word count with
-a crash) as PNG screenshots at 1280 and 1920 px wide, the way a projector shows them.
+a crash) as PNG screenshots in browser windows 1280 and 1920 px wide, shown as a notebook
+shows them (at their own size, scaled down only if the window is narrower).
 """
 
 from __future__ import annotations
@@ -87,8 +88,9 @@ def timings(events: int, repeat: int) -> tuple[float, float]:
 def svg_to_png(
     svgs: dict[str, str], folder: Path, widths: tuple[int, ...] = (1280, 1920)
 ) -> list[Path]:
-    """Screenshot every SVG document (by name) in headless Chromium, scaled to each of
-    ``widths`` pixels wide, as ``<name>_<width>.png`` in ``folder``."""
+    """Screenshot every SVG document (by name) in headless Chromium windows ``widths``
+    pixels wide, shown as an ``<img>`` with ``max-width:100%`` (as in a notebook), as
+    ``<name>_<width>.png`` in ``folder``."""
     import base64
 
     from playwright.sync_api import sync_playwright
@@ -103,7 +105,7 @@ def svg_to_png(
                 data = base64.b64encode(svg.encode()).decode()
                 page.set_content(
                     "<html><body style='margin:0;background:#fff'>"
-                    f"<img id='d' src='data:image/svg+xml;base64,{data}' style='width:100%'>"
+                    f"<img id='d' src='data:image/svg+xml;base64,{data}' style='max-width:100%'>"
                     "</body></html>"
                 )
                 page.wait_for_function("document.getElementById('d').complete")

@@ -41,6 +41,9 @@ if TYPE_CHECKING:
 
 LABEL_PX = 18
 """Font size of every label on the diagram: readable on a projector at 1280 px wide."""
+WIDTH = 1024
+"""Default width of the diagram in pixels: a notebook's output area in a 1280 px wide
+JupyterLab window holds it without scaling it down, so labels stay at 18 px."""
 LANE_PX = 20
 TITLE_PX = 24
 CHAR_EM = 0.62
@@ -160,6 +163,8 @@ class Diagram:
     recoveries: tuple[RecoveryPoint, ...]
     bands: tuple[tuple[float, float, TaskId], ...]
     labels: tuple[Label, ...]
+    reach: tuple[float, ...]
+    """How far each cut line reaches above the top lane, up to its label (pixels)."""
     scale: Scale
     height: float
 
@@ -334,7 +339,7 @@ def layout(
     *,
     cuts: Sequence[Cut] | None = None,
     title: str | None = None,
-    width: float = 1280,
+    width: float = WIDTH,
 ) -> Diagram:
     """The geometry of ``trace`` (ending in ``world``) with ``cuts`` (default: the cut of
     every completed or pending checkpoint of the run), laid out ``width`` pixels wide."""
@@ -398,6 +403,7 @@ def layout(
         text = line.cut.label + (" (pending)" if line.cut.status == "pending" else "")
         kind = "by hand" if line.cut.status == "by hand" else "checkpoint"
         placer.place(text, kind, [(x, top - row_px * (row + 1))])
+    reach = tuple(row_px * row + 18 for row in row_of)
     bottom = top + gap * (len(tasks) - 1)
     if len(strokes) <= 300:  # labels keep off arrowheads and snapshot points
         marks = [scale.px(st.end) for st in strokes]
@@ -447,6 +453,7 @@ def layout(
         recoveries,
         tuple(bands),
         tuple(placer.labels),
+        reach,
         scale,
         height,
     )

@@ -21,7 +21,17 @@ from typing import TYPE_CHECKING, Any
 
 from absnb.sim.events import Event
 from absnb.views.cut import Cut
-from absnb.views.diagram import LABEL_PX, LANE_PX, TITLE_PX, CutLine, Diagram, Point, Stroke, layout
+from absnb.views.diagram import (
+    LABEL_PX,
+    LANE_PX,
+    TITLE_PX,
+    WIDTH,
+    CutLine,
+    Diagram,
+    Point,
+    Stroke,
+    layout,
+)
 
 if TYPE_CHECKING:
     from absnb.sim.world import World
@@ -122,11 +132,12 @@ def _defs() -> str:
     return "<defs>" + "".join(heads) + "</defs>"
 
 
-def _cut_path(d: Diagram, line: CutLine) -> str:
-    """The cut line, reaching a little above the top lane and below the bottom one."""
+def _cut_path(d: Diagram, line: CutLine, reach: float) -> str:
+    """The cut line, reaching up to its label above the top lane and a little below the
+    bottom one."""
     sc = d.scale
     pts = [sc.px(p) for p in line.points]
-    pts = [(pts[0][0], pts[0][1] - 18), *pts, (pts[-1][0], pts[-1][1] + 0.3 * sc.gap)]
+    pts = [(pts[0][0], pts[0][1] - reach), *pts, (pts[-1][0], pts[-1][1] + 0.3 * sc.gap)]
     return "M" + " L".join(f"{_n(x)},{_n(y)}" for x, y in pts)
 
 
@@ -208,12 +219,14 @@ def render_svg(d: Diagram) -> str:
         )
     dense = sum(s.arrow.kind != "record" for s in d.strokes) > 30
     body += _strokes(d, [s for s in d.strokes if s.arrow.kind != "record"], dense)
-    for line in d.cuts:  # over the markers and barriers (the marker often runs along it)
+    for line, reach in zip(
+        d.cuts, d.reach, strict=True
+    ):  # over the markers and barriers (the marker often runs along it)
         colour = BY_HAND if line.cut.status == "by hand" else CUT
         dash = _CUT_DASH[line.cut.status]
         dash_attr = f' stroke-dasharray="{dash}"' if dash else ""
         body.append(
-            f'<path d="{_cut_path(d, line)}" fill="none" stroke="{colour}" stroke-width="4" '
+            f'<path d="{_cut_path(d, line, reach)}" fill="none" stroke="{colour}" stroke-width="4" '
             f'stroke-opacity="0.85" stroke-linejoin="round"{dash_attr}/>'
         )
     for c in d.crossings:  # a message passing over a cut it does not cross: a hop
@@ -274,7 +287,7 @@ def timeline_svg(
     *,
     cuts: Sequence[Cut] | None = None,
     title: str | None = None,
-    width: float = 1280,
+    width: float = WIDTH,
 ) -> str:
     """The space-time diagram of ``trace`` (ending in ``world``) as a complete SVG
     document, ``width`` pixels wide: the same bytes for the same trace.
@@ -335,7 +348,7 @@ def show_timeline(
     *,
     cuts: Sequence[Cut] | None = None,
     title: str | None = None,
-    width: float = 1280,
+    width: float = WIDTH,
 ) -> Timeline:
     """The space-time diagram of ``trace`` for display in a notebook (see :class:`Timeline`);
     arguments as for :func:`timeline_svg`."""

@@ -491,12 +491,12 @@ def test_svg_is_the_same_bytes_for_the_same_seed() -> None:
     assert svg != timeline_svg(other.trace, other.world)
     root = ElementTree.fromstring(svg)
     assert root.tag == f"{SVG}svg"
-    assert root.attrib["width"] == "1280"
+    assert root.attrib["width"] == "1024"
     sizes = [float(t.attrib["font-size"]) for t in root.iter(f"{SVG}text")]
     assert min(sizes, default=0) >= 18
 
 
-@pytest.mark.parametrize("width", [1280, 1920])
+@pytest.mark.parametrize("width", [1024, 1280, 1920])
 @pytest.mark.parametrize(
     "make",
     [
