@@ -607,3 +607,19 @@ def test_crossings_net_out_to_the_class_of_each_message(seed: int, crash: int) -
             assert (len(found) - abs(net)) % 2 == 0
             assert sum(px_crossings(d, stroke, line)) == net
     assert len(arrows) == len(d.strokes)
+
+
+def test_the_teaching_diagrams_render_as_svg_documents() -> None:
+    from absnb.experiments.diagram_render import teaching_svgs
+
+    svgs = teaching_svgs()
+    assert sorted(svgs) == [
+        "four_accounts",
+        "inconsistent_cut",
+        "seed_001_step_7",
+        "word_count_crash",
+    ]
+    for svg in svgs.values():
+        assert ElementTree.fromstring(svg).tag == f"{SVG}svg"
+    assert "✗ 1,000: received before, sent after" in svgs["inconsistent_cut"]
+    assert "sink[0] crashes" in svgs["word_count_crash"]
