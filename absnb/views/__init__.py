@@ -1,7 +1,9 @@
 """Views of jobs, worlds and traces: they observe and never mutate.
 
 - :mod:`absnb.views.graph`: the execution graph and its state as DOT (pure) and SVG.
-- :mod:`absnb.views.timeline`: the space-time diagram (plotly) with snapshot cuts.
+- :mod:`absnb.views.timeline`: the space-time diagram (plotly) with snapshot cuts;
+  :mod:`absnb.views.timeline_static` draws the same geometry as a static SVG, and
+  :mod:`absnb.views.cut` composes cuts by hand and classifies messages against them.
 - :mod:`absnb.views.tables`: snapshots as pandas tables, and the diff of two.
 - :mod:`absnb.views.transactions`: a two-phase-commit sink's external system: its
   transactions and committed output as tables, and drawn beside the graph.
@@ -17,9 +19,11 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from absnb.views.cut import Cut
     from absnb.views.graph import graph_svg, show_graph, to_dot
     from absnb.views.tables import snapshot_diff, snapshot_tables, task_table
     from absnb.views.timeline import message_arrows, space_time
+    from absnb.views.timeline_static import show_timeline, timeline_svg
     from absnb.views.transactions import (
         committed_table,
         output_copies,
@@ -30,6 +34,7 @@ if TYPE_CHECKING:
     from absnb.views.widgets import SideBySide, StepperWidget, compare, stepper_widget
 
 _HOME = {
+    "Cut": "cut",
     "graph_svg": "graph",
     "show_graph": "graph",
     "to_dot": "graph",
@@ -38,6 +43,8 @@ _HOME = {
     "task_table": "tables",
     "message_arrows": "timeline",
     "space_time": "timeline",
+    "show_timeline": "timeline_static",
+    "timeline_svg": "timeline_static",
     "committed_table": "transactions",
     "output_copies": "transactions",
     "show_transactions": "transactions",
@@ -51,6 +58,7 @@ _HOME = {
 """Each public name and the module of :mod:`absnb.views` that defines it."""
 
 __all__ = [
+    "Cut",
     "SideBySide",
     "StepperWidget",
     "committed_table",
@@ -59,12 +67,14 @@ __all__ = [
     "message_arrows",
     "output_copies",
     "show_graph",
+    "show_timeline",
     "show_transactions",
     "snapshot_diff",
     "snapshot_tables",
     "space_time",
     "stepper_widget",
     "task_table",
+    "timeline_svg",
     "to_dot",
     "transaction_table",
     "transactions_dot",
