@@ -181,8 +181,9 @@ class Account(Operator):
         return None
 
     def waits(self, state: int, entry: tuple[str, int]) -> str | None:
-        """A transfer of more than the balance waits for money to arrive."""
-        return self.refusal(state, entry)
+        """A transfer of more than the balance waits for money to arrive (log entries are
+        checked when the log is made, so only the balance is compared here, once a step)."""
+        return None if entry[1] <= state else self.refusal(state, entry)
 
     def act(self, state: int, entry: tuple[str, int]) -> tuple[Any, Sequence[Any]]:
         """Send ``entry``. Overdraft is kept out by :meth:`waits`, which the simulator asks

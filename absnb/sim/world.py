@@ -368,14 +368,15 @@ class World:
         return refusal(task.state, (dst.operator, action.amount)) if refusal else None
 
     # -- applying actions ------------------------------------------------------------------
-    def apply(self, action: Action) -> Event:
-        """Perform ``action`` and return what happened.
+    def apply(self, action: Action, *, checked: bool = False) -> Event:
+        """Perform ``action`` and return what happened; ``checked``: the caller took it
+        from :meth:`enabled_actions` of this very state, so it is not checked again.
 
         Raises:
             ActionNotEnabledError: the action is not enabled now; the message says why and
                 lists what is.
         """
-        why = self._why_not(action)
+        why = None if checked else self._why_not(action)
         if why is not None:
             options = ", ".join(str(a) for a in self.enabled_actions()) or "nothing"
             refused = type(action) is Transfer and why.startswith("account ")
