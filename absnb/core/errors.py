@@ -27,6 +27,11 @@ class ActionNotEnabledError(AbsnbError, ValueError):
     """An action was applied that is not enabled in the current world."""
 
 
+class TransferRefusedError(ActionNotEnabledError):
+    """A bank transfer of more than the account's balance, or of an amount that is not a
+    positive whole number."""
+
+
 class SnapshotMismatchError(AbsnbError, ValueError):
     """A snapshot was restored into a job other than the one that took it."""
 

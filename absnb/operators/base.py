@@ -66,6 +66,11 @@ class Operator:
         """Consume one entry of the task's own input log (sources and processes)."""
         raise TypeError(f"{type(self).__name__} has no input log of its own")
 
+    def waits(self, state: Any, entry: Any) -> str | None:
+        """Why the next entry of the task's own input log cannot be consumed yet in
+        ``state`` (the simulator then leaves it disabled), or None. By default never."""
+        return None
+
     def process_batch(self, state: Any, values: Sequence[Any]) -> tuple[Any, list[Any]]:
         """:meth:`process` of each of ``values`` in turn, outputs in order (the real runtime
         calls this, once per batch). Override it only to do the same faster."""

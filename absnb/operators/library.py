@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from absnb.core.errors import OperatorOutputError
+from absnb.core.errors import GraphError, OperatorOutputError, TransferRefusedError
 from absnb.operators.base import Operator, To
 
 
@@ -157,13 +157,25 @@ class Account(Operator):
     """A bank account process (seed 001): its state is its balance.
 
     A transfer ``(dst, amount)`` from its own input log debits it and sends ``amount`` to
-    ``dst``; an amount arriving on a channel credits it.
+    ``dst``; an amount arriving on a channel credits it. No overdraft: a transfer waits
+    (:meth:`waits`) until the balance covers it, and an amount that is not a positive
+    whole number is refused.
+
+    Args:
+        balance: the initial balance, a whole number >= 0.
+        name: the account's name, for messages.
     """
 
     kind = "process"
 
-    def __init__(self, balance: int) -> None:
+    def __init__(self, balance: int, name: str = "account") -> None:
+        if isinstance(balance, bool) or not isinstance(balance, int) or balance < 0:
+            raise GraphError(
+                f"account {name!r} has initial balance {balance!r}: a balance must be a "
+                "whole number >= 0"
+            )
         self.balance = balance
+        self.name = name
 
     def initial_state(self) -> int:
         return self.balance
@@ -171,8 +183,34 @@ class Account(Operator):
     def process(self, state: int, value: int) -> tuple[Any, Sequence[Any]]:
         return state + value, ()
 
-    def act(self, state: int, entry: tuple[str, int]) -> tuple[Any, Sequence[Any]]:
+    def refusal(self, state: int, entry: tuple[str, int]) -> str | None:
+        """Why this account refuses to send ``entry`` = ``(dst, amount)`` with balance
+        ``state``, or None."""
         dst, amount = entry
+        if isinstance(amount, bool) or not isinstance(amount, int) or amount <= 0:
+            return (
+                f"account {self.name} refuses to send {amount!r} to {dst}: an amount must "
+                f"be a positive whole number, not {amount!r}"
+            )
+        if amount > state:
+            return (
+                f"account {self.name} has a balance of {state:,}, less than the {amount:,} "
+                f"it would send to {dst}: no overdraft, send at most {max(state, 0):,}"
+            )
+        return None
+
+    def waits(self, state: int, entry: tuple[str, int]) -> str | None:
+        """A transfer of more than the balance waits for money to arrive (log entries are
+        checked when the log is made, so only the balance is compared here, once a step)."""
+        return None if entry[1] <= state else self.refusal(state, entry)
+
+    def act(self, state: int, entry: tuple[str, int]) -> tuple[Any, Sequence[Any]]:
+        """Send ``entry``. Overdraft is kept out by :meth:`waits`, which the simulator asks
+        first; the Spark runtime reads logs in batches without asking, so there a balance
+        may dip below zero until money in transit arrives."""
+        dst, amount = entry
+        if isinstance(amount, bool) or not isinstance(amount, int) or amount <= 0:
+            raise TransferRefusedError(self.refusal(state, entry))
         return state - amount, (To(dst, amount),)
 
     def __repr__(self) -> str:

@@ -88,17 +88,23 @@ class Stepper:
         Raises:
             ActionNotEnabledError: ``action`` is not enabled.
         """
+        world = self.world
+        checked = False
         if action is None:
-            action = self.next_action()
+            enabled = world.enabled_actions()
+            action = self.scheduler.choose(world, enabled)
             if action is None:
                 return None
+            # One of the enabled actions themselves (not an equal copy a custom scheduler
+            # made): enabled already, so apply skips checking it again.
+            checked = any(a is action for a in enabled)
         if self.keep_history:
-            before = self.world.clone()
+            before = world.clone()
             stores = self._save() if self.stores else ()
-            event = self.world.apply(action)
+            event = world.apply(action, checked=checked)
             self.history.append((before, stores))
         else:
-            event = self.world.apply(action)
+            event = world.apply(action, checked=checked)
         self.trace.append(event)
         return event
 

@@ -13,12 +13,13 @@ from typing import Any
 
 from absnb.core.effects import Block, SnapshotState, Unblock
 from absnb.core.effects import Decline as Declined
-from absnb.core.errors import ActionNotEnabledError
+from absnb.core.errors import ActionNotEnabledError, TransferRefusedError
 from absnb.core.graph import ExecutionGraph
 from absnb.core.ids import ChannelId, CheckpointId, TaskId
 from absnb.core.messages import RECORD_TYPES, CheckpointBarrier, Message, Record
 from absnb.core.snapshot import GlobalSnapshot, TaskSnapshot
 from absnb.jobs.base import Job
+from absnb.operators.base import Operator
 from absnb.protocols import CheckpointCoordinator, get_protocol
 from absnb.protocols.base import SnapshotProtocol
 from absnb.sim.actions import (
@@ -61,6 +62,11 @@ class _Static:
             t for t in self.graph.tasks if self.graph.kind(t) in ("source", "process")
         )
         self.emit = {t: Emit(t) for t in self.emitters}
+        self.waits = {  # operators whose next log entry may have to wait (the bank)
+            t: self.graph.function(t).waits
+            for t in self.emitters
+            if type(self.graph.function(t)).waits is not Operator.waits
+        }
         self.trigger = TriggerCheckpoint()
         self.sinks = tuple(t for t in self.graph.tasks if self.graph.kind(t) == "sink")
         self.notify_steps = notify_steps
@@ -257,13 +263,14 @@ class World:
         for c, q in self.channels.items():
             if q and c not in blocked and (not check_replay or self._replay_allows(c, q[0])):
                 acts.append(s.deliver[c])
-        inputs = self.inputs
+        inputs, waits = self.inputs, s.waits
         for t in s.emitters:
             task = tasks[t]
             if (
                 not task.halted
                 and task.offset < len(inputs[t])
                 and (not task.replay or task.replay[0] is None)
+                and (t not in waits or waits[t](task.state, inputs[t][task.offset]) is None)
             ):
                 acts.append(s.emit[t])
         for t, pending in self.notices.items():
@@ -327,7 +334,9 @@ class World:
                 return f"{t} has emitted its whole input log"
             if task.replay and task.replay[0] is not None:
                 return f"{t} is replaying and must next consume from {task.replay[0]}"
-            return None
+            wait = self._s.waits.get(t)
+            reason = wait(task.state, self.inputs[t][task.offset]) if wait else None
+            return f"its next entry waits: {reason}" if reason else None
         if kind is Transfer:
             return self._why_not_transfer(action)  # type: ignore[arg-type]
         if kind is TriggerCheckpoint:
@@ -397,27 +406,32 @@ class World:
             return f"{src} is not an account (a process) of this job"
         if (src.operator, dst.operator) not in {(e.src, e.dst) for e in self.graph.job.edges}:
             return f"there is no channel {src}->{dst} for the transfer"
-        if not isinstance(action.amount, int) or action.amount <= 0:
-            return f"a transfer amount must be a positive whole number, not {action.amount!r}"
-        task = self.tasks[src]
+        task, amount = self.tasks[src], action.amount
+        refusal = getattr(self.graph.function(src), "refusal", None)
+        if isinstance(amount, bool) or not isinstance(amount, int) or amount <= 0:
+            if refusal is not None:
+                return refusal(task.state, (dst.operator, amount))
+            return f"a transfer amount must be a positive whole number, not {amount!r}"
         if task.halted:
             return f"{src} is halted until the checkpoint completes"
         if task.offset < len(self.inputs[src]) or task.replay:
             return f"{src} must first make the transfers already in its input log"
-        return None
+        return refusal(task.state, (dst.operator, action.amount)) if refusal else None
 
     # -- applying actions ------------------------------------------------------------------
-    def apply(self, action: Action) -> Event:
-        """Perform ``action`` and return what happened.
+    def apply(self, action: Action, *, checked: bool = False) -> Event:
+        """Perform ``action`` and return what happened; ``checked``: the caller took it
+        from :meth:`enabled_actions` of this very state, so it is not checked again.
 
         Raises:
             ActionNotEnabledError: the action is not enabled now; the message says why and
                 lists what is.
         """
-        why = self._why_not(action)
+        why = None if checked else self._why_not(action)
         if why is not None:
             options = ", ".join(str(a) for a in self.enabled_actions()) or "nothing"
-            raise ActionNotEnabledError(
+            refused = type(action) is Transfer and why.startswith("account ")
+            raise (TransferRefusedError if refused else ActionNotEnabledError)(
                 f"cannot {action} at step {self.clock}: {why}. Enabled now: {options}"
             )
         kind = type(action)
