@@ -85,6 +85,10 @@ class _Part:
         return (fn.freeze(self.state), self.offset, states)
 
 
+_OUTPUTS = (list, tuple)
+"""The types of an operator's outputs that need no further check."""
+
+
 def _checked(fn: Operator, method: str, result: Any) -> tuple[Any, Sequence[Any]]:
     """``result`` of ``fn.method`` when it is (state, list or tuple), the common case, checked
     inline; anything else goes to :func:`~absnb.core.validate.operator_result`, which
@@ -170,7 +174,10 @@ class StreamTask:
         self.received[channel] = message.seq
         self._consumed(channel)
         effects = self.handler.on_record(channel, message)
-        self.state, outs = _checked(self.fn, "process", self.fn.process(self.state, message.value))
+        result = self.fn.process(self.state, message.value)
+        if type(result) is not tuple or len(result) != 2 or type(result[1]) not in _OUTPUTS:
+            result = operator_result(self.fn, "process", result)  # refused unless iterable
+        self.state, outs = result
         if outs:
             self._route(outs, message.origin, sends)
         return self._apply(effects, sends) if effects else ()
@@ -243,7 +250,10 @@ class StreamTask:
         origin = (self.label, self.offset)
         self.offset += 1
         self._consumed(None)
-        self.state, outs = _checked(self.fn, "act", self.fn.act(self.state, entry))
+        result = self.fn.act(self.state, entry)
+        if type(result) is not tuple or len(result) != 2 or type(result[1]) not in _OUTPUTS:
+            result = operator_result(self.fn, "act", result)
+        self.state, outs = result
         if outs:
             self._route(outs, origin, sends)
 

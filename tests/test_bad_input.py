@@ -28,7 +28,7 @@ from absnb.core.errors import (
     UnknownJobError,
     UnknownProtocolError,
 )
-from absnb.core.graph import JobGraph
+from absnb.core.graph import Hash, JobGraph
 from absnb.jobs.base import Job
 from absnb.jobs.custom import build_custom
 from absnb.operators import CollectSink, FlatMap, Operator, Source
@@ -36,7 +36,7 @@ from absnb.runtime.host import Failure
 from absnb.runtime.inputs import SparkInputError
 from absnb.sim.actions import Crash, Deliver, Emit, Notify, Recover, Transfer, TriggerCheckpoint
 from absnb.sim.explore import explore
-from absnb.sim.schedulers import RandomScheduler, ScriptedScheduler
+from absnb.sim.schedulers import ManualScheduler, RandomScheduler, ScriptedScheduler
 from absnb.sim.stepper import Stepper
 from absnb.sim.trace import action_from_json, load_trace, parse_header, parse_time
 from absnb.sinks import make_sink
@@ -220,6 +220,12 @@ SIM: list[Case] = [
     ("trace-time-str", lambda: parse_time("soon"), TraceFormatError, ("'soon'",)),
     ("trace-time-neg", lambda: parse_time(-1), TraceFormatError, ("-1",)),
     # exploration and custom jobs
+    ("explore-world", lambda: explore(wc()), InvalidTypeError, ("Job(",)),
+    ("explore-max-states", lambda: explore(W, max_states=0), InvalidValueError, ("max_states", "not 0")),  # noqa: E501
+    ("explore-max-depth", lambda: explore(W, max_depth=-2), InvalidValueError, ("-2",)),
+    ("explore-crashes", lambda: explore(W, crashes="all"), InvalidTypeError, ("'all'",)),
+    ("manual-chooser", lambda: ManualScheduler("me"), InvalidTypeError, ("'me'",)),
+    ("hash-key", lambda: Hash("word"), GraphError, ("'word'",)),
     ("explore-external", lambda: explore(absnb.World(absnb.word_count(sink="two-phase-commit"))), GraphError, ("'sink'",)),  # noqa: E501
     ("custom-module", lambda: build_custom("no_such_module_xyz:job"), UnknownJobError, ("'no_such_module_xyz'",)),  # noqa: E501
     ("custom-function", lambda: build_custom("json:no_such_job"), UnknownJobError, ("'no_such_job'",)),  # noqa: E501

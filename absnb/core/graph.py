@@ -57,6 +57,13 @@ class Hash:
     key: Callable[[Any], Any]
     name = "hash"
 
+    def __post_init__(self) -> None:
+        if not callable(self.key):
+            raise GraphError(
+                f"Hash(key={self.key!r}): the key must be a function of a record, e.g. "
+                "Hash(lambda pair: pair[0])"
+            )
+
     def targets(self, value: Any, sender: int, n: int, sent: int) -> range | tuple[int, ...]:
         return (stable_hash(self.key(value)) % n,)
 

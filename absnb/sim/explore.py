@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from absnb.core.errors import GraphError
 from absnb.sim.actions import Action
+from absnb.sim.args import check_explore
 from absnb.sim.events import Event
 from absnb.sim.world import World
 
@@ -81,6 +82,7 @@ def explore(
         GraphError: a sink of the job writes to an external system, which branches of the
             search would share.
     """
+    check_explore(world, max_states, max_depth, crashes)
     _refuse_external_sinks(world)
     result = Exploration()
     start = world.clone()

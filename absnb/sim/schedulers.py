@@ -21,7 +21,7 @@ from absnb.sim.actions import (
     RecoveryMode,
     TriggerCheckpoint,
 )
-from absnb.sim.args import check_policy, check_script
+from absnb.sim.args import check_chooser, check_policy, check_script
 from absnb.sim.world import World
 
 _MASK = (1 << 64) - 1
@@ -141,6 +141,7 @@ class ManualScheduler:
     """Asks an outside chooser (a widget, a person, a test) for every action."""
 
     def __init__(self, chooser: Callable[[World, Sequence[Action]], Action | None]) -> None:
+        check_chooser(chooser)
         self.chooser = chooser
 
     def choose(self, world: World, enabled: Sequence[Action]) -> Action | None:
