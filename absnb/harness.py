@@ -264,13 +264,16 @@ class TaskHarness:
         barrier = self._queue.pop(j)[1]
         overtaken = tuple(m for cj, m in self._queue[:j] if cj == c and type(m) is Record)
         sends: list[Send] = []
-        controls = self.task.deliver_overtaking(c, barrier, overtaken, sends)  # type: ignore[arg-type]
+        controls = self.task.deliver_overtaking(c, barrier, overtaken, sends)
         self._after(sends, controls)
 
-    def _deliver(self, c: ChannelId, m: Message) -> None:
+    def _deliver(self, c: ChannelId, m: Message | _EndMarker) -> None:
         sends: list[Send] = []
         task = self.task
-        controls = task.end_of_input(c, sends) if m is _END else task.deliver(c, m, sends)
+        if isinstance(m, _EndMarker):
+            controls = task.end_of_input(c, sends)
+        else:
+            controls = task.deliver(c, m, sends)
         self._after(sends, controls)
 
     def __repr__(self) -> str:

@@ -61,6 +61,7 @@ def get_protocol(
         ProtocolSettingError: an alignment timeout for a protocol that does not align, or one
             that is not a number >= 0.
     """
+    protocol: SnapshotProtocol
     if isinstance(name, SnapshotProtocol):
         protocol = name
         if alignment_timeout not in (None, getattr(protocol, "alignment_timeout", None)):
@@ -86,7 +87,7 @@ def get_protocol(
                     f"(got {alignment_timeout!r}): give one with 'abs' or 'abs-timeout'"
                 )
             cls = AlignedWithTimeoutProtocol
-            protocol: SnapshotProtocol = AlignedWithTimeoutProtocol(alignment_timeout)
+            protocol = AlignedWithTimeoutProtocol(alignment_timeout)
         elif cls is AlignedProtocol:
             protocol = AlignedProtocol(allow_deadlock=allow_deadlock)
         else:

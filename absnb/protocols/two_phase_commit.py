@@ -143,7 +143,7 @@ class TwoPhaseCommitSink(Operator, Generic[Txn]):
         self.warning_ratio = warning_ratio
         self.ignore_failures_after_timeout = ignore_failures_after_timeout
         if clock is not None:
-            self.clock = clock  # type: ignore[method-assign]
+            self.clock = clock
         return self
 
     def _age(self, state: TwoPhaseCommitState[Txn], txn: Txn) -> float | None:

@@ -215,8 +215,8 @@ class UnalignedBarrierHandler(BarrierHandler):
         if channel not in state.missing:
             return effects  # a second barrier on one channel cannot happen; Nil is ignored
         n = state.checkpoint_id
-        records = (*self.recorded.pop(channel), *overtaken)  # type: ignore[arg-type]
-        effects.append(RecordChannelState(n, channel, records))  # type: ignore[arg-type]
+        records = (*self.recorded.pop(channel), *overtaken)
+        effects.append(RecordChannelState(n, channel, records))
         missing = tuple(c for c in state.missing if c != channel)
         if missing:
             self.state = RecordingInFlight(n, missing)

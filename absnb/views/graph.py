@@ -279,6 +279,11 @@ def _title(world: World) -> str:
     if coord.pending:
         ids = ", ".join(str(n) for n in sorted(coord.pending))
         parts.append(f"pending: {ids}")
+    if coord.declined:
+        ids = ", ".join(f"{n} by {escape(str(t))}" for n, t, _ in coord.declined)
+        parts.append(f"declined: {ids}")
+    if coord.expired:
+        parts.append(f"timed out: {', '.join(str(n) for n in coord.expired)}")
     return " · ".join(parts)
 
 

@@ -92,7 +92,9 @@ def test_timed_out_checkpoints_abort_and_the_run_stays_exactly_once(seed, protoc
     assert world.is_finished()
     assert not world.blocked
     for done in coordinator.completed:
-        assert done.completed_at - done.triggered_at <= timeout
+        # expiry is checked after each step: a checkpoint may still complete in the step
+        # that would have expired it
+        assert done.completed_at - done.triggered_at <= timeout + 1
     for n in coordinator.expired:
         assert n in coordinator.aborted
         assert n not in [c.checkpoint_id for c in coordinator.completed]

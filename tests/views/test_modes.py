@@ -33,4 +33,15 @@ def test_graph_shows_in_flight_recording_and_cancellation_barriers():
     stepper.step(absnb.Deliver(g.channel("source[0]->count[0]")))
     assert "recording" in to_dot(stepper.world)
     stepper.step(Decline(g.task("count[0]")))
-    assert "✕cancel 1" in to_dot(stepper.world)
+    dot = to_dot(stepper.world)
+    assert "✕cancel 1" in dot
+    assert "declined: 1 by count[0]" in dot
+
+
+def test_graph_title_names_timed_out_checkpoints():
+    world = absnb.World(absnb.word_count(), "abs", checkpoint_interval=2, checkpoint_timeout=1)
+    stepper = absnb.Stepper(world, absnb.RandomScheduler(seed=4), history=False)
+    stepper.run()
+    expired = stepper.world.coordinator.expired
+    assert expired
+    assert f"timed out: {', '.join(map(str, expired))}" in to_dot(stepper.world)
