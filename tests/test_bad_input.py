@@ -25,6 +25,7 @@ from absnb.core.errors import (
     InvalidValueError,
     OperatorOutputError,
     TraceFormatError,
+    TransferRefusedError,
     UnknownJobError,
     UnknownProtocolError,
 )
@@ -151,12 +152,12 @@ SIM: list[Case] = [
     ("bank-one-account", lambda: absnb.bank_transfer({"A": 10}), GraphError, ("{'A': 10}",)),
     ("bank-balance-str", lambda: absnb.bank_transfer({"A": "ten", "B": 5}), InvalidTypeError, ("'ten'",)),  # noqa: E501
     ("bank-balance-float", lambda: absnb.bank_transfer({"A": 1.5, "B": 5}), InvalidTypeError, ("1.5",)),  # noqa: E501
-    ("bank-accounts-list", lambda: absnb.bank_transfer([("A", 1)]), InvalidTypeError, ("[('A', 1)]",)),  # noqa: E501
+    ("bank-accounts-list", lambda: absnb.bank_transfer(["A", "B"]), InvalidTypeError, ("'A'",)),
     ("bank-account-name", lambda: absnb.bank_transfer({1: 5, "B": 5}), InvalidTypeError, ("1",)),
     ("bank-transfers-neg", lambda: absnb.bank_transfer(transfers=-1), InvalidValueError, ("-1",)),
     ("bank-transfers-str", lambda: absnb.bank_transfer(transfers="3"), InvalidTypeError, ("'3'",)),
     ("bank-transfer-no-link", lambda: absnb.bank_transfer(transfers=[("A", "C", 100)]), GraphError, ("'C'",)),  # noqa: E501
-    ("bank-transfer-amount", lambda: absnb.bank_transfer(transfers=[("A", "B", -5)]), GraphError, ("-5",)),  # noqa: E501
+    ("bank-transfer-amount", lambda: absnb.bank_transfer(transfers=[("A", "B", -5)]), TransferRefusedError, ("-5",)),  # noqa: E501
     ("bank-seed", lambda: absnb.bank_transfer(seed="x"), InvalidTypeError, ("'x'",)),
     ("bank-max-amount", lambda: absnb.bank_transfer(max_amount=0), InvalidValueError, ("0",)),
     ("bank-link", lambda: absnb.bank_transfer(links=[("A", "Z")]), GraphError, ("'Z'",)),

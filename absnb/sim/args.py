@@ -84,20 +84,6 @@ def check_script(actions: Any, start: Any) -> None:
     validate.whole("start", start, minimum=0)
 
 
-def check_explore(world: Any, max_states: Any, max_depth: Any, crashes: Any) -> None:
-    """The arguments of :func:`~absnb.sim.explore.explore`."""
-    from absnb.sim.world import World
-
-    if not isinstance(world, World):
-        raise InvalidTypeError(
-            f"explore needs a World, such as absnb.World(absnb.word_count(), 'abs', "
-            f"max_checkpoints=1), not {world!r:.80}"
-        )
-    validate.whole("max_states", max_states, minimum=1)
-    validate.optional_whole("max_depth", max_depth, minimum=0)
-    validate.flag("crashes", crashes)
-
-
 def check_chooser(chooser: Any) -> None:
     """``ManualScheduler``'s chooser: a function of (world, enabled actions)."""
     if not callable(chooser):

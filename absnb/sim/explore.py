@@ -11,10 +11,11 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
-from absnb.core.errors import GraphError
+from absnb.core import validate
+from absnb.core.errors import GraphError, InvalidTypeError
 from absnb.sim.actions import Action
-from absnb.sim.args import check_explore
 from absnb.sim.events import Event
 from absnb.sim.world import World
 
@@ -57,6 +58,18 @@ class Exploration:
             return head + ": every invariant holds"
         steps = "; ".join(str(a) for a in self.counterexample)
         return f"{head}: VIOLATION {self.violation}\n  trace: {steps}"
+
+
+def check_explore(world: Any, max_states: Any, max_depth: Any, crashes: Any) -> None:
+    """The arguments of :func:`~absnb.sim.explore.explore`."""
+    if not isinstance(world, World):
+        raise InvalidTypeError(
+            f"explore needs a World, such as absnb.World(absnb.word_count(), 'abs', "
+            f"max_checkpoints=1), not {world!r:.80}"
+        )
+    validate.whole("max_states", max_states, minimum=1)
+    validate.optional_whole("max_depth", max_depth, minimum=0)
+    validate.flag("crashes", crashes)
 
 
 def explore(

@@ -22,8 +22,8 @@ if TYPE_CHECKING:
     from absnb.views.cut import Cut
     from absnb.views.graph import graph_svg, show_graph, to_dot
     from absnb.views.tables import snapshot_diff, snapshot_tables, task_table
-    from absnb.views.timeline import message_arrows, space_time
-    from absnb.views.timeline_static import show_timeline, timeline_svg
+    from absnb.views.timeline import message_arrows, show_timeline, space_time
+    from absnb.views.timeline_static import timeline_svg
     from absnb.views.transactions import (
         committed_table,
         output_copies,
@@ -43,7 +43,7 @@ _HOME = {
     "task_table": "tables",
     "message_arrows": "timeline",
     "space_time": "timeline",
-    "show_timeline": "timeline_static",
+    "show_timeline": "timeline",
     "timeline_svg": "timeline_static",
     "committed_table": "transactions",
     "output_copies": "transactions",

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from absnb.sim.events import Event
+from absnb.views import timeline_static as svg
 from absnb.views.arrows import (
     Arrow,
     CrashPoint,
@@ -139,8 +140,6 @@ def figure_of(d: Diagram) -> go.Figure:
     """The plotly figure of a laid-out diagram: the same strokes, cuts and labels the SVG
     draws (:func:`absnb.views.timeline_static.render_svg`), with hover text and zoom."""
     import plotly.graph_objects as go
-
-    from absnb.views import timeline_static as svg
 
     data: list[Any] = []
     n = len(d.tasks)
@@ -436,3 +435,46 @@ def space_time(
     deterministic.
     """
     return figure_of(layout(trace, world, cuts=cuts, title=title))
+
+
+class Timeline:
+    """A space-time diagram for a notebook: the plotly figure where it can run, the SVG
+    picture everywhere else (an untrusted notebook, GitHub, nbviewer)."""
+
+    def __init__(self, diagram: Diagram) -> None:
+        self.diagram = diagram
+
+    @property
+    def svg(self) -> str:
+        """The SVG document."""
+        return svg.render_svg(self.diagram)
+
+    def figure(self) -> Any:
+        """The interactive plotly figure of the same geometry."""
+        return figure_of(self.diagram)
+
+    def _repr_html_(self) -> str:
+        return svg.svg_img(self.svg, self.diagram.title)
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
+        import json
+
+        fig = self.figure()
+        return {
+            "application/vnd.plotly.v1+json": {**json.loads(fig.to_json()), "config": {}},
+            "text/html": self._repr_html_(),
+            "text/plain": f"<space-time diagram: {self.diagram.title}>",
+        }
+
+
+def show_timeline(
+    trace: Sequence[Event],
+    world: World,
+    *,
+    cuts: Sequence[Cut] | None = None,
+    title: str | None = None,
+    width: float = svg.WIDTH,
+) -> Timeline:
+    """The space-time diagram of ``trace`` for display in a notebook (see :class:`Timeline`);
+    arguments as for :func:`~absnb.views.timeline_static.timeline_svg`."""
+    return Timeline(layout(trace, world, cuts=cuts, title=title, width=width))

@@ -17,7 +17,7 @@ from __future__ import annotations
 import base64
 import html
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from absnb.sim.events import Event
 from absnb.views.cut import Cut
@@ -308,48 +308,3 @@ def svg_img(svg: str, alt: str) -> str:
         f'<img src="data:image/svg+xml;base64,{data}" alt="{html.escape(alt)}" '
         'style="max-width:100%;height:auto"/>'
     )
-
-
-class Timeline:
-    """A space-time diagram for a notebook: the plotly figure where it can run, the SVG
-    picture everywhere else (an untrusted notebook, GitHub, nbviewer)."""
-
-    def __init__(self, diagram: Diagram) -> None:
-        self.diagram = diagram
-
-    @property
-    def svg(self) -> str:
-        """The SVG document."""
-        return render_svg(self.diagram)
-
-    def figure(self) -> Any:
-        """The interactive plotly figure of the same geometry."""
-        from absnb.views.timeline import figure_of
-
-        return figure_of(self.diagram)
-
-    def _repr_html_(self) -> str:
-        return svg_img(self.svg, self.diagram.title)
-
-    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
-        import json
-
-        fig = self.figure()
-        return {
-            "application/vnd.plotly.v1+json": {**json.loads(fig.to_json()), "config": {}},
-            "text/html": self._repr_html_(),
-            "text/plain": f"<space-time diagram: {self.diagram.title}>",
-        }
-
-
-def show_timeline(
-    trace: Sequence[Event],
-    world: World,
-    *,
-    cuts: Sequence[Cut] | None = None,
-    title: str | None = None,
-    width: float = WIDTH,
-) -> Timeline:
-    """The space-time diagram of ``trace`` for display in a notebook (see :class:`Timeline`);
-    arguments as for :func:`timeline_svg`."""
-    return Timeline(layout(trace, world, cuts=cuts, title=title, width=width))

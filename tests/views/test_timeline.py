@@ -26,10 +26,11 @@ from absnb.views.timeline import (
     crash_steps,
     message_arrows,
     recovery_steps,
+    show_timeline,
     snapshot_points,
     space_time,
 )
-from absnb.views.timeline_static import OFFENDING, show_timeline, timeline_svg
+from absnb.views.timeline_static import OFFENDING, timeline_svg
 
 SVG = "{http://www.w3.org/2000/svg}"
 
