@@ -93,7 +93,14 @@ class Job:
         self.completions: list[tuple[int, dict[TaskId, Ack]]] = []
         self.order: list[tuple[str, int]] = []
         self.coordinator = CheckpointCoordinator(
-            TASKS, "job", "fp", "abs", interval=1.0, max_concurrent=max_concurrent
+            TASKS,
+            "job",
+            "fp",
+            "abs",
+            interval=1.0,
+            max_concurrent=max_concurrent,
+            # periodic triggers overlap as far as max_concurrent allows (two when unlimited)
+            periodic_concurrent=2 if max_concurrent is None else max_concurrent,
         )
         kwargs.setdefault("on_complete", self.on_complete)
         self.server = CoordinatorServer(
