@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -173,6 +174,7 @@ def test_unknown_protocol_exits_2_naming_the_choices(
         (["run", "--crash", "C@3"], "its tasks are: A, B"),
         (["run", "--job", "word_count", "--crash", "count[7]@3"], "count[0]"),
         (["run", "--accounts", "A:10"], "NAME=BALANCE"),
+        (["run", "--accounts", "A=1,A=2"], "account 'A' is named twice"),
         (["run", "--job", "cyclic", "--transfers", "3"], "bank_transfer only"),
         (["run", "--job", "pizza"], "unknown job 'pizza'"),
         (["run", "--interval", "-1"], "'-1' is not an interval"),
@@ -236,6 +238,25 @@ def test_replay_of_a_malformed_trace_exits_2(
     err = capsys.readouterr().err
     assert f"line {index + 1}:" in err
     assert "A->Q" in err
+
+
+def test_a_closed_pipe_ends_the_command_quietly(tmp_path: Path) -> None:
+    """``absnb replay run.jsonl | head``: no "[Errno 32] Broken pipe", no traceback."""
+    reader, writer = os.pipe()
+    os.close(reader)  # the reader is gone before the first line is written
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "absnb", "replay", str(SEED_001)],
+            stdout=writer,
+            stderr=subprocess.PIPE,
+            text=True,
+            check=False,
+            cwd=tmp_path,
+        )
+    finally:
+        os.close(writer)
+    assert done.stderr == ""
+    assert done.returncode == 141
 
 
 def test_python_dash_m(tmp_path: Path) -> None:

@@ -19,6 +19,7 @@ on stderr, no traceback). One module per command: :mod:`~absnb.cli.run`,
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Callable, Sequence
 
@@ -71,12 +72,27 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         args = parser.parse_args(argv)
         args.argv = None if argv is None else list(argv)
-        return _command(args.command)(args)
+        code = _command(args.command)(args)
+        sys.stdout.flush()  # a closed pipe shows here, not in the interpreter's last flush
+        return code
     except SystemExit as e:  # argparse: --help, or a usage error
         return e.code if isinstance(e.code, int) else 2
+    except BrokenPipeError:  # ``absnb replay run.jsonl | head``: the reader has gone
+        _silence_stdout()
+        return 141  # 128 + SIGPIPE, what a Unix tool killed by the signal reports
     except (AbsnbError, OSError) as e:
         print(f"absnb: error: {one_line(e)}", file=sys.stderr)
         return 2
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null so the interpreter's final flush does not fail again
+    (Python docs, "Note on SIGPIPE")."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):  # stdout without a file descriptor (a test's capture)
+        pass
 
 
 def one_line(error: BaseException) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from typing import Any
 
 from absnb.cli.jobs import default_protocol, make_job
 from absnb.cli.progress import Progress
@@ -81,7 +82,7 @@ def cmd_explore(args: argparse.Namespace) -> int:
     return 0 if result.ok else 1
 
 
-def exploration_json(world: World, result: Exploration, args: argparse.Namespace) -> dict:
+def exploration_json(world: World, result: Exploration, args: argparse.Namespace) -> dict[str, Any]:
     """The exploration as one JSON object."""
     return {
         "job": world.job.builder,

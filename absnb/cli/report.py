@@ -216,8 +216,8 @@ def snapshot_lines(report: Report, done: CompletedCheckpoint) -> list[str]:
     values = snap.channel_values()
     if not values:
         lines.append(f"  channels: none ({world.protocol.without_channel_state})")
-    kind = world.protocol.channel_state_kind
-    word = "channel" if kind == "channel state" else kind
+    state_kind = world.protocol.channel_state_kind
+    word = "channel" if state_kind == "channel state" else state_kind
     for label, vs in values.items():
         lines.append(f"  {word} {label}: [{', '.join(show_state(v) for v in vs)}]")
     return lines

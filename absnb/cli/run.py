@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import shlex
 import sys
+from typing import Any
 
 from absnb.cli.drive import drive
 from absnb.cli.jobs import default_protocol, make_job
@@ -25,7 +26,12 @@ def cmd_run(args: argparse.Namespace) -> int:
         from absnb.cli.spark import run_on_spark
 
         return run_on_spark(args)
-    spark_only = {"input": None, "master": "local[*]", "source_rate": None, "crash_kind": "raise"}
+    spark_only: dict[str, Any] = {
+        "input": None,
+        "master": "local[*]",
+        "source_rate": None,
+        "crash_kind": "raise",
+    }
     spark_only["max_restarts"] = 3
     for option, default in spark_only.items():
         if getattr(args, option) != default:
@@ -61,7 +67,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         f"a checkpoint every {interval} steps" if interval else "no checkpoints"
     )
     report.extra = {"seed": args.seed, "checkpoint_interval": interval or None}
-    if args.crash:
+    if crash_task is not None and crash_at is not None:
         report.notes.append(crash_note(stepper, crash_task, crash_at, args.recovery))
         report.extra["crash"] = {
             "task": crash_task,

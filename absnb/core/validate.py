@@ -9,7 +9,7 @@ value given and what is allowed, so a mistake surfaces where it was made rather 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import Any, TypeGuard
 
 from absnb.core.errors import InvalidTypeError, InvalidValueError, OperatorOutputError
 
@@ -18,7 +18,7 @@ def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _is_number(value: Any) -> bool:
+def _is_number(value: Any) -> TypeGuard[float]:
     return isinstance(value, int | float) and not isinstance(value, bool) and value == value
 
 

@@ -1,14 +1,13 @@
 """The control plane: the checkpoint coordinator as a server on the driver.
 
-Every host process (one per Spark task, hosting one or more tasks of the execution graph)
-opens one control connection to the driver's :class:`CoordinatorServer`; both prove they
-know the per-job secret (:mod:`absnb.runtime.handshake`, mutual) before either
-reads anything else from the other. The host then registers; once every host of the current
-attempt has registered, each receives the :class:`AddressBook` (where every task's data
-plane listens, and which checkpoint to restore). From then on the server triggers periodic
-checkpoints at the hosts of the initiator tasks, collects the tasks' acknowledgements, and
-when a checkpoint is complete calls ``on_complete`` (the runtime writes the storage manifest) and
-only then sends notify-checkpoint-complete to every host.
+Every host process (one per Spark task, hosting one or more tasks of the execution graph) opens one
+control connection to the driver's :class:`CoordinatorServer`; both prove they know the per-job
+secret (:mod:`absnb.runtime.handshake`, mutual) before either reads anything else from the other.
+The host then registers; once every host of the current attempt has registered, each receives the
+:class:`AddressBook` (where every task's data plane listens, and which checkpoint to restore). From
+then on the server triggers periodic checkpoints at the hosts of the initiator tasks, collects the
+tasks' acknowledgements, and when a checkpoint is complete calls ``on_complete`` (the runtime
+writes the storage manifest) and only then sends notify-checkpoint-complete to every host.
 
 A job whose end cannot travel as end-of-input (a cycle, or processes sending to each
 other, like the bank) terminates by quiescence detection (``quiescence=True``): the server
@@ -16,10 +15,9 @@ probes every host in rounds (:class:`Probe`, :class:`Report`) and tells every ho
 finish (:class:`Terminate`) when Mattern's four-counter method, sans-IO in
 :mod:`absnb.runtime.termination`, sees that nothing runs or is in transit any more.
 
-The modules of the control plane, each with one job: the messages and their framing
-(:mod:`absnb.runtime.control_messages`), the server's I/O loop
-(:mod:`absnb.runtime.server_loop`), the host's client (:mod:`absnb.runtime.control_client`),
-and here what the coordinator decides.
+The control plane's modules, one job each: the messages and their framing
+(:mod:`absnb.runtime.control_messages`), the server's loop (:mod:`absnb.runtime.server_loop`),
+the host's client (:mod:`absnb.runtime.control_client`), here what the coordinator decides.
 """
 
 from __future__ import annotations
@@ -368,6 +366,7 @@ class CoordinatorServer(SelectorServer):
                 {
                     "checkpoint_id": n,
                     "task": ack.task,
+                    "snapshot_key": ack.snapshot_key,
                     "alignment_s": ack.alignment_s,
                     "state_bytes": ack.state_bytes,
                     "metrics": dict(ack.metrics),

@@ -124,23 +124,7 @@ class ControlClient:
 
     def _register(self, sock: socket.socket, deadline: float) -> AddressBook:
         """Authenticate, send Register, and wait for the address book (or a refusal)."""
-        with contextlib.suppress(OSError):
-            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        try:
-            client_handshake(sock, self.secret, HELLO)
-            sock.sendall(frame(Register(self.host_id, self.attempt, self.tasks, self.data_address)))
-        except TimeoutError as e:
-            raise TimeoutError(f"{self._who()}: the handshake timed out") from e
-        except AuthenticationError as e:
-            raise ControlError(
-                f"{self._who()}: refused the coordinator: {e}; pass the coordinator address "
-                "and secret of the same run"
-            ) from e
-        except OSError as e:
-            raise ControlError(
-                f"{self._who()}: the coordinator closed the connection during the handshake "
-                f"({e}): does this host have the job's secret?"
-            ) from e
+        self._handshake(sock)
         while True:
             for message in self._inbox:
                 if isinstance(message, AddressBook):
@@ -163,6 +147,26 @@ class ControlClient:
                     "of the attempt registered (does the cluster have a slot for every host?)"
                 )
             self._receive(remaining)
+
+    def _handshake(self, sock: socket.socket) -> None:
+        """Prove the job's secret both ways (:mod:`absnb.runtime.handshake`), then register."""
+        with contextlib.suppress(OSError):
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        try:
+            client_handshake(sock, self.secret, HELLO)
+            sock.sendall(frame(Register(self.host_id, self.attempt, self.tasks, self.data_address)))
+        except TimeoutError as e:
+            raise TimeoutError(f"{self._who()}: the handshake timed out") from e
+        except AuthenticationError as e:
+            raise ControlError(
+                f"{self._who()}: refused the coordinator: {e}; pass the coordinator address "
+                "and secret of the same run"
+            ) from e
+        except OSError as e:
+            raise ControlError(
+                f"{self._who()}: the coordinator closed the connection during the handshake "
+                f"({e}): does this host have the job's secret?"
+            ) from e
 
     def _receive(self, timeout: float) -> bool:
         """Read what has arrived, waiting up to ``timeout``; False if nothing was readable."""

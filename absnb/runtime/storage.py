@@ -381,23 +381,28 @@ class CheckpointStorage:
                 if not isinstance(manifest[name], str):
                     raise _Corrupt(f"the manifest's {name} is not a string")
             for entry in manifest["tasks"]:
-                operator, subtask, parallelism = entry["task"]
-                task = TaskId(operator, subtask, parallelism)
-                if (
-                    not isinstance(operator, str)
-                    or not isinstance(subtask, int)
-                    or not isinstance(parallelism, int)
-                    or entry["label"] != task_label(task)
-                    or entry["key"] != self._key(job_id, checkpoint_id, task)
-                    or not isinstance(entry["size"], int)
-                    or len(bytes.fromhex(entry["sha256"])) != hashlib.sha256().digest_size
-                ):
-                    raise _Corrupt(f"the manifest's entry {entry!r} is malformed")
+                self._check_entry(job_id, checkpoint_id, entry)
         except _Corrupt:
             raise
         except (KeyError, TypeError, ValueError) as e:
             raise _Corrupt(f"the manifest is malformed ({type(e).__name__}: {e})") from None
         return manifest
+
+    def _check_entry(self, job_id: str, checkpoint_id: CheckpointId, entry: Any) -> None:
+        """Raise :class:`_Corrupt` unless ``entry`` is one task's well-formed manifest entry
+        (KeyError, TypeError, ValueError: the caller reports them as malformed)."""
+        operator, subtask, parallelism = entry["task"]
+        task = TaskId(operator, subtask, parallelism)
+        if (
+            not isinstance(operator, str)
+            or not isinstance(subtask, int)
+            or not isinstance(parallelism, int)
+            or entry["label"] != task_label(task)
+            or entry["key"] != self._key(job_id, checkpoint_id, task)
+            or not isinstance(entry["size"], int)
+            or len(bytes.fromhex(entry["sha256"])) != hashlib.sha256().digest_size
+        ):
+            raise _Corrupt(f"the manifest's entry {entry!r} is malformed")
 
     def _read_tasks(
         self, job_id: str, checkpoint_id: CheckpointId, manifest: dict[str, Any]

@@ -34,6 +34,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -362,11 +363,11 @@ def load_trace(path: str | Path) -> Trace:
     times: list[float] = []
     timed = False
     for n, obj in lines:
-        actions.append(_at(path, n, lambda obj=obj: action_from_json(obj, world.graph)))
+        actions.append(_at(path, n, partial(action_from_json, obj, world.graph)))
         numbers.append(n)
         if isinstance(obj, Mapping) and "time" in obj:
             timed = True
-            times.append(_at(path, n, lambda obj=obj: parse_time(obj["time"])))
+            times.append(_at(path, n, partial(parse_time, obj["time"])))
         else:
             times.append(times[-1] if times else 0)
     if not timed:

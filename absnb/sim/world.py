@@ -35,6 +35,7 @@ from absnb.sim.actions import (
     Wait,
 )
 from absnb.sim.args import check_world
+from absnb.sim.enabled import why_not
 from absnb.sim.events import Event
 from absnb.sim.format import show_message
 from absnb.sim.recovery import acknowledged_key, recover, recovery_key
@@ -307,116 +308,7 @@ class World:
         return self._why_not(action) is None
 
     def _why_not(self, action: Action) -> str | None:
-        kind = type(action)
-        if self.failed is not None and kind is not Recover:
-            return f"task {self.failed} has failed: only Recover is enabled"
-        if kind is Deliver:
-            c = action.channel  # type: ignore[union-attr]
-            if c not in self.channels:
-                return f"there is no channel {c}"
-            if not self.channels[c]:
-                return f"channel {c} is empty"
-            if c in self.blocked:
-                return f"channel {c} is blocked by {c.dst}"
-            if self.replaying and not self._replay_allows(c, self.channels[c][0]):
-                return (
-                    f"{c.dst} is replaying and must next consume from {self.tasks[c.dst].replay[0]}"
-                )
-            return None
-        if kind is Emit:
-            t = action.task  # type: ignore[union-attr]
-            if t not in self.inputs:
-                return f"{t} is not a source or process"
-            task = self.tasks[t]
-            if task.halted:
-                return f"{t} is halted until the checkpoint completes"
-            if task.offset >= len(self.inputs[t]):
-                return f"{t} has emitted its whole input log"
-            if task.replay and task.replay[0] is not None:
-                return f"{t} is replaying and must next consume from {task.replay[0]}"
-            wait = self._s.waits.get(t)
-            reason = wait(task.state, self.inputs[t][task.offset]) if wait else None
-            return f"its next entry waits: {reason}" if reason else None
-        if kind is Transfer:
-            return self._why_not_transfer(action)  # type: ignore[arg-type]
-        if kind is TriggerCheckpoint:
-            if not self.can_trigger():
-                if not self.protocol.capabilities.takes_checkpoints:
-                    return f"protocol {self.protocol.name} takes no checkpoints"
-                if self.replaying:
-                    return "tasks are still replaying after a recovery"
-                if self._s.max_checkpoints is not None and (
-                    self.coordinator.next_id > self._s.max_checkpoints
-                ):
-                    return f"this run allows {self._s.max_checkpoints} checkpoint(s)"
-                return "a checkpoint is already pending (one at a time for this protocol)"
-            at = action.at  # type: ignore[union-attr]
-            if at is not None and at not in self.tasks:
-                return f"there is no task {at}"
-            if at is not None and not self.protocol.starts_anywhere:
-                return (
-                    f"{self.protocol.name} starts checkpoints at every source; "
-                    "only Chandy-Lamport can start at a named process"
-                )
-            if at is not None:
-                reached = self.graph.downstream(at)
-                unreached = [t for t in self.graph.tasks if t not in reached]
-                if unreached:
-                    return (
-                        f"markers sent from {at} never reach {', '.join(map(str, unreached))}, "
-                        "so the snapshot could not complete: start it at a task that reaches "
-                        "every task, or name no task (it then starts at every source)"
-                    )
-            return None
-        if kind is Notify:
-            pending = self.notices.get(action.task, ())  # type: ignore[union-attr]
-            if not pending:
-                return f"no notification is on its way to {action.task}"  # type: ignore[union-attr]
-            if pending[0] != action.checkpoint_id:  # type: ignore[union-attr]
-                return f"{action.task} hears of checkpoint {pending[0]} first"  # type: ignore[union-attr]
-            return None
-        if kind is Decline:
-            t = action.task  # type: ignore[union-attr]
-            if t not in self.tasks:
-                return f"there is no task {t}"
-            if not self.protocol.may_be_declined:
-                return f"a {self.protocol.name} snapshot cannot be declined"
-            if self._declinable(t) is None:
-                return f"no pending checkpoint waits for {t}"
-            return None
-        if kind is Wait:
-            if not self.aligning:
-                return "no task is aligning under an alignment timeout"
-            if self.progress_actions() != [WAIT]:
-                return "time passes only when nothing else can move"
-            return None
-        if kind is Crash:
-            return None if action.task in self.tasks else f"there is no task {action.task}"  # type: ignore[union-attr]
-        if kind is Recover:
-            if self.failed is None:
-                return "no task has failed"
-            if action.mode not in ("full", "partial"):  # type: ignore[union-attr]
-                return f"unknown recovery mode {action.mode!r}: use 'full' or 'partial'"  # type: ignore[union-attr]
-            return None
-        return f"{action!r} is not an action"
-
-    def _why_not_transfer(self, action: Transfer) -> str | None:
-        src, dst = action.src, action.dst
-        if src not in self.inputs or self.graph.kind(src) != "process":
-            return f"{src} is not an account (a process) of this job"
-        if (src.operator, dst.operator) not in {(e.src, e.dst) for e in self.graph.job.edges}:
-            return f"there is no channel {src}->{dst} for the transfer"
-        task, amount = self.tasks[src], action.amount
-        refusal = getattr(self.graph.function(src), "refusal", None)
-        if isinstance(amount, bool) or not isinstance(amount, int) or amount <= 0:
-            if refusal is not None:
-                return refusal(task.state, (dst.operator, amount))
-            return f"a transfer amount must be a positive whole number, not {amount!r}"
-        if task.halted:
-            return f"{src} is halted until the checkpoint completes"
-        if task.offset < len(self.inputs[src]) or task.replay:
-            return f"{src} must first make the transfers already in its input log"
-        return refusal(task.state, (dst.operator, action.amount)) if refusal else None
+        return why_not(self, action)
 
     # -- applying actions ------------------------------------------------------------------
     def apply(self, action: Action, *, checked: bool = False) -> Event:

@@ -221,6 +221,8 @@ def test_acks_from_every_task_complete_then_every_host_is_notified(job: Job) -> 
     assert [(d["task"], d["state_bytes"], d["alignment_s"]) for d in acknowledged] == [
         (t, i, 0.25) for i, t in enumerate(TASKS)
     ]
+    # where each task's snapshot lies in storage, as the host acknowledged it
+    assert [d["snapshot_key"] for d in acknowledged] == [f"chk-{n}/{t}" for t in TASKS]
     assert job.events("completed") == [{"checkpoint_id": n, "duration": 0.5}]
     # The next trigger is due an interval after the last one.
     assert job.trigger() == n + 1

@@ -14,7 +14,6 @@ import contextlib
 import select
 import socket
 import threading
-import time
 from typing import Any
 
 import pytest
@@ -39,7 +38,6 @@ class Attack:
         self.targets = targets
         self.idle: list[socket.socket] = []
         self.drip: list[socket.socket] = []
-        self.opened_at = 0.0
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
         self._thread.start()
@@ -54,7 +52,6 @@ class Attack:
             with contextlib.suppress(OSError):
                 s = socket.create_connection(addresses[i % len(addresses)], timeout=5)
                 (self.idle if i < IDLE else self.drip).append(s)
-        self.opened_at = time.monotonic()
         while not self._stop.wait(1.0):
             for s in self.drip:
                 with contextlib.suppress(OSError):
