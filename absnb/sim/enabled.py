@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from absnb.sim import modes
 from absnb.sim.actions import (
     Action,
     Crash,
@@ -135,7 +136,7 @@ def _decline(world: World, action: Decline) -> str | None:
         return f"there is no task {t}"
     if not world.protocol.may_be_declined:
         return f"a {world.protocol.name} snapshot cannot be declined"
-    if world._declinable(t) is None:
+    if modes.declinable(world, t) is None:
         return f"no pending checkpoint waits for {t}"
     return None
 

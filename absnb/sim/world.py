@@ -16,12 +16,13 @@ from absnb.core.effects import Decline as Declined
 from absnb.core.errors import ActionNotEnabledError, TransferRefusedError
 from absnb.core.graph import ExecutionGraph
 from absnb.core.ids import ChannelId, CheckpointId, TaskId
-from absnb.core.messages import RECORD_TYPES, CheckpointBarrier, Message, Record
+from absnb.core.messages import RECORD_TYPES, Message, Record
 from absnb.core.snapshot import GlobalSnapshot, TaskSnapshot
 from absnb.jobs.base import Job
 from absnb.operators.base import Operator
 from absnb.protocols import CheckpointCoordinator, get_protocol
 from absnb.protocols.base import SnapshotProtocol
+from absnb.sim import modes
 from absnb.sim.actions import (
     Action,
     Crash,
@@ -342,7 +343,7 @@ class World:
         elif kind is Wait:
             event = Event(self.clock, action)
         elif kind is Decline:
-            event = self._decline(action)  # type: ignore[arg-type]
+            event = modes.decline(self, action)  # type: ignore[arg-type]
         else:
             event = self._recover(action)  # type: ignore[arg-type]
         if self.coordinator.timeout is not None and self.coordinator.pending:
@@ -352,53 +353,16 @@ class World:
         if self._s.alignment_timeout is not None and (
             self.aligning or event.blocked or kind is TriggerCheckpoint
         ):
-            self._alignment_timeouts(event)
+            modes.alignment_timeouts(self, event)
         self.clock += 1
         return event
 
-    def _alignment_timeouts(self, event: Event) -> None:
-        """Tasks whose alignment has lasted the timeout switch to unaligned (Flink's
-        aligned checkpoint timeout), as part of this step."""
-        timeout = self._s.alignment_timeout
-        assert timeout is not None
-        aligning = self.aligning
-        for c in event.blocked:
-            aligning.setdefault(c.dst, self.clock)
-        if type(event.action) is TriggerCheckpoint:  # an initiator with inputs aligns too
-            for t in self.graph.initiators():
-                aligning.setdefault(t, self.clock)
-        for t in list(aligning):
-            if self.failed is not None or not self.tasks[t].handler.aligning():
-                del aligning[t]
-            elif self.clock - aligning[t] >= timeout:
-                del aligning[t]
-                task = self.writable_task(t)
-                sends: list[Send] = []
-                controls = task.alignment_timeout(sends)
-                event.switched += (t,)
-                self._outcome(task, sends, controls, event)
-
-    def _declinable(self, t: TaskId) -> CheckpointId | None:
-        """The oldest pending checkpoint ``t`` has not acknowledged."""
-        for n, p in sorted(self.coordinator.pending.items()):
-            if t not in p.acknowledged:
-                return n
-        return None
-
-    def _decline(self, action: Decline) -> Event:
-        n = self._declinable(action.task)
-        assert n is not None
-        task = self.writable_task(action.task)
-        sends: list[Send] = []
-        controls = task.decline(n, action.reason, sends)
-        return self._outcome(task, sends, controls, Event(self.clock, action, action.task))
-
     def _deliver(self, channel: ChannelId) -> Event:
         queue = self.writable_channel(channel)
-        if type(queue[0]) in RECORD_TYPES and (self._s.overtake or self._late_barrier(queue)):
+        if type(queue[0]) in RECORD_TYPES and (self._s.overtake or modes.late_barrier(self, queue)):
             for i, m in enumerate(queue):
                 if type(m) not in RECORD_TYPES:
-                    return self._deliver_overtaking(channel, queue, i)
+                    return modes.deliver_overtaking(self, channel, queue, i)
         message = queue.popleft()
         task = self.writable_task(channel.dst)
         replaying = bool(task.replay)
@@ -407,31 +371,6 @@ class World:
         if replaying and not task.replay:
             self.replaying -= 1
         event = Event(self.clock, self._s.deliver[channel], channel.dst, message)
-        return self._outcome(task, sends, controls, event)
-
-    def _late_barrier(self, queue: deque[Message]) -> bool:
-        """Under an alignment timeout: whether the first barrier queued in ``queue`` belongs to a
-        checkpoint triggered at least the timeout ago (it then overtakes, as unaligned)."""
-        timeout = self._s.alignment_timeout
-        if timeout is None:
-            return False
-        for m in queue:
-            if type(m) is CheckpointBarrier:
-                pending = self.coordinator.pending.get(m.checkpoint_id)
-                return pending is not None and self.clock - pending.started >= timeout
-        return False
-
-    def _deliver_overtaking(self, channel: ChannelId, queue: deque[Message], i: int) -> Event:
-        """Deliver the barrier at position ``i`` of ``channel`` ahead of the records before
-        it (FLIP-76: a barrier is a priority event and overtakes in-flight records)."""
-        barrier = queue[i]
-        overtaken = tuple(queue[j] for j in range(i))
-        del queue[i]
-        task = self.writable_task(channel.dst)
-        sends: list[Send] = []
-        controls = task.deliver_overtaking(channel, barrier, overtaken, sends)  # type: ignore[arg-type]
-        event = Event(self.clock, self._s.deliver[channel], channel.dst, barrier)
-        event.overtaken = len(overtaken)
         return self._outcome(task, sends, controls, event)
 
     def _outcome(self, task: StreamTask, sends: list[Send], controls: Any, event: Event) -> Event:
