@@ -17,9 +17,10 @@ machine may be shared.
 from __future__ import annotations
 
 import argparse
-import contextlib
-import io
+import resource
 import statistics
+import subprocess
+import sys
 import time
 from collections.abc import Callable
 
@@ -86,16 +87,18 @@ def exploration() -> tuple[int, float]:
 
 
 def bank_run_seconds(transfers: int) -> float:
-    """CPU seconds of ``absnb run --transfers N`` (output discarded); CPU rather than
-    wall-clock time, so that other work on a shared machine does not count."""
-    from absnb.cli import main as cli_main
-
-    start = time.process_time()
-    with contextlib.redirect_stdout(io.StringIO()):
-        code = cli_main(["run", "--transfers", str(transfers)])
-    if code != 0:
-        raise RuntimeError(f"absnb run --transfers {transfers} exited {code}")
-    return time.process_time() - start
+    """CPU seconds of ``absnb run --transfers N`` run as a command (output discarded); CPU
+    rather than wall-clock time, so that other work on a shared machine does not count."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    done = subprocess.run(
+        [sys.executable, "-m", "absnb", "run", "--transfers", str(transfers)],
+        stdout=subprocess.DEVNULL,
+        check=False,
+    )
+    if done.returncode != 0:
+        raise RuntimeError(f"absnb run --transfers {transfers} exited {done.returncode}")
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
 
 
 def main(argv: list[str] | None = None) -> None:
