@@ -143,24 +143,3 @@ def alignment_chart(df: pd.DataFrame) -> Any:
         template="plotly_white",
     )
     return fig
-
-
-def recovery_chart(df: pd.DataFrame) -> Any:
-    """Failure to running again, per failure kind (bars)."""
-    import plotly.graph_objects as go
-
-    fig = go.Figure(
-        go.Bar(
-            x=list(df["kind"]),
-            y=list(df["recovery_time"]),
-            marker_color=COLORS["abs"],
-            text=[f"{t:.2f} s" for t in df["recovery_time"]],
-        )
-    )
-    fig.update_layout(
-        title="Failure to running again (every task restored from the latest checkpoint)",
-        xaxis_title="failure",
-        yaxis_title="seconds",
-        template="plotly_white",
-    )
-    return fig
