@@ -27,7 +27,6 @@ which the user accepted") instead of failing the job.
 
 from __future__ import annotations
 
-import time
 import warnings
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
@@ -102,7 +101,9 @@ class TwoPhaseCommitSink(Operator, Generic[Txn]):
     transaction_timeout: float | None = None
     warning_ratio: float | None = None
     ignore_failures_after_timeout: bool = False
-    clock: Callable[[], float] = staticmethod(time.time)
+    clock: Callable[[], float] | None = None
+    """The external system's clock for transaction ages; no default here (protocols read no
+    clock): the sinks of :mod:`absnb.sinks` use wall time, a simulator passes its own."""
 
     def with_transaction_timeout(
         self,
@@ -112,8 +113,8 @@ class TwoPhaseCommitSink(Operator, Generic[Txn]):
         ignore_failures_after_timeout: bool = False,
         clock: Callable[[], float] | None = None,
     ) -> TwoPhaseCommitSink[Txn]:
-        """Set the external system's transaction timeout (seconds of ``clock``, wall time by
-        default) and return the sink.
+        """Set the external system's transaction timeout (seconds of ``clock``, by default the
+        sink's own clock) and return the sink.
 
         Args:
             timeout: how long the external system keeps a transaction before aborting it.
@@ -125,8 +126,8 @@ class TwoPhaseCommitSink(Operator, Generic[Txn]):
             clock: the time source (a simulator passes its own, for deterministic runs).
 
         Raises:
-            SinkConfigurationError: a timeout that is not a positive number, or a ratio
-                outside (0, 1].
+            SinkConfigurationError: a timeout that is not a positive number, a ratio
+                outside (0, 1], or no clock (neither given nor the sink's own).
         """
         if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0:
             raise SinkConfigurationError(
@@ -139,6 +140,11 @@ class TwoPhaseCommitSink(Operator, Generic[Txn]):
                 f"warning_ratio must be in (0, 1] (a share of the timeout) or None, "
                 f"not {warning_ratio!r}"
             )
+        if clock is None and self.clock is None:
+            raise SinkConfigurationError(
+                f"{type(self).__name__} has no clock to age its transactions by: pass "
+                "clock=time.time (or the simulator's clock) to with_transaction_timeout"
+            )
         self.transaction_timeout = timeout
         self.warning_ratio = warning_ratio
         self.ignore_failures_after_timeout = ignore_failures_after_timeout
@@ -149,6 +155,7 @@ class TwoPhaseCommitSink(Operator, Generic[Txn]):
     def _age(self, state: TwoPhaseCommitState[Txn], txn: Txn) -> float | None:
         for t, began in state.begun:
             if t == txn:
+                assert self.clock is not None  # with_transaction_timeout checked it
                 return self.clock() - began
         return None
 
@@ -267,7 +274,7 @@ class TwoPhaseCommitSink(Operator, Generic[Txn]):
         txn = state.current
         if txn is None:
             txn = self.begin_transaction(state.task)
-            if self.transaction_timeout is not None:
+            if self.transaction_timeout is not None and self.clock is not None:
                 state = replace(state, begun=(*state.begun, (txn, self.clock())))
         self.write(txn, value)
         return replace(state, current=txn, written=state.written + 1), ()

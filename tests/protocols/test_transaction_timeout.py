@@ -85,3 +85,12 @@ def test_a_failure_before_the_timeout_is_never_ignored():
 def test_bad_settings_name_the_value(timeout, ratio, match):
     with pytest.raises(SinkConfigurationError, match=match):
         MemorySink().with_transaction_timeout(timeout, warning_ratio=ratio)
+
+
+def test_a_sink_without_a_clock_refuses_a_transaction_timeout() -> None:
+    class Clockless(MemorySink):
+        clock = None  # the template's own default: protocols read no clock
+
+    with pytest.raises(SinkConfigurationError, match="no clock"):
+        Clockless().with_transaction_timeout(10)
+    assert Clockless().with_transaction_timeout(10, clock=lambda: 0.0).transaction_timeout == 10
