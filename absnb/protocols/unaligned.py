@@ -53,6 +53,7 @@ from absnb.core.errors import ProtocolSettingError
 from absnb.core.graph import ExecutionGraph
 from absnb.core.ids import ChannelId, CheckpointId, TaskId
 from absnb.core.messages import CheckpointBarrier, Marker, Record, RecordBatch, as_records
+from absnb.protocols.aligned import NIL, WAITING, WaitingForFirstBarrier
 from absnb.protocols.base import (
     NO_EFFECTS,
     BarrierHandler,
@@ -60,13 +61,6 @@ from absnb.protocols.base import (
     Waiting,
     task_handler_args,
 )
-
-NIL: ChannelId | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class WaitingForFirstBarrier:
-    """No barrier of a new checkpoint has arrived yet."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,7 +82,6 @@ class RecordingInFlight:
 
 
 UnalignedState = WaitingForFirstBarrier | CollectingBarriers | RecordingInFlight
-WAITING = WaitingForFirstBarrier()
 
 
 class UnalignedBarrierHandler(BarrierHandler):
