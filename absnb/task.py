@@ -28,6 +28,7 @@ from absnb.core.effects import (
     Acknowledge,
     Block,
     Broadcast,
+    Decline,
     Effect,
     HaltSource,
     RecordChannelState,
@@ -38,8 +39,9 @@ from absnb.core.effects import (
 from absnb.core.errors import GraphError
 from absnb.core.graph import ExecutionGraph, OutputGate, Rebalance
 from absnb.core.ids import ChannelId, CheckpointId, TaskId
-from absnb.core.messages import Message, Record, RecordBatch, as_records
+from absnb.core.messages import CancelCheckpointMarker, Message, Record, RecordBatch, as_records
 from absnb.core.snapshot import TaskSnapshot
+from absnb.core.validate import operator_result
 from absnb.operators.base import Operator, To
 from absnb.protocols.base import SnapshotProtocol
 
@@ -57,7 +59,7 @@ class Dropped:
     record: Record
 
 
-Control = Block | Unblock | SnapshotState | TaskSnapshot | Dropped
+Control = Block | Unblock | SnapshotState | TaskSnapshot | Dropped | Decline
 
 
 class _Part:
@@ -83,11 +85,28 @@ class _Part:
         return (fn.freeze(self.state), self.offset, states)
 
 
+_OUTPUTS = (list, tuple)
+"""The types of an operator's outputs that need no further check."""
+
+
+def _checked(fn: Operator, method: str, result: Any) -> tuple[Any, Sequence[Any]]:
+    """``result`` of ``fn.method`` when it is (state, list or tuple), the common case, checked
+    inline; anything else goes to :func:`~absnb.core.validate.operator_result`, which
+    refuses None, a str or a dict as outputs with an error naming the operator."""
+    if type(result) is tuple and len(result) == 2:
+        kind = type(result[1])
+        if kind is list or kind is tuple:
+            return result
+    return operator_result(fn, method, result)
+
+
 class StreamTask:
     """One running task: operator state, protocol handler, channel counters."""
 
     __slots__ = (
+        "cancelled",
         "consumed",
+        "dedup",
         "dropped",
         "fn",
         "gates",
@@ -126,6 +145,7 @@ class StreamTask:
         self.outputs = graph.outputs[task]
         self.protocol = protocol
         self.handler = protocol.handler(graph, task)
+        self.dedup = protocol.drops_duplicates
         self.history = history
         self.state: Any = self.fn.initialize_state(task, self.fn.initial_state(), False)
         self.offset = 0
@@ -137,23 +157,92 @@ class StreamTask:
         self.halted = False
         self.replay: tuple[ChannelId | None, ...] = ()
         self.dropped = 0
+        self.cancelled: CheckpointId = 0
+        """The highest checkpoint whose cancellation this task has sent on."""
 
     # -- inputs ------------------------------------------------------------------------------
     def deliver(self, channel: ChannelId, message: Message, sends: list[Send]) -> Sequence[Control]:
         """Consume the head of ``channel``: a record goes to the operator, anything else to the
         protocol handler."""
         if type(message) is not Record:
+            if type(message) is CancelCheckpointMarker:
+                return self.cancel(message, sends)
             return self._apply(self.handler.on_barrier(channel, message), sends)  # type: ignore[arg-type]
-        if message.seq <= self.received[channel]:
+        if message.seq <= self.received[channel] and self.dedup:
             self.dropped += 1
             return (Dropped(channel, message),)
         self.received[channel] = message.seq
         self._consumed(channel)
         effects = self.handler.on_record(channel, message)
-        self.state, outs = self.fn.process(self.state, message.value)
+        result = self.fn.process(self.state, message.value)
+        if type(result) is not tuple or len(result) != 2 or type(result[1]) not in _OUTPUTS:
+            result = operator_result(self.fn, "process", result)  # refused unless iterable
+        self.state, outs = result
         if outs:
             self._route(outs, message.origin, sends)
         return self._apply(effects, sends) if effects else ()
+
+    def deliver_overtaking(
+        self,
+        channel: ChannelId,
+        barrier: Message,
+        overtaken: tuple[Record | RecordBatch, ...],
+        sends: list[Send],
+    ) -> Sequence[Control]:
+        """Consume ``barrier`` ahead of ``overtaken``, the records queued before it on
+        ``channel``, which stay queued (FLIP-76: the barrier is a priority event).
+
+        The handler hears only of the overtaken records the task will process: those it
+        will drop as duplicates (partial recovery's replays) are not in flight."""
+        if self.dedup:
+            last, kept = self.received[channel], []
+            for m in overtaken:
+                if type(m) is RecordBatch:
+                    if m.first > last:
+                        kept.append(m)
+                        last = m.first + len(m) - 1
+                elif m.seq > last:  # type: ignore[union-attr]
+                    kept.append(m)
+                    last = m.seq  # type: ignore[union-attr]
+            overtaken = tuple(kept)
+        effects = self.handler.on_overtaking_barrier(channel, barrier, overtaken)  # type: ignore[arg-type]
+        return self._apply(effects, sends)
+
+    def cancel(self, marker: CancelCheckpointMarker, sends: list[Send]) -> Sequence[Control]:
+        """A cancellation barrier (Flink: ``CheckpointBarrierHandler.processCancellationBarrier``):
+        drop the checkpoint's progress, releasing the inputs blocked for it, and send the
+        marker on the first time this task hears of it."""
+        n = marker.checkpoint_id
+        if n <= self.cancelled:
+            return ()
+        self.cancelled = n
+        self.parts.pop(n, None)
+        return self._apply((*self.handler.on_checkpoint_aborted(n), Broadcast(marker)), sends)
+
+    def decline(
+        self, checkpoint_id: CheckpointId, reason: str, sends: list[Send]
+    ) -> Sequence[Control]:
+        """Decline ``checkpoint_id`` (Flink: ``declineCheckpoint``, e.g. while restoring): drop
+        its progress here, send a cancellation barrier downstream so that blocked channels
+        are released, and tell the coordinator (the :class:`~absnb.core.effects.Decline`
+        control), which aborts the checkpoint."""
+        self.cancelled = max(self.cancelled, checkpoint_id)
+        self.parts.pop(checkpoint_id, None)
+        effects = (
+            *self.handler.on_checkpoint_aborted(checkpoint_id),
+            Broadcast(CancelCheckpointMarker(checkpoint_id)),
+            Decline(checkpoint_id, reason),
+        )
+        return self._apply(effects, sends)
+
+    def end_of_input(self, channel: ChannelId, sends: list[Send]) -> Sequence[Control]:
+        """``channel`` has ended (Flink: ``EndOfPartitionEvent``): the protocol counts it as
+        aligned from now on."""
+        return self._apply(self.handler.on_end_of_input(channel), sends)
+
+    def alignment_timeout(self, sends: list[Send]) -> Sequence[Control]:
+        """The task's alignment has lasted the protocol's timeout: switch to unaligned."""
+        return self._apply(self.handler.on_alignment_timeout(), sends)
 
     def emit(self, entry: Any, sends: list[Send]) -> None:
         """Consume the next entry of the task's own input log (a source emits, an account
@@ -161,7 +250,10 @@ class StreamTask:
         origin = (self.label, self.offset)
         self.offset += 1
         self._consumed(None)
-        self.state, outs = self.fn.act(self.state, entry)
+        result = self.fn.act(self.state, entry)
+        if type(result) is not tuple or len(result) != 2 or type(result[1]) not in _OUTPUTS:
+            result = operator_result(self.fn, "act", result)
+        self.state, outs = result
         if outs:
             self._route(outs, origin, sends)
 
@@ -171,7 +263,7 @@ class StreamTask:
         """Consume ``batch``, the next records of ``channel``: what :meth:`deliver` of each in
         turn does, with one :meth:`~absnb.operators.base.Operator.process_batch` call."""
         values, first = batch.values, batch.first
-        if first <= self.received[channel]:  # duplicates among them: one by one
+        if first <= self.received[channel] and self.dedup:  # duplicates among them
             controls: list[Control] = []
             for record in batch.records():
                 controls.extend(self.deliver(channel, record, sends))
@@ -180,7 +272,9 @@ class StreamTask:
         n = len(values)
         self.received[channel] = first + n - 1
         self._consumed(channel, n)
-        self.state, outs = self.fn.process_batch(self.state, values)
+        self.state, outs = _checked(
+            self.fn, "process_batch", self.fn.process_batch(self.state, values)
+        )
         if outs:
             self._route_batch(outs, sends)
         return self._apply(effects, sends) if effects else ()
@@ -192,7 +286,7 @@ class StreamTask:
         n = len(entries)
         self.offset += n
         self._consumed(None, n)
-        self.state, outs = self.fn.act_batch(self.state, entries)
+        self.state, outs = _checked(self.fn, "act_batch", self.fn.act_batch(self.state, entries))
         if outs:
             self._route_batch(outs, sends)
 
@@ -292,7 +386,7 @@ class StreamTask:
             if kind is Broadcast:
                 msg = e.message  # type: ignore[union-attr]
                 sends.extend((c, msg) for c in self.outputs)
-            elif kind is Block or kind is Unblock:
+            elif kind is Block or kind is Unblock or kind is Decline:
                 controls.append(e)  # type: ignore[arg-type]
             elif kind is SnapshotState:
                 self.state = self.fn.snapshot_state(self.state, e.checkpoint_id)  # type: ignore[union-attr]
@@ -350,6 +444,7 @@ class StreamTask:
         self.parts = {}
         self.halted = False
         self.replay = ()
+        self.cancelled = 0
         if snapshot is None:
             self.state = self.fn.initial_state()
             self.offset = 0
@@ -368,7 +463,7 @@ class StreamTask:
         new = StreamTask.__new__(StreamTask)
         new.graph, new.id, new.label = self.graph, self.id, self.label
         new.fn, new.gates = self.fn, self.gates
-        new.history = self.history
+        new.history, new.dedup = self.history, self.dedup
         new.inputs, new.outputs, new.protocol = self.inputs, self.outputs, self.protocol
         new.handler = self.handler.clone()
         new.state = self.fn.copy_state(self.state)
@@ -376,6 +471,7 @@ class StreamTask:
         new.sent, new.received = dict(self.sent), dict(self.received)
         new.parts = {n: p.copy() for n, p in self.parts.items()} if self.parts else {}
         new.halted, new.replay, new.dropped = self.halted, self.replay, self.dropped
+        new.cancelled = self.cancelled
         return new
 
     def key(self) -> object:
@@ -390,6 +486,7 @@ class StreamTask:
             tuple(self.received.values()),
             tuple((n, p.key(self.fn)) for n, p in self.parts.items()),
             self.replay,
+            self.cancelled,
         )
 
     def describe(self) -> str:

@@ -9,7 +9,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from absnb.core.ids import ChannelId, CheckpointId
-from absnb.core.messages import CheckpointBarrier, Marker, Record, RecordBatch
+from absnb.core.messages import (
+    CancelCheckpointMarker,
+    CheckpointBarrier,
+    Marker,
+    Record,
+    RecordBatch,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,7 +36,7 @@ class Unblock:
 class Broadcast:
     """Send ``message`` on every output channel of the task."""
 
-    message: CheckpointBarrier | Marker
+    message: CheckpointBarrier | Marker | CancelCheckpointMarker
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,6 +67,15 @@ class Acknowledge:
 
 
 @dataclass(frozen=True, slots=True)
+class Decline:
+    """The task cannot take its part of checkpoint ``checkpoint_id`` (Flink:
+    ``declineCheckpoint``): the coordinator aborts it; ``reason`` says why."""
+
+    checkpoint_id: CheckpointId
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
 class HaltSource:
     """Stop producing input (synchronous snapshots halt the sources until completion)."""
 
@@ -79,6 +94,7 @@ Effect = (
     | SnapshotState
     | RecordChannelState
     | Acknowledge
+    | Decline
     | HaltSource
     | ResumeSource
 )

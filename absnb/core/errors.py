@@ -27,6 +27,11 @@ class ActionNotEnabledError(AbsnbError, ValueError):
     """An action was applied that is not enabled in the current world."""
 
 
+class TransferRefusedError(ActionNotEnabledError):
+    """A bank transfer of more than the account's balance, or of an amount that is not a
+    positive whole number."""
+
+
 class SnapshotMismatchError(AbsnbError, ValueError):
     """A snapshot was restored into a job other than the one that took it."""
 
@@ -41,3 +46,22 @@ class ProtocolError(AbsnbError, RuntimeError):
 
 class DatasetNotFoundError(AbsnbError, FileNotFoundError):
     """A shipped sample under ``datasets/`` is missing; the message says how to regenerate it."""
+
+
+class ProtocolSettingError(AbsnbError, ValueError):
+    """A protocol or coordinator setting (a timeout, a pause, a limit) is not allowed."""
+
+
+class InvalidValueError(AbsnbError, ValueError):
+    """An argument has the right type but a value that is not allowed (the message names
+    the value and what is allowed)."""
+
+
+class InvalidTypeError(AbsnbError, TypeError):
+    """An argument has a type that is not allowed (the message names the value and the
+    types that are)."""
+
+
+class OperatorOutputError(AbsnbError, TypeError):
+    """A user operator returned something other than ``(state, outputs)`` with the outputs a
+    list or tuple."""

@@ -57,12 +57,20 @@ class Hash:
     key: Callable[[Any], Any]
     name = "hash"
 
+    def __post_init__(self) -> None:
+        if not callable(self.key):
+            raise GraphError(
+                f"Hash(key={self.key!r}): the key must be a function of a record, e.g. "
+                "Hash(lambda pair: pair[0])"
+            )
+
     def targets(self, value: Any, sender: int, n: int, sent: int) -> range | tuple[int, ...]:
         return (stable_hash(self.key(value)) % n,)
 
     def split(self, values: Sequence[Any], sender: int, n: int, sent: int) -> list[list[Any]]:
         """:meth:`targets` of each of ``values``, as one list per subtask."""
-        key, cache, buckets = self.key, _STR_HASHES, [[] for _ in range(n)]
+        key, cache = self.key, _STR_HASHES
+        buckets: list[list[Any]] = [[] for _ in range(n)]
         for v in values:
             k = key(v)
             if type(k) is str:
@@ -141,12 +149,17 @@ class JobGraph:
     """A dataflow program: named operators and partitioned edges between them.
 
     Example:
+        >>> from absnb.operators import CollectSink, Source
         >>> g = JobGraph("demo")
-        >>> g.add("numbers", "source", function=None, parallelism=1)
-        >>> g.add("out", "sink", function=None)
+        >>> g.add("numbers", "source", function=Source(), parallelism=1)
+        >>> g.add("out", "sink", function=CollectSink())
         >>> g.connect("numbers", "out")
         >>> [str(t) for t in g.compile().tasks]
         ['numbers', 'out']
+
+    ``function`` is an :class:`~absnb.operators.Operator` (anything with ``process`` and
+    ``initial_state``); a plain function is refused when it is added. None is allowed for a
+    graph that is only compiled (its topology), never run: a runtime refuses it.
     """
 
     name: str
@@ -169,6 +182,13 @@ class JobGraph:
             raise GraphError(
                 f"operator {name!r} has kind {kind!r}: use source, operator, sink or process"
             )
+        if function is not None and not (
+            callable(getattr(function, "process", None)) and hasattr(function, "initial_state")
+        ):
+            raise GraphError(
+                f"operator {name!r} has function {function!r}, which is not an operator: pass "
+                "an absnb.operators.Operator such as Source(), Map(fn) or CollectSink()"
+            )
         self.operators[name] = OperatorSpec(name, kind, function, parallelism)
 
     def connect(self, src: str, dst: str, partitioning: Partitioning | None = None) -> None:
@@ -185,34 +205,8 @@ class JobGraph:
             raise GraphError(f"job {self.name!r} has no operators: add a source first")
         seen: set[tuple[str, str]] = set()
         for e in self.edges:
-            for end in (e.src, e.dst):
-                if end not in self.operators:
-                    raise GraphError(
-                        f"edge {e.src}->{e.dst} names {end!r}, which is not an operator of job "
-                        f"{self.name!r} (operators: {', '.join(self.operators)}): "
-                        "add the operator first or fix the name"
-                    )
-            if (e.src, e.dst) in seen:
-                raise GraphError(
-                    f"edge {e.src}->{e.dst} is given twice: connect two operators once"
-                )
+            self._check_edge(e, seen)
             seen.add((e.src, e.dst))
-            src, dst = self.operators[e.src], self.operators[e.dst]
-            if dst.kind == "source":
-                raise GraphError(
-                    f"source {dst.name!r} has an input ({e.src}->{e.dst}): a source reads only "
-                    "its input log; make it an operator, or a process if it must do both"
-                )
-            if src.kind == "sink":
-                raise GraphError(
-                    f"sink {src.name!r} has an output ({e.src}->{e.dst}): "
-                    "make it an operator if it must send on"
-                )
-            if isinstance(e.partitioning, Forward) and src.parallelism != dst.parallelism:
-                raise GraphError(
-                    f"forward edge {e.src}->{e.dst} joins parallelism {src.parallelism} to "
-                    f"{dst.parallelism}: use Hash, Rebalance or Broadcast, or equal parallelism"
-                )
         starts = [o.name for o in self.operators.values() if o.kind in ("source", "process")]
         if not starts:
             raise GraphError(
@@ -225,6 +219,35 @@ class JobGraph:
             raise GraphError(
                 f"operators {', '.join(missing)} of job {self.name!r} cannot be reached from any "
                 "source, so no barrier would reach them: connect them or remove them"
+            )
+
+    def _check_edge(self, e: Edge, seen: set[tuple[str, str]]) -> None:
+        """Raise if edge ``e`` names an unknown operator, repeats one of ``seen``, enters a
+        source, leaves a sink, or is a forward edge between different parallelisms."""
+        for end in (e.src, e.dst):
+            if end not in self.operators:
+                raise GraphError(
+                    f"edge {e.src}->{e.dst} names {end!r}, which is not an operator of job "
+                    f"{self.name!r} (operators: {', '.join(self.operators)}): "
+                    "add the operator first or fix the name"
+                )
+        if (e.src, e.dst) in seen:
+            raise GraphError(f"edge {e.src}->{e.dst} is given twice: connect two operators once")
+        src, dst = self.operators[e.src], self.operators[e.dst]
+        if dst.kind == "source":
+            raise GraphError(
+                f"source {dst.name!r} has an input ({e.src}->{e.dst}): a source reads only "
+                "its input log; make it an operator, or a process if it must do both"
+            )
+        if src.kind == "sink":
+            raise GraphError(
+                f"sink {src.name!r} has an output ({e.src}->{e.dst}): "
+                "make it an operator if it must send on"
+            )
+        if isinstance(e.partitioning, Forward) and src.parallelism != dst.parallelism:
+            raise GraphError(
+                f"forward edge {e.src}->{e.dst} joins parallelism {src.parallelism} to "
+                f"{dst.parallelism}: use Hash, Rebalance or Broadcast, or equal parallelism"
             )
 
 
@@ -309,6 +332,7 @@ class ExecutionGraph:
         for e in job.edges:
             dst_tasks = self._tasks_of[e.dst]
             for s in self._tasks_of[e.src]:
+                chans: tuple[ChannelId, ...]
                 if isinstance(e.partitioning, Forward):
                     chans = (ChannelId(s, dst_tasks[s.subtask]),)
                 else:

@@ -61,10 +61,10 @@ def as_records(messages: Iterable[Record | RecordBatch]) -> tuple[Record, ...]:
     """``messages`` as single records, batches expanded in place."""
     out: list[Record] = []
     for m in messages:
-        if type(m) is RecordBatch:
+        if isinstance(m, RecordBatch):
             out.extend(m.records())
         else:
-            out.append(m)  # type: ignore[arg-type]
+            out.append(m)
     return tuple(out)
 
 
@@ -94,6 +94,18 @@ class Marker:
 
 
 @dataclass(frozen=True, slots=True)
+class CancelCheckpointMarker:
+    """Checkpoint ``checkpoint_id`` was declined or aborted upstream (Flink:
+    ``CancelCheckpointMarker``): a task that receives it drops its progress on that
+    checkpoint, releasing channels blocked for it, and sends the marker on once."""
+
+    checkpoint_id: CheckpointId
+
+    def __str__(self) -> str:
+        return f"cancel {self.checkpoint_id}"
+
+
+@dataclass(frozen=True, slots=True)
 class EndOfInput:
     """The sender will send nothing more on this channel (Flink: ``EndOfPartitionEvent``).
 
@@ -105,5 +117,5 @@ class EndOfInput:
         return "end of input"
 
 
-Message = Record | CheckpointBarrier | Marker
+Message = Record | CheckpointBarrier | Marker | CancelCheckpointMarker
 """What the simulator's channels carry; the real runtime also sends :class:`RecordBatch`."""

@@ -6,7 +6,10 @@ Measures, on word count with seeded random scheduling:
 - simulated deliveries per second without history and with history (a world copy kept
   per step for ``back()``), and the cost of one ``back()``;
 - exhaustive exploration of the 2x2x2 word count with one checkpoint: states per second
-  and total time.
+  and total time;
+- ``absnb run --transfers N`` (the bank under Chandy-Lamport, a checkpoint every 5 steps,
+  with its report and verdicts) for growing N: CPU seconds, and per 1,000 transfers, which
+  stays flat when the run is linear.
 Figures are medians over ``--repeat`` runs; compare ratios within one run, since the
 machine may be shared.
 """
@@ -14,7 +17,10 @@ machine may be shared.
 from __future__ import annotations
 
 import argparse
+import resource
 import statistics
+import subprocess
+import sys
 import time
 from collections.abc import Callable
 
@@ -80,12 +86,42 @@ def exploration() -> tuple[int, float]:
     return result.states, elapsed
 
 
+def bank_run_seconds(transfers: int) -> float:
+    """CPU seconds of ``absnb run --transfers N`` run as a command (output discarded); CPU
+    rather than wall-clock time, so that other work on a shared machine does not count."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    done = subprocess.run(
+        [sys.executable, "-m", "absnb", "run", "--transfers", str(transfers)],
+        stdout=subprocess.DEVNULL,
+        check=False,
+    )
+    if done.returncode != 0:
+        raise RuntimeError(f"absnb run --transfers {transfers} exited {done.returncode}")
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--deliveries", type=int, default=200_000)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument(
+        "--transfers",
+        type=int,
+        nargs="*",
+        default=[10_000, 100_000],
+        help="bank run sizes (absnb run --transfers N) to time",
+    )
     args = parser.parse_args(argv)
     rows: list[tuple[str, str]] = []
+    for n in args.transfers:
+        secs = bank_run_seconds(n)
+        rows.append(
+            (
+                f"absnb run --transfers {n:,} (CPU)",
+                f"{secs:.1f} s, {secs / n * 1000 * 1000:.0f} ms per 1,000 transfers",
+            )
+        )
     plain = _median(lambda: deliveries_per_second(args.deliveries, history=False), args.repeat)
     rows.append(("deliveries/s, no history (abs)", f"{plain:,.0f}"))
     cl = _median(

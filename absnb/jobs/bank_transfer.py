@@ -5,7 +5,8 @@ from __future__ import annotations
 import random
 from collections.abc import Iterable, Mapping, Sequence
 
-from absnb.core.errors import GraphError
+from absnb.core import validate
+from absnb.core.errors import GraphError, InvalidTypeError, TransferRefusedError
 from absnb.core.graph import JobGraph
 from absnb.jobs.base import Job
 from absnb.operators import Account
@@ -15,7 +16,7 @@ SEED_001 = {"A": 10_000, "B": 5_000}
 
 
 def bank_transfer(
-    accounts: Mapping[str, int] | None = None,
+    accounts: Mapping[str, int] | Iterable[tuple[str, int]] | None = None,
     links: Iterable[tuple[str, str]] | None = None,
     transfers: int | Sequence[tuple[str, str, int]] = 0,
     seed: int = 1,
@@ -24,7 +25,8 @@ def bank_transfer(
     """A bank: one process per account and a channel per directed link.
 
     Args:
-        accounts: account name -> initial balance; by default seed 001's A=10,000, B=5,000.
+        accounts: account name -> initial balance (or ``(name, balance)`` pairs, each name
+            once); by default seed 001's A=10,000, B=5,000.
         links: directed (src, dst) pairs money can flow along; by default every pair, both
             ways.
         transfers: how many random transfers to put in the accounts' input logs (seeded),
@@ -34,12 +36,48 @@ def bank_transfer(
         seed: the seed of those transfers.
         max_amount: the largest random transfer (amounts are multiples of 100).
 
-    The total of all balances plus the money in transit never changes.
+    No overdraft: every log is feasible in the order the transfers were made (random
+    ones are drawn so; given ones are checked), and in the simulator an account's next
+    transfer waits until its balance covers it (``Account.waits``). Taken in that order
+    the transfers never wait for good: the earliest one not yet made always has its money
+    once the channels drain. The total of all balances plus the money in transit never
+    changes.
+
+    Raises:
+        GraphError: fewer than two accounts, a name given twice, a bad balance, or a
+            transfer along a missing link.
+        TransferRefusedError: a given transfer of more than its account's balance at that
+            point, or of an amount that is not a positive whole number.
     """
-    accounts = dict(SEED_001 if accounts is None else accounts)
+    if accounts is not None and (
+        isinstance(accounts, str | bytes) or not isinstance(accounts, Mapping | Iterable)
+    ):
+        raise InvalidTypeError(
+            f"accounts must map account names to balances, e.g. {{'A': 10000, 'B': 5000}}, "
+            f"or list (name, balance) pairs, not {accounts!r}"
+        )
+    accounts = _accounts(SEED_001 if accounts is None else accounts)
+    for name, balance in accounts.items():
+        if not isinstance(name, str) or not name:
+            raise InvalidTypeError(f"account name {name!r} must be a non-empty string")
+        if not isinstance(balance, int) or isinstance(balance, bool):
+            raise InvalidTypeError(
+                f"the balance of account {name!r} must be a whole number, not {balance!r}"
+            )
+    if isinstance(transfers, int):
+        validate.whole("transfers", transfers)
+    elif isinstance(transfers, str) or not isinstance(transfers, Sequence):
+        raise InvalidTypeError(
+            f"transfers must be a number of random transfers or a list of (src, dst, amount), "
+            f"not {transfers!r}"
+        )
+    validate.whole("seed", seed)
+    validate.whole("max_amount", max_amount, minimum=100)
     names = list(accounts)
     if len(names) < 2:
-        raise GraphError("a bank needs at least two accounts: add another account")
+        raise GraphError(
+            f"a bank needs at least two accounts, not {accounts!r}: add another account"
+        )
     pairs = (
         [(a, b) for a in names for b in names if a != b]
         if links is None
@@ -47,24 +85,34 @@ def bank_transfer(
     )
     g = JobGraph("bank_transfer")
     for name, balance in accounts.items():
-        g.add(name, "process", Account(int(balance)))
+        g.add(name, "process", Account(balance, name))
     for a, b in pairs:
         g.connect(a, b)
     graph = g.compile()
     rng = random.Random(seed)
     logs: dict[str, list[tuple[str, int]]] = {n: [] for n in names}
     outgoing = {n: [b for a, b in pairs if a == n] for n in names}
+    balances = dict(accounts)  # as the transfers are made one after another
     if isinstance(transfers, int):
-        senders = [n for n in names if outgoing[n]]
-        if transfers > 0 and not senders:
+        linked = [n for n in names if outgoing[n]]
+        if transfers > 0 and not linked:
             raise GraphError(
                 f"the bank has no links, so it cannot make {transfers} transfer(s): "
                 "add links or pass transfers=0"
             )
-        for _ in range(transfers):
+        for i in range(transfers):
+            senders = [n for n in linked if balances[n] >= 100]
+            if not senders:
+                raise GraphError(
+                    f"no linked account holds 100 after {i} transfer(s), so transfer {i} "
+                    "cannot be made: give the accounts larger balances"
+                )
             src = rng.choice(senders)
             dst = rng.choice(outgoing[src])
-            logs[src].append((dst, 100 * rng.randint(1, max(1, max_amount // 100))))
+            amount = 100 * rng.randint(1, max(1, min(max_amount, balances[src]) // 100))
+            balances[src] -= amount
+            balances[dst] += amount
+            logs[src].append((dst, amount))
     else:
         for i, (src, dst, amount) in enumerate(transfers):
             if dst not in outgoing.get(src, ()):
@@ -72,11 +120,19 @@ def bank_transfer(
                     f"transfer {i} sends {amount!r} from {src!r} to {dst!r}, but there is no "
                     f"link {src}->{dst}: add the link or fix the transfer"
                 )
-            if not isinstance(amount, int) or amount <= 0:
-                raise GraphError(
+            if isinstance(amount, bool) or not isinstance(amount, int) or amount <= 0:
+                raise TransferRefusedError(
                     f"transfer {i} ({src}->{dst}) has amount {amount!r}: "
                     "amounts must be positive whole numbers"
                 )
+            if amount > balances[src]:
+                raise TransferRefusedError(
+                    f"transfer {i}: account {src} has a balance of {balances[src]:,} after the "
+                    f"transfers before it, less than the {amount:,} it would send to {dst}: "
+                    "no overdraft; lower the amount or reorder the transfers"
+                )
+            balances[src] -= amount
+            balances[dst] += amount
             logs[src].append((dst, amount))
     inputs = {graph.task(n): tuple(logs[n]) for n in names}
     params = {
@@ -87,3 +143,23 @@ def bank_transfer(
         "max_amount": max_amount,
     }
     return Job("bank_transfer", params, graph, inputs, total=sum(accounts.values()))
+
+
+def _accounts(accounts: Mapping[str, int] | Iterable[tuple[str, int]]) -> dict[str, int]:
+    """The accounts as a dict, refusing a name given twice."""
+    if isinstance(accounts, Mapping):
+        return dict(accounts)
+    out: dict[str, int] = {}
+    for entry in accounts:
+        if not isinstance(entry, tuple | list) or len(entry) != 2:
+            raise InvalidTypeError(
+                f"accounts lists (name, balance) pairs such as ('A', 10000), not {entry!r}"
+            )
+        name, balance = entry
+        if name in out:
+            raise GraphError(
+                f"account {name!r} is given twice (balances {out[name]!r} and {balance!r}): "
+                "give each account once"
+            )
+        out[name] = balance
+    return out

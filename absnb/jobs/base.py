@@ -6,6 +6,7 @@ import copy
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from absnb.core.errors import GraphError, InvalidTypeError
 from absnb.core.graph import ExecutionGraph
 from absnb.core.ids import TaskId
 
@@ -27,6 +28,27 @@ class Job:
     graph: ExecutionGraph
     inputs: dict[TaskId, tuple[Any, ...]] = field(default_factory=dict)
     total: int | None = None
+
+    def __post_init__(self) -> None:
+        """Refuse input logs keyed by anything but a source or process of the graph (they
+        would be ignored: the job would read nothing and finish at once). A task's printed
+        name (``"source[0]"``) is looked up."""
+        graph, inputs = self.graph, {}
+        readers = [t for t in graph.tasks if graph.kind(t) in ("source", "process")]
+        for key, log in self.inputs.items():
+            task = graph.task(key) if isinstance(key, str) else key
+            shown = repr(key) if isinstance(key, str) else str(key)
+            if task not in readers:
+                raise GraphError(
+                    f"job {self.name!r} has an input log for {shown}, which is not a source or "
+                    f"process of the job: key the inputs by {', '.join(map(str, readers))}"
+                )
+            if log is None or isinstance(log, str | bytes | dict):
+                raise InvalidTypeError(
+                    f"the input log of {shown} must be a list or tuple of entries, not {log!r:.60}"
+                )
+            inputs[task] = log
+        self.inputs = inputs
 
     @property
     def name(self) -> str:

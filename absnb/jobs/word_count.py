@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from absnb.core import validate
 from absnb.core.graph import Hash, JobGraph
 from absnb.jobs.base import Job
 from absnb.operators import KeyedCount, Operator, Source
@@ -48,11 +49,13 @@ def word_count(
     Each source emits the words of its lines; counters count per word and emit
     ``(word, count so far)``; sinks collect those pairs.
     """
+    for name, value in (("sources", sources), ("counters", counters), ("sinks", sinks)):
+        validate.whole(name, value, minimum=1)
     if lines is None:
         flat = [line for part in DEFAULT_LINES for line in part]
         lines = [flat[i::sources] for i in range(sources)]
     else:
-        lines = [list(part) for part in lines]
+        lines = validate.lines_per_source("lines", lines)
         sources = len(lines)
     g = JobGraph("word_count")
     g.add("source", "source", Source(split=split_words), sources)

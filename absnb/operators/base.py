@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 
+from absnb.core.validate import operator_result
+
 if TYPE_CHECKING:
     from absnb.core.ids import TaskId
 
@@ -26,7 +28,10 @@ def _each(
     """``step`` of each of ``items`` in turn, from ``state``: the last state, all outputs."""
     outs: list[Any] = []
     for item in items:
-        state, out = step(state, item)
+        result = step(state, item)
+        if type(result) is not tuple or len(result) != 2 or type(result[1]) not in (list, tuple):
+            result = operator_result(step.__self__, step.__name__, result)  # type: ignore[attr-defined]
+        state, out = result
         if out:
             outs.extend(out)
     return state, outs
@@ -60,6 +65,11 @@ class Operator:
     def act(self, state: Any, entry: Any) -> tuple[Any, Sequence[Any]]:
         """Consume one entry of the task's own input log (sources and processes)."""
         raise TypeError(f"{type(self).__name__} has no input log of its own")
+
+    def waits(self, state: Any, entry: Any) -> str | None:
+        """Why the next entry of the task's own input log cannot be consumed yet in
+        ``state`` (the simulator then leaves it disabled), or None. By default never."""
+        return None
 
     def process_batch(self, state: Any, values: Sequence[Any]) -> tuple[Any, list[Any]]:
         """:meth:`process` of each of ``values`` in turn, outputs in order (the real runtime

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
+from absnb.core.errors import GraphError, OperatorOutputError, TransferRefusedError
 from absnb.operators.base import Operator, To
 
 
@@ -29,13 +30,25 @@ class Source(Operator):
     def act(self, state: Any, entry: Any) -> tuple[Any, Sequence[Any]]:
         if self.split is None:
             return state, (entry,)
-        return state, tuple(self.split(entry))
+        return state, tuple(self._split(entry))
 
     def act_batch(self, state: Any, entries: Sequence[Any]) -> tuple[Any, list[Any]]:
-        split = self.split
-        if split is None:
+        if self.split is None:
             return state, list(entries)
+        split = self._split
         return state, [v for entry in entries for v in split(entry)]
+
+    def _split(self, entry: Any) -> Iterable[Any]:
+        """``split(entry)``, refused when it is None, a str (it would be sent character by
+        character) or a dict."""
+        parts = self.split(entry)  # type: ignore[misc]  # only called when split is set
+        if parts is None or isinstance(parts, str | bytes | dict):
+            raise OperatorOutputError(
+                f"Source's split {getattr(self.split, '__name__', self.split)!r} returned "
+                f"{parts!r:.60} for {entry!r:.40}, but it must return a list (or other "
+                "iterable) of records, e.g. str.split"
+            )
+        return parts
 
 
 class Map(Operator):
@@ -55,7 +68,13 @@ class FlatMap(Operator):
         self.fn = fn
 
     def process(self, state: Any, value: Any) -> tuple[Any, Sequence[Any]]:
-        return state, tuple(self.fn(value))
+        outs = self.fn(value)
+        if outs is None or isinstance(outs, str | bytes | dict):
+            raise OperatorOutputError(
+                f"FlatMap's function {getattr(self.fn, '__name__', self.fn)!r} returned "
+                f"{outs!r:.60}, but it must return a list (or other iterable) of records"
+            )
+        return state, tuple(outs)
 
 
 class Filter(Operator):
@@ -86,7 +105,8 @@ class KeyedCount(Operator):
         return state, ((k, n),)
 
     def process_batch(self, state: dict[Any, int], values: Sequence[Any]) -> tuple[Any, list[Any]]:
-        key, get, outs = self.key, state.get, []
+        key, get = self.key, state.get
+        outs: list[Any] = []
         append = outs.append
         for value in values:
             k = key(value)
@@ -137,13 +157,25 @@ class Account(Operator):
     """A bank account process (seed 001): its state is its balance.
 
     A transfer ``(dst, amount)`` from its own input log debits it and sends ``amount`` to
-    ``dst``; an amount arriving on a channel credits it.
+    ``dst``; an amount arriving on a channel credits it. No overdraft: a transfer waits
+    (:meth:`waits`) until the balance covers it, and an amount that is not a positive
+    whole number is refused.
+
+    Args:
+        balance: the initial balance, a whole number >= 0.
+        name: the account's name, for messages.
     """
 
     kind = "process"
 
-    def __init__(self, balance: int) -> None:
+    def __init__(self, balance: int, name: str = "account") -> None:
+        if isinstance(balance, bool) or not isinstance(balance, int) or balance < 0:
+            raise GraphError(
+                f"account {name!r} has initial balance {balance!r}: a balance must be a "
+                "whole number >= 0"
+            )
         self.balance = balance
+        self.name = name
 
     def initial_state(self) -> int:
         return self.balance
@@ -151,8 +183,34 @@ class Account(Operator):
     def process(self, state: int, value: int) -> tuple[Any, Sequence[Any]]:
         return state + value, ()
 
-    def act(self, state: int, entry: tuple[str, int]) -> tuple[Any, Sequence[Any]]:
+    def refusal(self, state: int, entry: tuple[str, int]) -> str | None:
+        """Why this account refuses to send ``entry`` = ``(dst, amount)`` with balance
+        ``state``, or None."""
         dst, amount = entry
+        if isinstance(amount, bool) or not isinstance(amount, int) or amount <= 0:
+            return (
+                f"account {self.name} refuses to send {amount!r} to {dst}: an amount must "
+                f"be a positive whole number, not {amount!r}"
+            )
+        if amount > state:
+            return (
+                f"account {self.name} has a balance of {state:,}, less than the {amount:,} "
+                f"it would send to {dst}: no overdraft, send at most {max(state, 0):,}"
+            )
+        return None
+
+    def waits(self, state: int, entry: tuple[str, int]) -> str | None:
+        """A transfer of more than the balance waits for money to arrive (log entries are
+        checked when the log is made, so only the balance is compared here, once a step)."""
+        return None if entry[1] <= state else self.refusal(state, entry)
+
+    def act(self, state: int, entry: tuple[str, int]) -> tuple[Any, Sequence[Any]]:
+        """Send ``entry``. Overdraft is kept out by :meth:`waits`, which the simulator asks
+        first; the Spark runtime reads logs in batches without asking, so there a balance
+        may dip below zero until money in transit arrives."""
+        dst, amount = entry
+        if isinstance(amount, bool) or not isinstance(amount, int) or amount <= 0:
+            raise TransferRefusedError(self.refusal(state, entry))
         return state - amount, (To(dst, amount),)
 
     def __repr__(self) -> str:

@@ -117,6 +117,24 @@ class AlignedBarrierHandler(BarrierHandler):
             effects.append(Block(channel))
         return effects
 
+    def on_end_of_input(self, channel: ChannelId) -> Sequence[Effect]:
+        """An ended channel counts as aligned for this and every later checkpoint (FLIP-147:
+        "checkpoint barriers are considered received on finished channels")."""
+        self.expected = self.expected - {channel}
+        state = self.state
+        if isinstance(state, CollectingBarriers) and state.received >= self.expected:
+            received = state.received - {NIL}
+            self.state = WAITING
+            self.last = state.checkpoint_id
+            n = state.checkpoint_id
+            return [
+                Broadcast(CheckpointBarrier(n)),
+                SnapshotState(n),
+                Acknowledge(n),
+                *(Unblock(c) for c in self.inputs if c in received),
+            ]
+        return NO_EFFECTS
+
     def on_checkpoint_aborted(self, checkpoint_id: CheckpointId) -> Sequence[Effect]:
         """Drop the alignment of ``checkpoint_id`` and unblock its inputs."""
         self.last = max(self.last, checkpoint_id)
@@ -147,7 +165,7 @@ class AlignedBarrierHandler(BarrierHandler):
         return new
 
     def key(self) -> object:
-        return (self.state, self.last)
+        return (self.state, self.last, self.expected)
 
     def describe(self) -> str:
         state = self.state
@@ -162,6 +180,8 @@ class AlignedProtocol(SnapshotProtocol):
 
     name = "abs"
     title = "ABS (Algorithm 1, acyclic)"
+    short_title = "ABS Algorithm 1"
+    without_channel_state = "ABS records no channel state"
 
     def __init__(self, allow_deadlock: bool = False) -> None:
         self.allow_deadlock = allow_deadlock

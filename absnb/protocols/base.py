@@ -62,6 +62,17 @@ class BarrierHandler:
         """A barrier (or marker) arrived on ``channel``."""
         raise NotImplementedError
 
+    def on_overtaking_barrier(
+        self,
+        channel: ChannelId,
+        message: CheckpointBarrier,
+        overtaken: tuple[Record | RecordBatch, ...],
+    ) -> Sequence[Effect]:
+        """A barrier arrived on ``channel`` ahead of ``overtaken``, the records queued before
+        it, which the task consumes after it (unaligned checkpoints: the barrier is a
+        priority event). Only protocols whose barriers overtake receive this."""
+        return self.on_barrier(channel, message)
+
     def on_record(self, channel: ChannelId, record: Record) -> Sequence[Effect]:
         """A record arrived on ``channel``; the task processes it after this call."""
         return NO_EFFECTS
@@ -76,6 +87,17 @@ class BarrierHandler:
             effects.extend(self.on_record(channel, record))
         return effects
 
+    def on_end_of_input(self, channel: ChannelId) -> Sequence[Effect]:
+        """``channel`` has ended: nothing more, barriers included, arrives on it. Protocols
+        that support bounded inputs count it as aligned for every pending and future
+        barrier (Flink since FLIP-147); this default ignores it."""
+        return NO_EFFECTS
+
+    def on_alignment_timeout(self) -> Sequence[Effect]:
+        """The runtime reports that this task's alignment has lasted the protocol's
+        alignment timeout (only protocols with one hear of it)."""
+        return NO_EFFECTS
+
     def on_checkpoint_complete(self, checkpoint_id: CheckpointId) -> Sequence[Effect]:
         """Every task acknowledged ``checkpoint_id`` (Flink: notifyCheckpointComplete)."""
         return NO_EFFECTS
@@ -87,6 +109,10 @@ class BarrierHandler:
     def waiting(self) -> list[Waiting]:
         """Snapshots this task has started and not finished, and what they wait for."""
         return []
+
+    def aligning(self) -> bool:
+        """True while the task aligns a checkpoint (from its first barrier to its last)."""
+        return any(w.blocked for w in self.waiting())
 
     def recorded_channels(self) -> tuple[ChannelId, ...]:
         """Input channels whose records are being recorded now (Chandy-Lamport channel
@@ -111,11 +137,73 @@ class BarrierHandler:
         return type(self).__name__
 
 
+@dataclass(frozen=True, slots=True)
+class Capabilities:
+    """What a protocol does, as the runtimes, views and command line need to know it.
+
+    Callers ask these instead of testing a protocol's name, so that a new mode is one
+    module in :mod:`absnb.protocols` and nothing else branches on it.
+
+    Attributes:
+        message: the type of the control message on channels (barrier or marker).
+        records_channel_state: snapshots may hold records in transit (E*), not task states only.
+        channel_state_kind: what a recorded channel is called (``channel state``,
+            ``backup log``, ``in-flight data``).
+        without_channel_state: why a snapshot holds no channel, when it holds none.
+        blocks_inputs: tasks block inputs while aligning (Alg. 1, lines 7-9).
+        logs_loop_inputs: loop inputs are logged rather than blocked (Alg. 2), so back-edges
+            are told apart.
+        starts_anywhere: a snapshot may be started at any named task, not only at the sources.
+        may_be_declined: a task may decline a checkpoint (Flink: ``declineCheckpoint``).
+        subsumes: a completed checkpoint aborts the older pending ones.
+        halts_sources: sources stop producing while a checkpoint is pending.
+        max_concurrent: checkpoints pending at once (None: no limit; 0: none are taken).
+        exactly_once: state after recovery reflects every record exactly once.
+        drops_duplicates: a task drops a record whose channel sequence number it has seen
+            (partial recovery's deduplication, paper section 5); False where the mode
+            shows Flink's duplicates (at-least-once), which no sequence number hides.
+        barriers_overtake: a barrier is consumed ahead of the records queued before it on
+            its channel (Flink FLIP-76: barriers as priority events), which become channel
+            state.
+    """
+
+    message: type
+    records_channel_state: bool
+    channel_state_kind: str
+    without_channel_state: str
+    blocks_inputs: bool
+    logs_loop_inputs: bool
+    starts_anywhere: bool
+    may_be_declined: bool
+    subsumes: bool
+    halts_sources: bool
+    max_concurrent: int | None
+    exactly_once: bool
+    drops_duplicates: bool
+    barriers_overtake: bool
+
+    @property
+    def takes_checkpoints(self) -> bool:
+        """False for the baseline that never snapshots."""
+        return self.max_concurrent != 0
+
+    @property
+    def treats_loops_apart(self) -> bool:
+        """Back-edges matter to the protocol (it blocks or logs loop inputs)."""
+        return self.blocks_inputs or self.logs_loop_inputs
+
+
 class SnapshotProtocol:
-    """A snapshot algorithm: its name, what it needs of the graph, and its task handler."""
+    """A snapshot algorithm: its name, what it needs of the graph, and its task handler.
+
+    The class variables declare its capabilities (see :class:`Capabilities`); a subclass
+    overrides those that differ from ABS Algorithm 1's.
+    """
 
     name: ClassVar[str]
     title: ClassVar[str]
+    short_title: ClassVar[str] = ""
+    """The name in running text (``ABS Algorithm 1``); the title when empty."""
     message: ClassVar[type] = CheckpointBarrier
     max_concurrent: ClassVar[int | None] = 1
     """How many checkpoints may be pending at once (None: no limit)."""
@@ -124,6 +212,36 @@ class SnapshotProtocol:
     """Whether a completed checkpoint aborts the older pending ones (Flink: a newer completed
     checkpoint subsumes older ones). Chandy-Lamport's concurrent snapshots, each started by
     its own initiator, are snapshots of their own: every one completes."""
+    records_channel_state: ClassVar[bool] = False
+    channel_state_kind: ClassVar[str] = "channel state"
+    without_channel_state: ClassVar[str] = "nothing was recorded in transit"
+    blocks_inputs: ClassVar[bool] = True
+    logs_loop_inputs: ClassVar[bool] = False
+    starts_anywhere: ClassVar[bool] = False
+    may_be_declined: ClassVar[bool] = True
+    exactly_once: ClassVar[bool] = True
+    barriers_overtake: ClassVar[bool] = False
+    drops_duplicates: ClassVar[bool] = True
+
+    @property
+    def capabilities(self) -> Capabilities:
+        """What this protocol does, as one value."""
+        return Capabilities(
+            message=self.message,
+            records_channel_state=self.records_channel_state,
+            channel_state_kind=self.channel_state_kind,
+            without_channel_state=self.without_channel_state,
+            blocks_inputs=self.blocks_inputs,
+            logs_loop_inputs=self.logs_loop_inputs,
+            starts_anywhere=self.starts_anywhere,
+            may_be_declined=self.may_be_declined,
+            subsumes=self.subsumes,
+            halts_sources=self.halts_sources,
+            max_concurrent=self.max_concurrent,
+            exactly_once=self.exactly_once,
+            drops_duplicates=self.drops_duplicates,
+            barriers_overtake=self.barriers_overtake,
+        )
 
     def handler(self, graph: ExecutionGraph, task: TaskId) -> BarrierHandler:
         """A fresh handler for one task of ``graph``."""

@@ -45,21 +45,37 @@ class ChandyLamportHandler(BarrierHandler):
     Attributes:
         recording: the snapshots in progress here, by id.
         recorded: for each snapshot in progress, what arrived so far on each recorded channel.
-        finished: ids of snapshots this process is done with (completed or aborted).
+        finished_below: every snapshot with a smaller id is finished here (completed or
+            aborted); ``finished`` holds the finished ids above it. Snapshots finish
+            nearly in id order, so the set stays small and each marker costs O(1).
     """
 
-    __slots__ = ("finished", "recorded", "recording")
+    __slots__ = ("finished", "finished_below", "recorded", "recording")
 
     def __init__(self, *args: object) -> None:
         super().__init__(*args)  # type: ignore[arg-type]
         self.recording: dict[CheckpointId, Recording] = {}
         self.recorded: dict[CheckpointId, dict[ChannelId, list[Record | RecordBatch]]] = {}
-        self.finished: frozenset[CheckpointId] = frozenset()
+        self.finished: set[CheckpointId] = set()
+        self.finished_below: CheckpointId = 1
+
+    def is_finished(self, n: CheckpointId) -> bool:
+        """True when this process is done with snapshot ``n`` (a late marker is ignored)."""
+        return n < self.finished_below or n in self.finished
+
+    def _finish(self, n: CheckpointId) -> None:
+        if n < self.finished_below:
+            return
+        finished = self.finished
+        finished.add(n)
+        while self.finished_below in finished:
+            finished.remove(self.finished_below)
+            self.finished_below += 1
 
     def on_trigger(self, checkpoint_id: CheckpointId) -> Sequence[Effect]:
         """Initiate: record own state, send markers, record every incoming channel."""
         n = checkpoint_id
-        if n in self.recording or n in self.finished:
+        if n in self.recording or self.is_finished(n):
             return NO_EFFECTS
         return self._start(n, None)
 
@@ -74,7 +90,7 @@ class ChandyLamportHandler(BarrierHandler):
             self.recorded[n] = {c: [] for c in rest}
         else:
             effects.append(Acknowledge(n))
-            self.finished = self.finished | {n}
+            self._finish(n)
         return effects
 
     def on_barrier(
@@ -82,7 +98,7 @@ class ChandyLamportHandler(BarrierHandler):
     ) -> Sequence[Effect]:
         """A marker on ``channel``: the first one starts the snapshot, a later one closes c."""
         n = message.snapshot_id if isinstance(message, Marker) else message.checkpoint_id
-        if n in self.finished:
+        if self.is_finished(n):
             return NO_EFFECTS
         rec = self.recording.get(n)
         if rec is None:
@@ -97,7 +113,7 @@ class ChandyLamportHandler(BarrierHandler):
         else:
             del self.recording[n]
             del self.recorded[n]
-            self.finished = self.finished | {n}
+            self._finish(n)
             effects.append(Acknowledge(n))
         return effects
 
@@ -118,13 +134,13 @@ class ChandyLamportHandler(BarrierHandler):
         return NO_EFFECTS
 
     def on_checkpoint_aborted(self, checkpoint_id: CheckpointId) -> Sequence[Effect]:
-        """Stop recording for ``checkpoint_id`` and every older snapshot."""
-        dropped = [n for n in self.recording if n <= checkpoint_id]
-        for n in dropped:
-            del self.recording[n]
-            del self.recorded[n]
-        # Dropped snapshots are over here too: a late marker must not start them again.
-        self.finished = self.finished | {checkpoint_id, *dropped}
+        """Stop recording for ``checkpoint_id``; a late marker must not start it again.
+
+        Only that snapshot: concurrent snapshots are independent (none subsumes another),
+        and the coordinator notifies each aborted one on its own."""
+        self.recording.pop(checkpoint_id, None)
+        self.recorded.pop(checkpoint_id, None)
+        self._finish(checkpoint_id)
         return NO_EFFECTS
 
     def recorded_channels(self) -> tuple[ChannelId, ...]:
@@ -154,7 +170,8 @@ class ChandyLamportHandler(BarrierHandler):
         new.recorded = {
             n: {c: list(rs) for c, rs in chans.items()} for n, chans in self.recorded.items()
         }
-        new.finished = self.finished
+        new.finished = set(self.finished)
+        new.finished_below = self.finished_below
         return new
 
     def key(self) -> object:
@@ -164,7 +181,8 @@ class ChandyLamportHandler(BarrierHandler):
                 (n, tuple((c, as_records(rs)) for c, rs in chans.items()))
                 for n, chans in sorted(self.recorded.items())
             ),
-            self.finished,
+            self.finished_below,
+            frozenset(self.finished),
         )
 
     def describe(self) -> str:
@@ -185,6 +203,10 @@ class ChandyLamportProtocol(SnapshotProtocol):
     message = Marker
     max_concurrent = None
     subsumes = False
+    records_channel_state = True
+    blocks_inputs = False
+    starts_anywhere = True
+    may_be_declined = False
 
     def handler(self, graph: ExecutionGraph, task: TaskId) -> ChandyLamportHandler:
         return ChandyLamportHandler(*task_handler_args(graph, task))

@@ -5,13 +5,19 @@ acknowledgements, and it answers with values. It keeps pending and completed che
 decides when a periodic trigger is due, completes a checkpoint when every task has
 acknowledged it, and aborts pending checkpoints on failure. The runtime sends the
 notify-checkpoint-complete (or aborted) to every task.
+
+Flink's documentation ("Checkpointing", *Enabling and Configuring Checkpointing*) names the
+settings kept here: the checkpoint *timeout* ("the time after which a checkpoint-in-progress
+is aborted, if it did not complete by then"), the *minimum time between checkpoints*
+(``min_pause``), and the *number of concurrent checkpoints* (``max_concurrent``). A task may
+*decline* a checkpoint (``CheckpointCoordinator.receiveDeclineMessage``), which aborts it.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from absnb.core.errors import ProtocolError
+from absnb.core.errors import ProtocolError, ProtocolSettingError
 from absnb.core.graph import ExecutionGraph
 from absnb.core.ids import CheckpointId, TaskId
 from absnb.core.snapshot import GlobalSnapshot, TaskSnapshot
@@ -25,9 +31,8 @@ class PendingCheckpoint:
     checkpoint_id: CheckpointId
     triggered_at: int
     acknowledged: dict[TaskId, TaskSnapshot] = field(default_factory=dict)
-
-    def key(self) -> object:
-        return (self.checkpoint_id, self.triggered_at, tuple(sorted(self.acknowledged)))
+    started: float = 0.0
+    """The exact time of the trigger (``triggered_at`` is whole: a step, a second)."""
 
 
 @dataclass(frozen=True)
@@ -59,6 +64,17 @@ class CheckpointCoordinator:
             longer than the interval still makes progress between them.
         subsumes: whether a completed checkpoint aborts older pending ones (ABS, Flink);
             False for Chandy-Lamport, whose concurrent snapshots each complete.
+        timeout: a pending checkpoint older than this is aborted (:meth:`expire`); None
+            for no timeout (Flink: ``setCheckpointTimeout``).
+        periodic_concurrent: how many checkpoints may be pending when a periodic trigger
+            is due (Flink: maxConcurrentCheckpoints); None for ``max_concurrent``, or 1 when
+            that is unlimited (Chandy-Lamport). Triggers on request may start more, up to
+            ``max_concurrent``; periodic ones never pile up faster than they complete, which
+            would grow every channel by a marker per interval and the run quadratically.
+
+    Raises:
+        ProtocolSettingError: a negative interval, pause or timeout, or a limit of
+            concurrent checkpoints below 0.
     """
 
     def __init__(
@@ -71,7 +87,26 @@ class CheckpointCoordinator:
         max_concurrent: int | None = 1,
         min_pause: float = 0,
         subsumes: bool = True,
+        timeout: float | None = None,
+        periodic_concurrent: int | None = None,
     ) -> None:
+        for what, value in (("interval", interval), ("timeout", timeout), ("min_pause", min_pause)):
+            if value is not None and (
+                isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0
+            ):
+                raise ProtocolSettingError(
+                    f"checkpoint {what} must be a number >= 0 (simulator steps, seconds on "
+                    f"Spark){'' if what == 'min_pause' else ' or None'}, not {value!r}"
+                )
+        if max_concurrent is not None and (
+            isinstance(max_concurrent, bool)
+            or not isinstance(max_concurrent, int)
+            or max_concurrent < 0
+        ):
+            raise ProtocolSettingError(
+                f"max_concurrent must be a whole number >= 1 (or None for no limit), not "
+                f"{max_concurrent!r}"
+            )
         self.tasks = tasks
         self._task_set = frozenset(tasks)
         self.job = job
@@ -81,6 +116,14 @@ class CheckpointCoordinator:
         self.max_concurrent = max_concurrent
         self.min_pause = min_pause
         self.subsumes = subsumes
+        self.timeout = timeout
+        self.declined: list[tuple[CheckpointId, TaskId, str]] = []
+        self.expired: list[CheckpointId] = []
+        self.periodic_concurrent = (
+            periodic_concurrent
+            if periodic_concurrent is not None
+            else (max_concurrent if max_concurrent is not None else 1)
+        )
         self.last_completed: float | None = None
         self.next_id: CheckpointId = 1
         self.last_trigger: float = 0
@@ -96,17 +139,23 @@ class CheckpointCoordinator:
         interval: float | None = None,
         *,
         min_pause: float = 0,
+        timeout: float | None = None,
+        max_concurrent: int | str | None = "protocol",
     ) -> CheckpointCoordinator:
-        """The coordinator of ``graph`` run under ``protocol``."""
+        """The coordinator of ``graph`` run under ``protocol`` (whose ``max_concurrent``
+        applies unless one is given; a protocol that takes none keeps 0)."""
+        if max_concurrent == "protocol" or protocol.max_concurrent == 0:
+            max_concurrent = protocol.max_concurrent
         return cls(
             graph.tasks,
             graph.name,
             graph.fingerprint,
             protocol.name,
             interval=interval,
-            max_concurrent=protocol.max_concurrent,
+            max_concurrent=max_concurrent,  # type: ignore[arg-type]
             min_pause=min_pause,
             subsumes=protocol.subsumes,
+            timeout=timeout,
         )
 
     # -- triggering --------------------------------------------------------------------------
@@ -117,11 +166,13 @@ class CheckpointCoordinator:
     def is_due(self, now: float) -> bool:
         """True when a periodic checkpoint should be triggered at time ``now``: more than
         ``interval`` has passed since the last trigger (so at least ``interval`` simulator
-        steps of other work lie between two triggers)."""
+        steps of other work lie between two triggers), after the pause since the last
+        completion, and fewer than ``periodic_concurrent`` checkpoints are pending."""
         return (
             self.interval is not None
             and now - self.last_trigger > self.interval
             and (self.last_completed is None or now - self.last_completed > self.min_pause)
+            and len(self.pending) < self.periodic_concurrent
             and self.can_trigger()
         )
 
@@ -130,7 +181,7 @@ class CheckpointCoordinator:
         n = self.next_id
         self.next_id += 1
         self.last_trigger = now
-        self.pending[n] = PendingCheckpoint(n, int(now))
+        self.pending[n] = PendingCheckpoint(n, int(now), started=now)
         return n
 
     # -- acknowledgements --------------------------------------------------------------------
@@ -151,6 +202,8 @@ class CheckpointCoordinator:
         pending.acknowledged[snapshot.task] = snapshot
         if len(pending.acknowledged) < len(self.tasks):
             return None
+        if self.timeout is not None and now - pending.triggered_at > self.timeout:
+            return None  # its last part came after the timeout: expire() aborts it
         del self.pending[snapshot.checkpoint_id]
         if self.subsumes:
             for older in [n for n in self.pending if n < snapshot.checkpoint_id]:
@@ -171,6 +224,27 @@ class CheckpointCoordinator:
         self.last_completed = now
         return done
 
+    def decline(self, checkpoint_id: CheckpointId, task: TaskId, reason: str) -> bool:
+        """``task`` declined ``checkpoint_id``: abort it. Returns False when it was no longer
+        pending (completed, subsumed or aborted before)."""
+        if checkpoint_id not in self.pending:
+            return False
+        del self.pending[checkpoint_id]
+        self.aborted.append(checkpoint_id)
+        self.declined.append((checkpoint_id, task, reason))
+        return True
+
+    def expire(self, now: float) -> list[CheckpointId]:
+        """Abort every pending checkpoint triggered more than ``timeout`` ago; their ids."""
+        if self.timeout is None:
+            return []
+        late = [n for n, p in self.pending.items() if now - p.started > self.timeout]
+        for n in late:
+            del self.pending[n]
+        self.aborted.extend(late)
+        self.expired.extend(late)
+        return late
+
     def abort_all(self) -> list[CheckpointId]:
         """A task failed: abort every pending checkpoint; returns their ids."""
         ids = sorted(self.pending)
@@ -179,26 +253,65 @@ class CheckpointCoordinator:
         return ids
 
     def latest(self) -> CompletedCheckpoint | None:
-        """The latest completed checkpoint, the one recovery restores."""
-        return self.completed[-1] if self.completed else None
+        """The completed checkpoint recovery restores: the one with the highest id.
+
+        Checkpoints complete in id order when the protocol subsumes. Chandy-Lamport's
+        concurrent snapshots may complete out of order (2 before 1); each is consistent,
+        and recovery restores the one triggered last, as Flink's completed-checkpoint
+        store returns the highest id, whatever order they completed in. So the snapshot
+        restored never depends on the order of completion, and a sink that committed a
+        checkpoint's transactions is never restored behind it by an older one completing
+        later.
+        """
+        if not self.completed:
+            return None
+        if self.subsumes:
+            return self.completed[-1]
+        return max(self.completed, key=lambda c: c.checkpoint_id)
 
     # -- value semantics ---------------------------------------------------------------------
     def clone(self) -> CheckpointCoordinator:
         new = CheckpointCoordinator.__new__(CheckpointCoordinator)
         new.__dict__.update(self.__dict__)
         new.pending = {
-            n: PendingCheckpoint(p.checkpoint_id, p.triggered_at, dict(p.acknowledged))
+            n: PendingCheckpoint(p.checkpoint_id, p.triggered_at, dict(p.acknowledged), p.started)
             for n, p in self.pending.items()
         }
         new.completed = list(self.completed)
         new.aborted = list(self.aborted)
+        new.declined = list(self.declined)
+        new.expired = list(self.expired)
         return new
 
-    def key(self) -> object:
+    def key(self, now: float | None = None) -> object:
+        """Equal for coordinators that decide the same future from time ``now``.
+
+        Which checkpoints are pending and who acknowledged them, the next id, and the id of
+        the checkpoint recovery restores (:meth:`latest`; its contents are the world's to
+        compare, since only the world knows how to freeze operator states). Trigger and
+        completion times count only when a periodic interval or a checkpoint timeout makes
+        them decide the future, and then only as time since, capped where :meth:`is_due`
+        and :meth:`expire` stop telling them apart. The completed, aborted, declined and
+        expired lists are history: nothing reads them again.
+        """
+        timing = None
+        if self.interval is not None and now is not None:
+            since_completed = (
+                None
+                if self.last_completed is None
+                else min(now - self.last_completed, self.min_pause + 1)
+            )
+            timing = (min(now - self.last_trigger, self.interval + 1), since_completed)
+        ages: tuple[float, ...] = ()
+        if self.timeout is not None and now is not None:
+            ages = tuple(
+                min(now - p.triggered_at, self.timeout + 1) for _, p in sorted(self.pending.items())
+            )
+        latest = self.latest()
         return (
             self.next_id,
-            self.last_trigger,
-            tuple(p.key() for p in self.pending.values()),
-            tuple(c.checkpoint_id for c in self.completed),
-            tuple(self.aborted),
+            timing,
+            ages,
+            tuple((n, tuple(sorted(p.acknowledged))) for n, p in sorted(self.pending.items())),
+            latest.checkpoint_id if latest else 0,
         )

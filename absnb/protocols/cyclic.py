@@ -8,6 +8,27 @@ inputs go to the backup log (lines 25-26). When barriers have arrived on every i
 inputs included, the snapshot is {state copy, backup log} (lines 19-22).
 
 On a graph without back-edges this is exactly Algorithm 1.
+
+Two deviations from the paper's pseudo-code, both needed for a consistent cut (each barrier
+on a loop input L_t comes from a sender that took its snapshot just before sending it, so
+the records behind it are not part of the snapshot: on recovery the restored sender sends
+them again):
+
+1. **Logging stops per loop input** when that input's barrier arrives, not for all loop
+   inputs at once when the last barrier arrives (lines 19-22, 25). Logging a record that
+   came behind its input's barrier would replay it on recovery a second time, beside the
+   sender's resend. With one loop input the two rules agree.
+2. **A loop barrier that arrives before the barriers of the regular inputs blocks its
+   channel** (lines 11-12 block only regular inputs). Otherwise the records behind it
+   would reach the state before the state copy (lines 13-14) and be sent again on
+   recovery: counted twice. Blocked, they wait until the copy is taken and the input is
+   unblocked (lines 16-17), and are then neither in the copy nor in the log.
+
+The paper's Alg. 2 for reference (line numbers as cited here): 8 on barrier; 9 mark the
+input; 11-12 block it if regular; 13-17 on the last regular barrier copy the state, start
+logging, broadcast, unblock all; 19-22 on the last barrier of all inputs snapshot
+{state copy, backup log} and reset; 24-26 on a record, while logging, log it if it came on
+a loop input.
 """
 
 from __future__ import annotations
@@ -49,12 +70,9 @@ CyclicState = WaitingForFirstBarrier | CollectingBarriers | Logging
 
 
 class CyclicBarrierHandler(BarrierHandler):
-    """Paper Alg. 2 at one task.
-
-    A loop input stops being logged once its own barrier has arrived: records behind that
-    barrier were sent after the sender's snapshot, which will send them again on recovery.
-    (The paper's pseudocode logs "while logging"; the cut is consistent only this way.)
-    """
+    """Paper Alg. 2 at one task, with the module docstring's two deviations: a loop input
+    stops being logged once its own barrier has arrived, and a loop barrier that comes
+    before the regular ones blocks its input."""
 
     __slots__ = ("last", "log", "regular", "state")
 
@@ -99,8 +117,10 @@ class CyclicBarrierHandler(BarrierHandler):
         )
         if not isinstance(state, Logging):
             if not received >= self.regular:
-                # Lines 9-12: block the input (a loop input whose barrier came before the
-                # regular ones is blocked too, so nothing behind it reaches the state copy).
+                # Lines 9-12: block the input. Deviation 2 (module docstring): a loop input
+                # whose barrier came before the regular ones is blocked too (the paper blocks
+                # regular inputs only), so that no record sent after its sender's snapshot
+                # reaches the state copy.
                 self.state = CollectingBarriers(n, received)
                 if channel is not None:
                     effects.append(Block(channel))
@@ -109,6 +129,8 @@ class CyclicBarrierHandler(BarrierHandler):
             effects.append(SnapshotState(n))
             effects.append(Broadcast(barrier))
             effects.extend(Unblock(c) for c in self.inputs if c in received and c != channel)
+            # Start logging the loop inputs whose barrier has not arrived; those whose barrier
+            # did (blocked until now, deviation 2) have an empty backup log.
             self.log = {c: [] for c in self.inputs if c in self.loop_inputs and c not in received}
             effects.extend(
                 RecordChannelState(n, c, ())
@@ -116,7 +138,8 @@ class CyclicBarrierHandler(BarrierHandler):
                 if c in self.loop_inputs and c in received
             )
         elif channel in self.log:
-            # The loop input's barrier closes its backup log.
+            # Deviation 1 (module docstring): the loop input's own barrier closes its backup
+            # log; the paper logs every loop input until the last barrier (lines 19-22, 25).
             effects.append(RecordChannelState(n, channel, tuple(self.log.pop(channel))))
         if not self.log:
             # Lines 19-22: barriers on all inputs: the snapshot {state copy, backup log}.
@@ -128,7 +151,8 @@ class CyclicBarrierHandler(BarrierHandler):
         return effects
 
     def on_record(self, channel: ChannelId, record: Record) -> Sequence[Effect]:
-        """Lines 25-26: while logging, a record on a loop input goes to the backup log."""
+        """Lines 25-26: while logging, a record on a loop input goes to the backup log (only
+        until that input's barrier: deviation 1 of the module docstring)."""
         log = self.log.get(channel)
         if log is not None:
             log.append(record)
@@ -210,6 +234,10 @@ class CyclicProtocol(SnapshotProtocol):
 
     name = "abs-cyclic"
     title = "ABS (Algorithm 2, cyclic)"
+    records_channel_state = True
+    channel_state_kind = "backup log"
+    logs_loop_inputs = True
+    without_channel_state = "no loop records were in transit"
 
     def handler(self, graph: ExecutionGraph, task: TaskId) -> CyclicBarrierHandler:
         return CyclicBarrierHandler(*task_handler_args(graph, task))

@@ -43,6 +43,10 @@ class NoSnapshots(SnapshotProtocol):
     name = "none"
     title = "No snapshots"
     max_concurrent = 0
+    blocks_inputs = False
+    may_be_declined = False
+    exactly_once = False
+    without_channel_state = "no snapshots are taken"
 
     def handler(self, graph: ExecutionGraph, task: TaskId) -> NoSnapshotHandler:
         return NoSnapshotHandler(*task_handler_args(graph, task))

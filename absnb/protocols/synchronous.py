@@ -59,6 +59,10 @@ class SynchronousProtocol(SnapshotProtocol):
     name = "synchronous"
     title = "Synchronous (stop the world)"
     halts_sources = True
+    records_channel_state = True
+    channel_state_kind = "backup log"
+    logs_loop_inputs = True
+    without_channel_state = "synchronous snapshots drain every channel first"
 
     def handler(self, graph: ExecutionGraph, task: TaskId) -> SynchronousHandler:
         return SynchronousHandler(*task_handler_args(graph, task))

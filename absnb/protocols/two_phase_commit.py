@@ -14,11 +14,21 @@ checkpoint glue here is final. Implementations: :mod:`absnb.sinks.memory` (the s
 store), :mod:`absnb.sinks.files`, :mod:`absnb.sinks.postgres`. A transaction handle must be a
 small picklable value (a file name, a transaction name), since it is part of the sink's
 checkpointed state.
+
+Transaction timeout (Flink: ``setTransactionTimeout``, ``enableTransactionTimeoutWarnings``
+and ``ignoreFailuresAfterTransactionTimeout``): an external system aborts a transaction
+that stays open too long (Kafka's ``transaction.timeout.ms``). A sink configured with
+:meth:`TwoPhaseCommitSink.with_transaction_timeout` records when each transaction began,
+warns (:class:`TransactionTimeoutWarning`) when one is committed close to or past the
+timeout, and, with ``ignore_failures_after_timeout``, lets recovery go on when committing
+a transaction older than the timeout fails ("the transaction timed out, its data is lost,
+which the user accepted") instead of failing the job.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import warnings
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, ClassVar, Generic, Literal, TypeVar
 
@@ -38,6 +48,11 @@ class SinkConfigurationError(AbsnbError, ValueError):
 class TransactionLostError(AbsnbError, RuntimeError):
     """A pre-committed transaction that must be committed is gone from the external system
     without having been committed: its records are lost, which two-phase commit forbids."""
+
+
+class TransactionTimeoutWarning(UserWarning):
+    """A transaction was committed (or failed to commit after its timeout, and the failure
+    was ignored) close to or past the sink's transaction timeout."""
 
 
 END_OF_INPUT: CheckpointId = 2**31 - 1
@@ -64,6 +79,8 @@ class TwoPhaseCommitState(Generic[Txn]):
     current: Txn | None = None
     written: int = 0
     pending: tuple[tuple[CheckpointId, Txn], ...] = ()
+    begun: tuple[tuple[Txn, float], ...] = ()
+    """When each open or pending transaction began (with a transaction timeout only)."""
 
     def __str__(self) -> str:
         parts = [f"open {self.current} ({self.written} records)" if self.current else "no open"]
@@ -81,6 +98,82 @@ class TwoPhaseCommitSink(Operator, Generic[Txn]):
 
     kind: ClassVar[str] = "sink"
     external: ClassVar[bool] = True
+    transaction_timeout: float | None = None
+    warning_ratio: float | None = None
+    ignore_failures_after_timeout: bool = False
+    clock: Callable[[], float] | None = None
+    """The external system's clock for transaction ages; no default here (protocols read no
+    clock): the sinks of :mod:`absnb.sinks` use wall time, a simulator passes its own."""
+
+    def with_transaction_timeout(
+        self,
+        timeout: float,
+        *,
+        warning_ratio: float | None = 0.9,
+        ignore_failures_after_timeout: bool = False,
+        clock: Callable[[], float] | None = None,
+    ) -> TwoPhaseCommitSink[Txn]:
+        """Set the external system's transaction timeout (seconds of ``clock``, by default the
+        sink's own clock) and return the sink.
+
+        Args:
+            timeout: how long the external system keeps a transaction before aborting it.
+            warning_ratio: warn when a transaction is committed after this share of the
+                timeout (Flink: ``enableTransactionTimeoutWarnings``); None: never.
+            ignore_failures_after_timeout: during recovery, a failed commit of a
+                transaction older than the timeout is warned about and skipped (Flink:
+                ``ignoreFailuresAfterTransactionTimeout``); otherwise it fails the job.
+            clock: the time source (a simulator passes its own, for deterministic runs).
+
+        Raises:
+            SinkConfigurationError: a timeout that is not a positive number, a ratio
+                outside (0, 1], or no clock (neither given nor the sink's own).
+        """
+        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0:
+            raise SinkConfigurationError(
+                f"transaction_timeout must be a number of seconds above 0, not {timeout!r}"
+            )
+        if warning_ratio is not None and not (
+            isinstance(warning_ratio, (int, float)) and 0 < warning_ratio <= 1
+        ):
+            raise SinkConfigurationError(
+                f"warning_ratio must be in (0, 1] (a share of the timeout) or None, "
+                f"not {warning_ratio!r}"
+            )
+        if clock is None and self.clock is None:
+            raise SinkConfigurationError(
+                f"{type(self).__name__} has no clock to age its transactions by: pass "
+                "clock=time.time (or the simulator's clock) to with_transaction_timeout"
+            )
+        self.transaction_timeout = timeout
+        self.warning_ratio = warning_ratio
+        self.ignore_failures_after_timeout = ignore_failures_after_timeout
+        if clock is not None:
+            self.clock = clock
+        return self
+
+    def _age(self, state: TwoPhaseCommitState[Txn], txn: Txn) -> float | None:
+        for t, began in state.begun:
+            if t == txn:
+                assert self.clock is not None  # with_transaction_timeout checked it
+                return self.clock() - began
+        return None
+
+    def _warn_if_late(self, state: TwoPhaseCommitState[Txn], txn: Txn) -> None:
+        timeout, ratio = self.transaction_timeout, self.warning_ratio
+        if timeout is None or ratio is None:
+            return
+        age = self._age(state, txn)
+        if age is not None and age >= ratio * timeout:
+            warnings.warn(
+                TransactionTimeoutWarning(
+                    f"transaction {txn} of {state.task} was committed {age:.3g} s after it "
+                    f"began, close to or past the transaction timeout of {timeout:g} s: the "
+                    "external system may already have aborted it; checkpoint more often or "
+                    "raise the timeout"
+                ),
+                stacklevel=3,
+            )
 
     # -- hooks a subclass implements -----------------------------------------------------
     def check(self) -> None:
@@ -148,12 +241,32 @@ class TwoPhaseCommitSink(Operator, Generic[Txn]):
             return state
         keep = set()
         for _, txn in state.pending:
-            self.recover_and_commit(txn)
+            try:
+                self.recover_and_commit(txn)
+            except Exception as e:
+                age = self._age(state, txn)
+                timeout = self.transaction_timeout
+                if not (
+                    self.ignore_failures_after_timeout
+                    and timeout is not None
+                    and age is not None
+                    and age > timeout
+                ):
+                    raise
+                warnings.warn(
+                    TransactionTimeoutWarning(
+                        f"committing transaction {txn} of {state.task} after recovery failed "
+                        f"({e}); it began {age:.3g} s ago, past the transaction timeout of "
+                        f"{timeout:g} s, so the failure is ignored as configured "
+                        "(ignore_failures_after_timeout): its records may be lost"
+                    ),
+                    stacklevel=2,
+                )
             keep.add(txn)
         for txn in self.leftovers(state.task):
             if txn not in keep:
                 self.recover_and_abort(txn)
-        return replace(state, current=None, written=0, pending=())
+        return replace(state, current=None, written=0, pending=(), begun=())
 
     def process(
         self, state: TwoPhaseCommitState[Txn], value: Any
@@ -161,6 +274,8 @@ class TwoPhaseCommitSink(Operator, Generic[Txn]):
         txn = state.current
         if txn is None:
             txn = self.begin_transaction(state.task)
+            if self.transaction_timeout is not None and self.clock is not None:
+                state = replace(state, begun=(*state.begun, (txn, self.clock())))
         self.write(txn, value)
         return replace(state, current=txn, written=state.written + 1), ()
 
@@ -171,9 +286,17 @@ class TwoPhaseCommitSink(Operator, Generic[Txn]):
         keeps it as pending for n (Flink: ``snapshotState`` → ``preCommit``)."""
         if state.current is None:
             return state
-        txn = self.pre_commit(state.current, checkpoint_id)
+        old = state.current
+        txn = self.pre_commit(old, checkpoint_id)
+        begun = state.begun
+        if txn != old:  # renamed by the pre-commit: keep its start time under the new name
+            begun = tuple((txn if t == old else t, b) for t, b in begun)
         return replace(
-            state, current=None, written=0, pending=(*state.pending, (checkpoint_id, txn))
+            state,
+            current=None,
+            written=0,
+            pending=(*state.pending, (checkpoint_id, txn)),
+            begun=begun,
         )
 
     def notify_checkpoint_complete(
@@ -191,8 +314,13 @@ class TwoPhaseCommitSink(Operator, Generic[Txn]):
         if not done:
             return state
         for txn in done:
+            self._warn_if_late(state, txn)
             self.commit(txn)
-        return replace(state, pending=tuple(p for p in state.pending if p[0] > checkpoint_id))
+        return replace(
+            state,
+            pending=tuple(p for p in state.pending if p[0] > checkpoint_id),
+            begun=tuple(b for b in state.begun if b[0] not in done),
+        )
 
     def notify_checkpoint_aborted(
         self, state: TwoPhaseCommitState[Txn], checkpoint_id: CheckpointId

@@ -1,234 +1,62 @@
-"""The control plane: the checkpoint coordinator as a server on the driver, and its clients.
+"""The control plane: the checkpoint coordinator as a server on the driver.
 
-Every host process (one per Spark task, hosting one or more tasks of the execution graph)
-opens one control connection to the driver's :class:`CoordinatorServer`; both prove they
-know the per-job secret (:func:`absnb.runtime.wire.server_handshake`, mutual) before either
-reads anything else from the other. The host then registers; once every host of the current
-attempt has registered, each receives the :class:`AddressBook` (where every task's data
-plane listens, and which checkpoint to restore). From then on the server triggers periodic
-checkpoints at the hosts of the initiator tasks, collects the tasks' acknowledgements, and
-when a checkpoint is complete calls ``on_complete`` (the runtime writes the storage manifest) and
-only then sends notify-checkpoint-complete to every host.
+Every host process (one per Spark task, hosting one or more tasks of the execution graph) opens one
+control connection to the driver's :class:`CoordinatorServer`; both prove they know the per-job
+secret (:mod:`absnb.runtime.handshake`, mutual) before either reads anything else from the other.
+The host then registers; once every host of the current attempt has registered, each receives the
+:class:`AddressBook` (where every task's data plane listens, and which checkpoint to restore). From
+then on the server triggers periodic checkpoints at the hosts of the initiator tasks, collects the
+tasks' acknowledgements, and when a checkpoint is complete calls ``on_complete`` (the runtime
+writes the storage manifest) and only then sends notify-checkpoint-complete to every host.
 
-A job whose end cannot travel as end-of-input (a cycle, or processes with their own input
-logs sending to each other, like the bank) terminates by quiescence detection
-(``quiescence=True``): the server probes every host in rounds (:class:`Probe`); each
-answers with its records sent and received per channel and whether its own input is all
-consumed (:class:`Report`). When two consecutive rounds see every host idle, every channel
-with as many records received as sent, and the same counts in both, nothing can be in
-transit or running any more, and the server tells every host to finish
-(:class:`Terminate`). This is the four-counter method of F. Mattern, "Algorithms for
-distributed termination detection", Distributed Computing 2(3):161-175, 1987: a host whose
-input is consumed becomes busy again only by receiving a record, which would change the
-counts between the two rounds.
+A job whose end cannot travel as end-of-input (a cycle, or processes sending to each
+other, like the bank) terminates by quiescence detection (``quiescence=True``): the server
+probes every host in rounds (:class:`Probe`, :class:`Report`) and tells every host to
+finish (:class:`Terminate`) when Mattern's four-counter method, sans-IO in
+:mod:`absnb.runtime.termination`, sees that nothing runs or is in transit any more.
 
-Messages are small frozen dataclasses, pickled (protocol 5) into frames of kind
-:data:`FRAME_KIND`. The server runs one thread with a selector; hosts use
-:class:`ControlClient` from their single-threaded loop.
+The control plane's modules, one job each: the messages and their framing
+(:mod:`absnb.runtime.control_messages`), the server's loop (:mod:`absnb.runtime.server_loop`),
+the host's client (:mod:`absnb.runtime.control_client`), here what the coordinator decides.
 """
 
 from __future__ import annotations
 
 import contextlib
-import queue
-import select
-import selectors
-import socket
-import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
 from typing import Any
 
-from absnb.core.errors import AbsnbError
-from absnb.core.ids import ChannelId, CheckpointId, TaskId
+from absnb.core.ids import CheckpointId, TaskId
 from absnb.core.snapshot import TaskSnapshot
 from absnb.protocols.coordinator import CheckpointCoordinator
-from absnb.runtime.wire import (
-    HEADER,
-    MAX_FRAME,
-    AuthenticationError,
-    FrameError,
-    client_handshake,
-    dumps,
-    encode,
-    listen,
-    loads,
-    server_handshake,
+from absnb.runtime.control_messages import (
+    HELLO,
+    Aborted,
+    Ack,
+    AddressBook,
+    ControlError,
+    Failed,
+    Finished,
+    HostFailure,
+    Notify,
+    Probe,
+    Refused,
+    Register,
+    Report,
+    Stop,
+    Terminate,
+    Trigger,
 )
-
-FRAME_KIND = 0x43
-"""The frame kind of every control-plane message."""
-
-HELLO = "absnb-control/1"
-"""What a control client says in the handshake, so that a data-plane peer is refused."""
-
-
-class ControlError(AbsnbError, ConnectionError):
-    """The control plane failed: the coordinator refused a host, or a connection broke."""
-
-
-# -- messages ---------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class Register:
-    """Host -> server, first frame: who the host is and where its data plane listens."""
-
-    host_id: int
-    attempt: int
-    tasks: tuple[TaskId, ...]
-    data_address: tuple[str, int]
-
-
-@dataclass(frozen=True)
-class AddressBook:
-    """Server -> every host once all hosts of the attempt registered."""
-
-    attempt: int
-    hosts: dict[int, tuple[str, int]]
-    task_host: dict[TaskId, int]
-    restore_checkpoint: CheckpointId
-    """The checkpoint every task restores; 0 for none (a fresh start)."""
-
-
-@dataclass(frozen=True)
-class Trigger:
-    """Server -> hosts of initiator tasks: start checkpoint ``checkpoint_id`` at ``tasks``."""
-
-    checkpoint_id: CheckpointId
-    tasks: tuple[TaskId, ...]
-
-
-@dataclass(frozen=True)
-class Ack:
-    """Host -> server: ``task``'s part of a checkpoint is written to storage."""
-
-    task: TaskId
-    checkpoint_id: CheckpointId
-    snapshot_key: str
-    state_bytes: int
-    alignment_s: float
-    metrics: dict[str, Any] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class Notify:
-    """Server -> every host: the checkpoint is complete (its manifest is written)."""
-
-    checkpoint_id: CheckpointId
-
-
-@dataclass(frozen=True)
-class Aborted:
-    """Server -> hosts: the checkpoint is aborted (subsumed, or the attempt failed)."""
-
-    checkpoint_id: CheckpointId
-
-
-@dataclass(frozen=True)
-class Finished:
-    """Host -> server: every task of the host has finished."""
-
-    host_id: int
-    attempt: int
-    metrics: dict[str, Any] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class Failed:
-    """Host -> server, its last word: the host failed with ``error`` (its peers hear why)."""
-
-    host_id: int
-    attempt: int
-    error: str
-
-
-@dataclass(frozen=True)
-class Stop:
-    """Server -> hosts: stop now, failing (the host's attempt is over, a host of the attempt
-    was lost, or the server is stopping)."""
-
-    reason: str = field(default="", compare=False)
-
-
-@dataclass(frozen=True)
-class Probe:
-    """Server -> every host: report your counts for termination-detection round ``round``."""
-
-    round: int
-
-
-@dataclass(frozen=True)
-class Report:
-    """Host -> server, the answer to :class:`Probe`: whether the host is idle (its own input
-    logs consumed, nothing queued locally) and its tasks' records sent and received per
-    channel (the channel sequence numbers, restored with the tasks after a failure)."""
-
-    host_id: int
-    attempt: int
-    round: int
-    idle: bool
-    sent: dict[ChannelId, int]
-    received: dict[ChannelId, int]
-
-
-@dataclass(frozen=True)
-class Terminate:
-    """Server -> every host: the job has terminated (quiescence detected); finish now."""
-
-
-@dataclass(frozen=True)
-class Refused:
-    """Server -> host, then the connection is closed: why the registration was refused."""
-
-    reason: str
-
-
-Command = Trigger | Notify | Aborted | Stop | Probe | Terminate
-"""What :meth:`ControlClient.poll` returns."""
-
-
-class _FrameReader:
-    """Reassembles frames from the bytes of a stream, as they come."""
-
-    def __init__(self) -> None:
-        self._buffer = bytearray()
-
-    def feed(self, data: bytes) -> Iterator[Any]:
-        """Add ``data``; yields every message now complete. Raises FrameError if malformed."""
-        self._buffer += data
-        while len(self._buffer) >= HEADER.size:
-            length, kind = HEADER.unpack_from(self._buffer)
-            if length > MAX_FRAME or kind != FRAME_KIND:
-                raise FrameError(f"not a control frame (kind {kind}, {length} bytes)")
-            end = HEADER.size + length
-            if len(self._buffer) < end:
-                return
-            payload = bytes(self._buffer[HEADER.size : end])
-            del self._buffer[:end]
-            try:
-                yield loads(payload)
-            except Exception as e:  # the peer is authenticated; its frame is just malformed
-                raise FrameError(f"a control frame could not be unpickled: {e}") from e
-
-
-def _frame(message: Any) -> bytes:
-    return encode(FRAME_KIND, dumps(message))
-
-
-# -- the server -------------------------------------------------------------------------------
-@dataclass(eq=False)
-class _Conn:
-    sock: socket.socket
-    reader: _FrameReader = field(default_factory=_FrameReader)
-    register: Register | None = None
-    closed: bool = False
-    failure: str = ""
-
+from absnb.runtime.handshake import HANDSHAKE_SECONDS
+from absnb.runtime.server_loop import SelectorServer, _Conn
+from absnb.runtime.termination import TerminationDetector
+from absnb.runtime.wire import loads
 
 Event = tuple[float, str, dict[str, Any]]
 
 
-class CoordinatorServer:
+class CoordinatorServer(SelectorServer):
     """The checkpoint coordinator on the driver, serving the hosts' control connections.
 
     One background thread (``start``) accepts connections, authenticates them, serves
@@ -245,14 +73,16 @@ class CoordinatorServer:
             coordinator's task order) when a checkpoint completes, before any host is
             notified. If it raises, the checkpoint is aborted instead (and no longer
             counts as completed in the coordinator).
-        bind_host, ports: where to listen: all interfaces, on the first free port of
+        bind_host, ports: where to listen (by default the interface of
+            ``advertise_host``: loopback for a local job), on the first free port of
             ``ports`` (by default any free port).
         advertise_host: the address hosts connect to (the runtime passes spark.driver.host).
         clock: the time for the coordinator and the events (seconds).
         attempt, restore_checkpoint: the first attempt, before any :meth:`new_attempt`.
         tick: the longest the thread sleeps between two checks for a due trigger.
-        handshake_timeout: how long a new connection may take to authenticate; the thread
-            waits for it, so a silent peer delays serving by at most this long.
+        handshake_timeout: how long a new connection may take to authenticate; one that
+            takes longer is dropped (the thread never waits for it: a silent peer delays
+            nobody).
         send_timeout: a host that does not read for this long is disconnected.
         quiescence: detect the job's termination by probing the hosts (see the module
             docstring), for jobs whose end cannot travel as end-of-input.
@@ -272,14 +102,14 @@ class CoordinatorServer:
         hosts: int,
         initiators: Sequence[TaskId],
         on_complete: Callable[[CheckpointId, dict[TaskId, Ack]], None] | None = None,
-        bind_host: str = "0.0.0.0",
+        bind_host: str | None = None,
         advertise_host: str = "127.0.0.1",
         ports: range | None = None,
         clock: Callable[[], float] = time.monotonic,
         attempt: int = 0,
         restore_checkpoint: CheckpointId = 0,
         tick: float = 0.05,
-        handshake_timeout: float = 5.0,
+        handshake_timeout: float = HANDSHAKE_SECONDS,
         send_timeout: float = 30.0,
         quiescence: bool = False,
         probe_interval: float = 0.02,
@@ -292,42 +122,30 @@ class CoordinatorServer:
                 f"initiators {unknown} are not tasks of job {coordinator.job!r}: pass the "
                 "job graph's own initiators"
             )
+        super().__init__(
+            secret,
+            hello=HELLO,
+            bind_host=bind_host,
+            advertise_host=advertise_host,
+            ports=ports,
+            clock=clock,
+            tick=tick,
+            handshake_timeout=handshake_timeout,
+            send_timeout=send_timeout,
+        )
         self.coordinator = coordinator
-        self.secret = secret
         self.hosts = hosts
         self.initiators = tuple(initiators)
         self.on_complete = on_complete
-        self.advertise_host = advertise_host
-        self.clock = clock
-        self.tick = tick
-        self.handshake_timeout = handshake_timeout
-        self.send_timeout = send_timeout
         self.quiescence = quiescence
         self.probe_interval = probe_interval
         self.events: list[Event] = []
         self.failures: dict[int, str] = {}
         """The first error a host reported (``Failed``) in each attempt: why the attempt
         failed, which Spark's own message may not say (it names whichever task ended first)."""
-
-        self._listener = listen(bind_host, ports)
-        self._listener.setblocking(False)
-        self._wake_r, self._wake_w = socket.socketpair()
-        self._wake_r.setblocking(False)
-        self._wake_w.setblocking(False)
-        self._selector = selectors.DefaultSelector()
-        self._selector.register(self._listener, selectors.EVENT_READ, "accept")
-        self._selector.register(self._wake_r, selectors.EVENT_READ, "wake")
-        self._commands: queue.SimpleQueue[tuple[Callable[[], None], threading.Event]] = (
-            queue.SimpleQueue()
-        )
-        self._thread: threading.Thread | None = None
-        self._stopping = False
-        self._stopped = False
-        self._closed_all = False
-        self._cond = threading.Condition()
-        self._failure: BaseException | None = None
-
-        self._conns: set[_Conn] = set()
+        self.exceptions: dict[int, tuple[BaseException, bool]] = {}
+        """The first exception a host reported in each attempt, and whether the host failed
+        while setting up (see :class:`Failed`)."""
         self._attempt = attempt
         self._restore = restore_checkpoint
         self._registered: dict[int, Register] = {}
@@ -338,19 +156,9 @@ class CoordinatorServer:
         self._lost: set[int] = set()
         self._acks: dict[CheckpointId, dict[TaskId, Ack]] = {}
         self._triggered_at: dict[CheckpointId, float] = {}
-        # termination detection
-        self._round = 0
-        self._round_open = False
-        self._reports: dict[int, Report] = {}
-        self._previous_wave: object = None
-        self._next_probe = 0.0
-        self._terminated = False
+        self._termination = TerminationDetector(hosts, probe_interval)
 
     # -- public API ----------------------------------------------------------------------------
-    @property
-    def address(self) -> tuple[str, int]:
-        """Where hosts connect: ``(advertise_host, port)``."""
-        return (self.advertise_host, self._listener.getsockname()[1])
 
     @property
     def attempt(self) -> int:
@@ -360,14 +168,7 @@ class CoordinatorServer:
     @property
     def terminated(self) -> bool:
         """True once quiescence detection declared the current attempt's job finished."""
-        return self._terminated
-
-    def start(self) -> None:
-        """Start serving in a background thread."""
-        if self._thread is not None or self._stopped:
-            raise RuntimeError("a CoordinatorServer is started once")
-        self._thread = threading.Thread(target=self._run, name="absnb-control", daemon=True)
-        self._thread.start()
+        return self._termination.terminated
 
     def new_attempt(self, attempt: int, restore_checkpoint: CheckpointId) -> None:
         """Start over after a failure: abort every pending checkpoint, send ``Aborted`` for
@@ -412,142 +213,31 @@ class CoordinatorServer:
                     )
                 self._cond.wait(remaining)
 
-    def stop(self) -> None:
-        """Send ``Stop`` to every connected host, close everything and end the thread."""
-        if self._stopped:
-            return
-        if self._thread is not None and self._thread.is_alive():
-            self._call(self._request_stop)
-            if self._thread is not threading.current_thread():
-                self._thread.join(10.0)
-        else:
-            self._close_all()
-        self._stopped = True
+    def failure(self, attempt: int, timeout: float = 0.0) -> tuple[BaseException, bool] | None:
+        """The first exception a host of ``attempt`` reported and whether it failed while
+        setting up, waiting up to ``timeout`` seconds for it; None if none has."""
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            while attempt not in self.exceptions:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    return None
+                self._cond.wait(remaining)
+            return self.exceptions[attempt]
 
-    def __enter__(self) -> CoordinatorServer:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
-    # -- commands from other threads ----------------------------------------------------------
-    def _call(self, fn: Callable[[], None]) -> None:
-        """Run ``fn`` on the server thread (or here if none runs) and wait until it ran."""
-        thread = self._thread
-        if thread is None or not thread.is_alive() or thread is threading.current_thread():
-            fn()
-            return
-        done = threading.Event()
-        self._commands.put((fn, done))
-        with contextlib.suppress(OSError):
-            self._wake_w.send(b"\0")
-        while not done.wait(0.1):
-            if not thread.is_alive():  # it ended before running the command
-                if not done.is_set():
-                    fn()
-                return
-
-    def _run_commands(self) -> None:
-        with contextlib.suppress(OSError):
-            while self._wake_r.recv(4096):
-                pass
-        while True:
-            try:
-                fn, done = self._commands.get_nowait()
-            except queue.Empty:
-                return
-            try:
-                fn()
-            finally:
-                done.set()
-
-    # -- the thread ---------------------------------------------------------------------------
-    def _run(self) -> None:
-        try:
-            while not self._stopping:
-                wait = self.tick
-                if self.quiescence:
-                    wait = min(wait, max(0.0, self._next_probe - self.clock()), 0.01)
-                for key, _ in self._selector.select(wait):
-                    if key.data == "accept":
-                        self._accept()
-                    elif key.data == "wake":
-                        self._run_commands()
-                    elif isinstance(key.data, _Conn) and not key.data.closed:
-                        self._read(key.data)
-                    if self._stopping:
-                        break
-                else:
-                    self._maybe_trigger()
-                    self._maybe_probe()
-        except BaseException as e:  # surfaced by wait_finished
-            with self._cond:
-                self._failure = e
-                self._cond.notify_all()
-        finally:
-            self._run_commands()
-            self._close_all()
-
+    # -- messages ------------------------------------------------------------------------------
     def _request_stop(self) -> None:
         for conn in list(self._live.values()):
             self._send(conn, Stop("the coordinator is stopping"))
-        self._stopping = True
-
-    def _close_all(self) -> None:
-        if self._closed_all:
-            return
-        self._closed_all = True
-        for conn in list(self._conns):
-            self._close(conn)
-        for s in (self._listener, self._wake_r, self._wake_w):
-            with contextlib.suppress(KeyError, ValueError):
-                self._selector.unregister(s)
-            s.close()
-        self._selector.close()
-
-    def _accept(self) -> None:
-        try:
-            sock, _ = self._listener.accept()
-        except (BlockingIOError, InterruptedError):
-            return
-        sock.setblocking(True)
-        try:
-            hello = server_handshake(sock, self.secret, timeout=self.handshake_timeout)
-        except AuthenticationError:
-            sock.close()
-            return
-        if hello != HELLO:
-            sock.close()
-            return
-        sock.settimeout(self.send_timeout)
-        with contextlib.suppress(OSError):
-            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        conn = _Conn(sock)
-        self._conns.add(conn)
-        self._selector.register(sock, selectors.EVENT_READ, conn)
-
-    def _read(self, conn: _Conn) -> None:
-        try:
-            data = conn.sock.recv(1 << 16)
-        except (BlockingIOError, InterruptedError, TimeoutError):
-            return
-        except OSError:
-            data = b""
-        if not data:
-            self._drop(conn)
-            return
-        try:
-            for message in conn.reader.feed(data):
-                self._dispatch(conn, message)
-                if conn.closed:
-                    return
-        except FrameError:
-            self._drop(conn)
+        super()._request_stop()
 
     def _dispatch(self, conn: _Conn, message: Any) -> None:
         if conn.register is None:
             if isinstance(message, Register):
                 self._on_register(conn, message)
+            elif isinstance(message, Failed) and message.attempt == self._attempt:
+                self._on_failed(message)  # a host that failed before it could register
+                self._close(conn)
             else:
                 self._drop(conn)
         elif isinstance(message, Ack):
@@ -559,39 +249,39 @@ class CoordinatorServer:
         elif isinstance(message, Failed):
             if message.host_id == conn.register.host_id and message.attempt == self._attempt:
                 conn.failure = message.error[:500]
-                self.failures.setdefault(message.attempt, conn.failure)
+                self._on_failed(message)
             self._drop(conn)
         else:
             self._drop(conn)
 
+    def _on_failed(self, message: Failed) -> None:
+        """Remember the first failure of each attempt (the peers' failures follow from it)."""
+        with self._cond:
+            self.failures.setdefault(message.attempt, message.error[:500])
+            if message.attempt not in self.exceptions:
+                error: BaseException = HostFailure(message.error)
+                if message.exception:
+                    with contextlib.suppress(Exception):  # a class the driver cannot import
+                        error = loads(message.exception)
+                self.exceptions[message.attempt] = (error, message.setup)
+            self._cond.notify_all()
+
     # -- registration -------------------------------------------------------------------------
+
     def _refuse(self, conn: _Conn, reason: str) -> None:
         self.events.append((self.clock(), "refused", {"reason": reason}))
         self._send(conn, Refused(reason))
         self._close(conn)
 
-    def _registration_problem(self, reg: Register) -> str | None:
-        job = self.coordinator.job
-        if reg.attempt != self._attempt:
-            return (
-                f"host {reg.host_id} registered for attempt {reg.attempt} of job {job!r}, but "
-                f"the current attempt is {self._attempt}"
-            )
-        if reg.host_id in self._registered:
-            return f"host {reg.host_id} of attempt {reg.attempt} has already registered"
-        if len(self._registered) >= self.hosts:
-            return f"all {self.hosts} hosts of attempt {reg.attempt} have already registered"
-        unknown = [str(t) for t in reg.tasks if t not in self.coordinator.tasks]
-        taken = [str(t) for t in reg.tasks if t in self._task_host]
-        if unknown or taken:
-            return (
-                f"host {reg.host_id} registered tasks that are not tasks of job {job!r} "
-                f"({unknown}) or belong to another host ({taken})"
-            )
-        return None
-
     def _on_register(self, conn: _Conn, reg: Register) -> None:
-        problem = self._registration_problem(reg)
+        problem = reg.problem(
+            self.coordinator.job,
+            self._attempt,
+            self.hosts,
+            self._registered,
+            self.coordinator.tasks,
+            self._task_host,
+        )
         if problem is not None:
             self._refuse(conn, problem)
             return
@@ -630,17 +320,21 @@ class CoordinatorServer:
         )
 
     # -- checkpoints --------------------------------------------------------------------------
+
     def _running(self) -> bool:
         return (
             self._book_sent
             and not self._finished
             and not self._lost
-            and not self._terminated
+            and not self._termination.terminated
             and len(self._live) == self.hosts
         )
 
     def _maybe_trigger(self) -> None:
         now = self.clock()
+        if self.coordinator.timeout is not None and self._running():
+            for late in self.coordinator.expire(now):  # Flink's checkpoint timeout
+                self._abort(late, "timed out", now)
         if not self._running() or not self.coordinator.is_due(now):
             return
         n = self.coordinator.trigger(now)
@@ -672,6 +366,7 @@ class CoordinatorServer:
                 {
                     "checkpoint_id": n,
                     "task": ack.task,
+                    "snapshot_key": ack.snapshot_key,
                     "alignment_s": ack.alignment_s,
                     "state_bytes": ack.state_bytes,
                     "metrics": dict(ack.metrics),
@@ -718,50 +413,43 @@ class CoordinatorServer:
             self._cond.notify_all()
 
     # -- termination detection (quiescence) -----------------------------------------------
+    def _wait(self) -> float:
+        if not self.quiescence:
+            return self.tick
+        return min(self.tick, max(0.0, self._termination.next_probe - self.clock()), 0.01)
+
+    def _idle(self) -> None:
+        self._maybe_trigger()
+        self._maybe_probe()
+
     def _maybe_probe(self) -> None:
-        if not self.quiescence or self._round_open or not self._running():
+        if not self.quiescence or not self._running():
             return
-        if self.clock() < self._next_probe:
+        round = self._termination.probe(self.clock())
+        if round is None:
             return
-        self._round += 1
-        self._round_open = True
-        self._reports = {}
         for conn in list(self._live.values()):
-            self._send(conn, Probe(self._round))
+            self._send(conn, Probe(round))
 
     def _on_report(self, conn: _Conn, report: Report) -> None:
         assert conn.register is not None
         if report.host_id != conn.register.host_id or report.attempt != self._attempt:
             self._drop(conn)
             return
-        if not self._round_open or report.round != self._round:
-            return  # a late answer to an old round
-        self._reports[report.host_id] = report
-        if len(self._reports) < self.hosts:
+        if not self._termination.report(report, self.clock()):
             return
-        self._round_open = False
-        self._next_probe = self.clock() + self.probe_interval
-        reports = self._reports.values()
-        sent: dict[ChannelId, int] = {}
-        received: dict[ChannelId, int] = {}
-        for r in reports:
-            sent.update(r.sent)
-            received.update(r.received)
-        quiet = all(r.idle for r in reports) and all(
-            sent.get(c, 0) == received.get(c, 0) for c in {*sent, *received}
-        )
-        wave = (sorted(sent.items()), sorted(received.items())) if quiet else None
-        if wave is None or wave != self._previous_wave:
-            self._previous_wave = wave
-            return
-        self._terminated = True
         self.events.append(
-            (self.clock(), "terminated", {"round": self._round, "attempt": self._attempt})
+            (
+                self.clock(),
+                "terminated",
+                {"round": self._termination.round, "attempt": self._attempt},
+            )
         )
         for c in list(self._live.values()):
             self._send(c, Terminate())
 
     # -- attempts -----------------------------------------------------------------------------
+
     def _new_attempt(self, attempt: int, restore: CheckpointId) -> None:
         now = self.clock()
         ids = self.coordinator.abort_all()
@@ -784,21 +472,10 @@ class CoordinatorServer:
             self._lost.clear()
             self._acks.clear()
             self._triggered_at.clear()
-            self._round_open = False
-            self._reports = {}
-            self._previous_wave = None
-            self._terminated = False
+            self._termination.reset()
             self._cond.notify_all()
 
     # -- connections --------------------------------------------------------------------------
-    def _send(self, conn: _Conn, message: Any) -> None:
-        if conn.closed:
-            return
-        try:
-            conn.sock.sendall(_frame(message))
-        except OSError:
-            self._drop(conn)
-
     def _drop(self, conn: _Conn) -> None:
         """Close ``conn``; a host of the current attempt that had not finished is lost."""
         reg = conn.register
@@ -821,217 +498,3 @@ class CoordinatorServer:
             for other in list(self._live.values()):
                 if other.register is not None and other.register.host_id not in self._finished:
                     self._send(other, Stop(reason))
-
-    def _close(self, conn: _Conn) -> None:
-        if conn.closed:
-            return
-        conn.closed = True
-        self._conns.discard(conn)
-        with contextlib.suppress(KeyError, ValueError):
-            self._selector.unregister(conn.sock)
-        conn.sock.close()
-
-
-# -- the client -------------------------------------------------------------------------------
-class ControlClient:
-    """A host's control connection, used from the host's single-threaded loop.
-
-    Args:
-        address: the coordinator server's ``address``.
-        secret: the per-job secret.
-        host_id, attempt, tasks, data_address: what :meth:`register` announces.
-        timeout: how long :meth:`register` waits for the address book, and a send may block.
-    """
-
-    def __init__(
-        self,
-        address: tuple[str, int],
-        secret: bytes,
-        *,
-        host_id: int,
-        attempt: int,
-        tasks: Sequence[TaskId],
-        data_address: tuple[str, int],
-        timeout: float = 60.0,
-    ) -> None:
-        self.address: tuple[str, int] = (address[0], address[1])
-        self.secret = secret
-        self.host_id = host_id
-        self.attempt = attempt
-        self.tasks = tuple(tasks)
-        self.data_address: tuple[str, int] = (data_address[0], data_address[1])
-        self.timeout = timeout
-        self.book: AddressBook | None = None
-        self._sock: socket.socket | None = None
-        self._reader = _FrameReader()
-        self._inbox: list[Any] = []
-        self._eof = False
-
-    def _who(self) -> str:
-        host, port = self.address
-        return f"host {self.host_id} (attempt {self.attempt}), coordinator at {host}:{port}"
-
-    def register(self) -> AddressBook:
-        """Connect, authenticate, register; block until the address book arrives.
-
-        Raises:
-            TimeoutError: no connection or no address book within ``timeout``.
-            ControlError: the coordinator refused the host (the reason says why) or closed
-                the connection (a wrong job secret, or the server stopped).
-        """
-        if self._sock is not None:
-            raise ControlError(f"{self._who()}: register() is called once")
-        deadline = time.monotonic() + self.timeout
-        try:
-            sock = socket.create_connection(self.address, timeout=self.timeout)
-        except TimeoutError as e:
-            raise TimeoutError(
-                f"{self._who()}: could not connect within {self.timeout} s; is the driver "
-                "reachable from the executors (spark.driver.host)?"
-            ) from e
-        except OSError as e:
-            raise ControlError(f"{self._who()}: could not connect: {e}") from e
-        self._sock = sock
-        try:
-            return self._register(sock, deadline)
-        except BaseException:
-            self._sock = None
-            sock.close()
-            raise
-
-    def _register(self, sock: socket.socket, deadline: float) -> AddressBook:
-        """Authenticate, send Register, and wait for the address book (or a refusal)."""
-        with contextlib.suppress(OSError):
-            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        try:
-            client_handshake(sock, self.secret, HELLO)
-            sock.sendall(
-                _frame(Register(self.host_id, self.attempt, self.tasks, self.data_address))
-            )
-        except TimeoutError as e:
-            raise TimeoutError(f"{self._who()}: the handshake timed out") from e
-        except AuthenticationError as e:
-            raise ControlError(
-                f"{self._who()}: refused the coordinator: {e}; pass the coordinator address "
-                "and secret of the same run"
-            ) from e
-        except OSError as e:
-            raise ControlError(
-                f"{self._who()}: the coordinator closed the connection during the handshake "
-                f"({e}): does this host have the job's secret?"
-            ) from e
-        while True:
-            for message in self._inbox:
-                if isinstance(message, AddressBook):
-                    self._inbox.remove(message)
-                    self.book = message
-                    return message
-                if isinstance(message, Refused):
-                    raise ControlError(f"{self._who()}: refused: {message.reason}")
-                if isinstance(message, Stop):
-                    raise ControlError(f"{self._who()}: the coordinator stopped")
-            if self._eof:
-                raise ControlError(
-                    f"{self._who()}: the coordinator closed the connection before sending the "
-                    "address book: does this host have the job's secret?"
-                )
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                raise TimeoutError(
-                    f"{self._who()}: no address book within {self.timeout} s: not every host "
-                    "of the attempt registered (does the cluster have a slot for every host?)"
-                )
-            self._receive(remaining)
-
-    def _receive(self, timeout: float) -> bool:
-        """Read what has arrived, waiting up to ``timeout``; False if nothing was readable."""
-        sock = self._sock
-        if sock is None or self._eof:
-            return False
-        readable, _, _ = select.select([sock], [], [], timeout)
-        if not readable:
-            return False
-        try:
-            data = sock.recv(1 << 16)
-        except (BlockingIOError, InterruptedError, TimeoutError):
-            return False
-        except OSError:
-            data = b""
-        if not data:
-            self._eof = True
-            return False
-        try:
-            self._inbox.extend(self._reader.feed(data))
-        except FrameError as e:
-            self._eof = True
-            raise ControlError(f"{self._who()}: {e}") from e
-        return True
-
-    def poll(self) -> list[Command]:
-        """Every command that has arrived, without blocking.
-
-        Raises:
-            ControlError: the coordinator closed the connection and nothing is left to read.
-        """
-        if self._sock is None:
-            raise ControlError(f"{self._who()}: register() first")
-        for _ in range(64):  # bounded, so a busy server cannot starve the host's loop
-            if not self._receive(0.0):
-                break
-        out, self._inbox = self._inbox, []
-        if not out and self._eof:
-            raise ControlError(f"{self._who()}: the coordinator closed the control connection")
-        return out
-
-    def _send(self, message: Any) -> None:
-        if self._sock is None:
-            raise ControlError(f"{self._who()}: register() first")
-        try:
-            self._sock.sendall(_frame(message))
-        except OSError as e:
-            raise ControlError(
-                f"{self._who()}: could not send {type(message).__name__}: {e}"
-            ) from e
-
-    def ack(self, ack: Ack) -> None:
-        """Acknowledge one task's part of a checkpoint (already written to storage)."""
-        self._send(ack)
-
-    def failed(self, error: BaseException) -> None:
-        """Tell the server why this host fails (best effort: it may be gone already)."""
-        if self._sock is None:
-            return
-        with contextlib.suppress(ControlError):
-            self._send(Failed(self.host_id, self.attempt, f"{type(error).__name__}: {error}"))
-
-    def report(self, report: Report) -> None:
-        """Answer a :class:`Probe` (termination detection)."""
-        self._send(report)
-
-    def finished(self, metrics: dict[str, Any]) -> None:
-        """Report that every task of this host has finished."""
-        self._send(Finished(self.host_id, self.attempt, metrics))
-
-    def close(self, linger: float = 2.0) -> None:
-        """Close gracefully: end our side, then read until the server closes (at most
-        ``linger`` seconds), so that nothing we sent is lost to a reset."""
-        sock, self._sock = self._sock, None
-        if sock is None:
-            return
-        try:
-            sock.shutdown(socket.SHUT_WR)
-            deadline = time.monotonic() + linger
-            while (remaining := deadline - time.monotonic()) > 0:
-                readable, _, _ = select.select([sock], [], [], remaining)
-                if readable and not sock.recv(1 << 16):
-                    break
-        except OSError:
-            pass
-        finally:
-            sock.close()
-
-    def __enter__(self) -> ControlClient:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()

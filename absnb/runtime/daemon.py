@@ -21,7 +21,8 @@ PRELOADED = (
     "absnb.runtime.spark",  # what unpickling a host's plan imports
     "absnb.runtime.host",
     "absnb.runtime.storage",
-    "absnb.runtime.control",  # what a host imports when it runs
+    "absnb.runtime.control_client",  # what a host imports when it runs
+    "absnb.runtime.control_messages",
     "absnb.runtime.transport",
 )
 """The modules the daemon imports before it forks."""

@@ -15,22 +15,20 @@ a barrier that an ended channel will never bring.
 A job whose end cannot travel as end-of-input (a cycle, or processes sending to each other,
 see :func:`terminates_by_quiescence`) runs until the coordinator detects quiescence: the
 host answers its probes with its records sent and received per channel and whether its
-own input is consumed, and finishes on :class:`~absnb.runtime.control.Terminate`.
+own input is consumed, and finishes on :class:`~absnb.runtime.control_messages.Terminate`.
 
 Every wait of the host is bounded, and while it waits it listens to the coordinator: a
-:class:`~absnb.runtime.control.Stop` (the attempt is over, or a peer host was lost) ends
+:class:`~absnb.runtime.control_messages.Stop` (the attempt is over, or a peer host was lost) ends
 it at once with :class:`HostStopped`, so that an old attempt frees its Spark slot fast.
 """
 
 from __future__ import annotations
 
-import os
-import signal
 import time
+import zlib
 from collections import deque
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 from absnb.core.effects import Block, SnapshotState, Unblock
 from absnb.core.graph import ExecutionGraph
@@ -45,19 +43,21 @@ from absnb.core.messages import (
     RecordBatch,
 )
 from absnb.core.snapshot import TaskSnapshot
-from absnb.jobs.base import Job
 from absnb.protocols import get_protocol
+from absnb.runtime.control_client import ControlClient, failure_message, report_failure
+from absnb.runtime.control_messages import Ack, Notify, Probe, Report, Stop, Terminate, Trigger
+from absnb.runtime.failures import Failure as Failure
+from absnb.runtime.failures import InjectedFailure as InjectedFailure
+from absnb.runtime.plan import HostPlan as HostPlan
+from absnb.runtime.plan import HostResult as HostResult
 from absnb.runtime.snapshot_writer import SnapshotWriter
+from absnb.runtime.wire import bind_address
 from absnb.task import Dropped, StreamTask
 
 END = EndOfInput()
 MAX_QUEUED = 4
 """Messages (mostly record batches) a source may have waiting in a local queue before it
 waits for them to be consumed."""
-
-
-class InjectedFailure(RuntimeError):
-    """A failure injected on purpose (teaching and tests)."""
 
 
 class HostStopped(RuntimeError):
@@ -71,72 +71,17 @@ def terminates_by_quiescence(graph: ExecutionGraph) -> bool:
     return graph.is_cyclic or any(graph.kind(t) == "process" for t in graph.tasks)
 
 
+def host_of(task: TaskId, hosts: int) -> int:
+    """The host running ``task``: its subtask index, folded onto the hosts, so that forward
+    edges stay inside one process. An operator with fewer tasks than there are hosts is
+    shifted by a hash of its name, so that single tasks (the bank's accounts) spread out."""
+    if task.parallelism >= hosts:
+        return task.subtask % hosts
+    return (task.subtask + zlib.crc32(task.operator.encode())) % hosts
+
+
 def _checkpoint_of(message: Any) -> int:
     return message.snapshot_id if type(message) is Marker else message.checkpoint_id
-
-
-@dataclass(frozen=True)
-class Failure:
-    """Make ``task`` fail in attempt ``attempt``: once it has consumed ``after_records``
-    records (checked after each batch, so it may have consumed up to a batch more), when it
-    takes its part of checkpoint ``during_checkpoint`` (a sink: right after its pre-commit),
-    or when it hears that checkpoint ``notified`` is complete: before it commits, or after
-    (``after_commit``), the phases of two-phase commit.
-
-    ``kind`` ``raise`` raises in the task's Python worker; ``kill`` kills the worker with
-    SIGKILL, as a crashed machine would.
-    """
-
-    task: str
-    after_records: int | None = None
-    during_checkpoint: int | None = None
-    kind: Literal["raise", "kill"] = "raise"
-    attempt: int = 0
-    notified: int | None = None
-    after_commit: bool = False
-
-    def fire(self, reason: str) -> None:
-        if self.kind == "kill":
-            os.kill(os.getpid(), signal.SIGKILL)
-        raise InjectedFailure(f"injected failure of {self.task}: {reason}")
-
-
-@dataclass
-class HostPlan:
-    """Everything one host needs; built by the driver, shipped to the executor."""
-
-    job: Job
-    protocol: str
-    host_id: int
-    tasks: tuple[TaskId, ...]
-    secret: bytes
-    coordinator: tuple[str, int]
-    storage_url: str
-    job_id: str
-    attempt: int = 0
-    restore: int = 0
-    failures: tuple[Failure, ...] = ()
-    allow_deadlock: bool = False
-    advertise_host: str = "127.0.0.1"
-    source_batch: int = 512
-    flush_every: float = 0.005
-    max_unsent_bytes: int = 1 << 20
-    setup_timeout: float = 30.0
-    """The longest the host waits for the address book, and then for its channels."""
-    source_rate: float | None = None
-    """The most input-log entries a source task reads per second (None: no limit)."""
-    ports: range | None = None
-    """The ports the host's data plane may listen on (None: any free port)."""
-
-
-@dataclass
-class HostResult:
-    """What a host returns: its tasks' final states and its measurements."""
-
-    host_id: int
-    attempt: int
-    states: dict[TaskId, Any]
-    metrics: dict[str, Any] = field(default_factory=dict)
 
 
 class Host:
@@ -148,7 +93,12 @@ class Host:
         self.plan = plan
         job = plan.job
         self.graph = graph = job.graph
-        protocol = get_protocol(plan.protocol, graph, allow_deadlock=plan.allow_deadlock)
+        protocol = get_protocol(
+            plan.protocol,
+            graph,
+            allow_deadlock=plan.allow_deadlock,
+            alignment_timeout=plan.alignment_timeout,
+        )
         self.local = set(plan.tasks)
         # Every task restarts from a checkpoint here: no consumption order to keep.
         self.tasks = {t: StreamTask(graph, t, protocol, history=False) for t in plan.tasks}
@@ -200,15 +150,22 @@ class Host:
 
     # -- the loop ----------------------------------------------------------------------------
     def run(self) -> HostResult:
-        from absnb.runtime.control import ControlClient
         from absnb.runtime.transport import DataPlane
 
         plan, graph = self.plan, self.graph
         remote_in = [c for t in plan.tasks for c in graph.inputs[t] if c.src not in self.local]
         remote_out = [c for t in plan.tasks for c in graph.outputs[t] if c.dst not in self.local]
-        self.net = net = DataPlane(
-            plan.secret, ports=plan.ports, advertise_host=plan.advertise_host, attempt=plan.attempt
-        )
+        try:
+            self.net = net = DataPlane(
+                plan.secret,
+                bind_host=bind_address(plan.advertise_host),
+                ports=plan.ports,
+                advertise_host=plan.advertise_host,
+                attempt=plan.attempt,
+            )
+        except BaseException as e:  # e.g. every port of the range taken
+            report_setup_failure(plan, e)
+            raise
         client = ControlClient(
             plan.coordinator,
             plan.secret,
@@ -218,11 +175,8 @@ class Host:
             data_address=net.address,
             timeout=plan.setup_timeout,
         )
+        running = False
         try:
-            # Refilled channel state of a remote channel is delivered from a local queue first.
-            for c in list(self.queues):
-                if c.src not in self.local and c not in remote_in:
-                    remote_in.append(c)
             net.expect_inputs(remote_in)
             book = client.register()
 
@@ -240,11 +194,12 @@ class Host:
             for c, records in self.refill.items():
                 for r in records:
                     self._deliver(c, r, client)
+            running = True
             return self._loop(client)
         except HostStopped:
             raise
         except BaseException as e:  # the peers hear why, and stop at once
-            client.failed(e)
+            client.failed(e, setup=not running)
             raise
         finally:
             self.writer.close()
@@ -252,8 +207,6 @@ class Host:
             client.close()
 
     def _loop(self, client: Any) -> HostResult:
-        from absnb.runtime.control import Terminate
-
         plan, net = self.plan, self.net
         started = time.monotonic()
         last_flush = started
@@ -281,6 +234,8 @@ class Host:
                         self._deliver(c, q.popleft(), client)
             for c, m in net.poll(0.0 if busy else 0.001):
                 self._deliver(c, m, client)
+            if plan.alignment_timeout is not None and self.align_start:
+                self._alignment_timeouts(client)
             now = time.monotonic()
             if now - last_flush >= plan.flush_every or not busy:
                 net.flush()
@@ -305,8 +260,6 @@ class Host:
 
     def _stopped(self, commands: list[Any]) -> list[Any]:
         """``commands``, unless one of them is Stop: then raise :class:`HostStopped`."""
-        from absnb.runtime.control import Stop
-
         for cmd in commands:
             if isinstance(cmd, Stop):
                 raise HostStopped(
@@ -317,8 +270,6 @@ class Host:
 
     def _command(self, cmd: Any, client: Any) -> None:
         """Apply one control-plane command (not Stop or Terminate) to the local tasks."""
-        from absnb.runtime.control import Notify, Probe, Terminate, Trigger
-
         if isinstance(cmd, Terminate):
             return
         if isinstance(cmd, Probe):
@@ -349,8 +300,6 @@ class Host:
 
     def _report(self, round: int, client: Any) -> None:
         """Answer a termination-detection probe with this host's counts."""
-        from absnb.runtime.control import Report
-
         idle = not any(self.queues.values()) and all(
             self.tasks[t].offset >= len(self.plan.job.inputs.get(t, ())) for t in self.sources
         )
@@ -490,6 +439,22 @@ class Host:
             out += len(m) if type(m) is RecordBatch else type(m) is Record
         self.metrics["records_out"] += out
 
+    def _alignment_timeouts(self, client: Any) -> None:
+        """Tasks aligning for longer than the alignment timeout (seconds) switch to
+        unaligned (Flink's aligned checkpoint timeout)."""
+        timeout = self.plan.alignment_timeout
+        assert timeout is not None
+        now = time.monotonic()
+        for t, began in list(self.align_start.items()):
+            if now - began >= timeout:
+                sends: list = []
+                controls = self.tasks[t].alignment_timeout(sends)
+                self.metrics["switched"] = self.metrics.get("switched", 0) + 1
+                if controls:
+                    self._controls(t, controls, client)
+                if sends:
+                    self._dispatch(sends)
+
     def _controls(self, t: TaskId, controls: Sequence[Any], client: Any) -> None:
 
         for ctl in controls:
@@ -518,8 +483,6 @@ class Host:
     def _acknowledge(self, client: Any, timeout: float = 0.0) -> None:
         """Acknowledge the task snapshots written since the last call (the coordinator
         hears of a snapshot only once it is durable)."""
-        from absnb.runtime.control import Ack
-
         for w in self.writer.written(timeout):
             s = w.snapshot
             size = w.stats["state_size"] + w.stats["channel_state_size"]
@@ -533,6 +496,17 @@ class Host:
         self._dispatch([(c, END) for c in self.graph.outputs[t]])
 
 
+def report_setup_failure(plan: HostPlan, error: BaseException) -> None:
+    """Tell the coordinator that this host failed before it could register, and why."""
+    failed = failure_message(plan.host_id, plan.attempt, error, setup=True)
+    report_failure(plan.coordinator, plan.secret, failed, min(plan.setup_timeout, 5.0))
+
+
 def run_host(plan: HostPlan) -> HostResult:
     """Run one host to the end (what each Spark task of the barrier stage does)."""
-    return Host(plan).run()
+    try:
+        host = Host(plan)  # restores the tasks: user code and storage run here
+    except BaseException as e:
+        report_setup_failure(plan, e)
+        raise
+    return host.run()

@@ -28,7 +28,7 @@ from typing import Any, overload
 from absnb.core.errors import AbsnbError
 from absnb.core.ids import TaskId
 from absnb.jobs.base import Job
-from absnb.runtime.host import HostPlan
+from absnb.runtime.host import HostPlan, host_of
 
 Row = tuple[tuple[int, int], str]
 """One row of a prepared partition: ``((offset, source index), line)``."""
@@ -141,8 +141,6 @@ class PreparedInput:
 def prepare(spark: Any, inputs: Any, job: Job, hosts: int) -> PreparedInput:
     """Number ``inputs``' lines, deal them to the job's sources and shuffle them into one
     persisted partition per host (see the module docstring)."""
-    from absnb.runtime.spark import host_of
-
     frame = lines_frame(spark, inputs)
     sources = source_tasks(job)
     n = len(sources)

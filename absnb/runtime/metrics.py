@@ -23,16 +23,36 @@ pandas is imported when a table is built, never when this module is imported.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import statistics
 import threading
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from absnb.runtime.spark import SparkRun
+    from absnb.core.graph import ExecutionGraph
+    from absnb.runtime.host import HostResult
+
+
+class RecordedRun(Protocol):
+    """What :class:`RunMetrics` reads of a run: the fields of
+    :class:`~absnb.runtime.spark.SparkRun` (declared here, so that this module does not
+    import the runtime that uses it)."""
+
+    hosts: list[HostResult]
+    events: list[tuple[float, str, Any]]
+    errors: list[str]
+    restored: list[int]
+    failed_at: list[float]
+    protocol: str
+    graph: ExecutionGraph | None
+    started: float
+    seconds: float
+    restarts: int
+
 
 CHECKPOINT_COLUMNS = (
     "checkpoint_id",
@@ -106,7 +126,7 @@ def _frame(rows: list[dict[str, Any]], columns: tuple[str, ...]) -> pd.DataFrame
 class RunMetrics:
     """The statistics of one :class:`~absnb.runtime.spark.SparkRun` (``run.metrics``)."""
 
-    def __init__(self, run: SparkRun) -> None:
+    def __init__(self, run: RecordedRun) -> None:
         self.run = run
         self.t0 = run.started
 
@@ -312,43 +332,21 @@ class RunMetrics:
 
 
 # -- peak memory ------------------------------------------------------------------------------
-def _children_map() -> dict[int, list[int]]:
-    """Parent pid -> child pids, from /proc/<pid>/stat."""
-    children: dict[int, list[int]] = {}
-    for name in os.listdir("/proc"):
-        if not name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{name}/stat", "rb") as f:
-                stat = f.read()
-        except OSError:
-            continue
-        # the command name is in parentheses and may contain spaces: split after the last )
-        fields = stat[stat.rfind(b")") + 2 :].split()
-        children.setdefault(int(fields[1]), []).append(int(name))
-    return children
-
-
-def _rss(pid: int) -> int:
-    """Resident set size of ``pid`` in bytes (0 if it is gone)."""
-    try:
-        with open(f"/proc/{pid}/statm", "rb") as f:
-            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
-    except (OSError, IndexError, ValueError):
-        return 0
-
-
 def tree_rss(root: int | None = None) -> int:
     """The summed resident set size (bytes) of process ``root`` (this one by default) and
     all its descendants: for a PySpark driver, the driver's Python, the JVM it started
-    and the JVM's Python workers. Linux only (reads /proc)."""
-    root = os.getpid() if root is None else root
-    children = _children_map()
-    total, stack = 0, [root]
-    while stack:
-        pid = stack.pop()
-        total += _rss(pid)
-        stack.extend(children.get(pid, ()))
+    and the JVM's Python workers (psutil; a process that ends meanwhile counts 0)."""
+    import psutil
+
+    try:
+        top = psutil.Process(os.getpid() if root is None else root)
+        tree = [top, *top.children(recursive=True)]
+    except psutil.Error:
+        return 0
+    total = 0
+    for process in tree:
+        with contextlib.suppress(psutil.Error):
+            total += process.memory_info().rss
     return total
 
 
@@ -370,8 +368,14 @@ class MemorySampler:
 
     @staticmethod
     def available() -> bool:
-        """True where /proc is readable (Linux)."""
-        return os.path.exists(f"/proc/{os.getpid()}/statm")
+        """True where psutil can read this process's memory."""
+        try:
+            import psutil
+
+            psutil.Process().memory_info()
+        except Exception:
+            return False
+        return True
 
     def sample(self) -> int:
         """Take one sample now; returns it."""

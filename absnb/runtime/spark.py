@@ -13,9 +13,10 @@ is read. This is the only module that imports pyspark (and only when it runs), w
 
 from __future__ import annotations
 
+import os
+import sys
 import tempfile
 import uuid
-import zlib
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
@@ -30,8 +31,17 @@ from absnb.runtime.host import (
     Failure,
     HostPlan,
     HostResult,
+    host_of,
     run_host,
     terminates_by_quiescence,
+)
+from absnb.runtime.recovery import (
+    REPORT_WAIT,
+    first_line,
+    noted,
+    restore_point,
+    unpickle_plan,
+    users_error,
 )
 
 if TYPE_CHECKING:
@@ -90,20 +100,15 @@ class SparkRun:
         return self.metrics.tasks()
 
 
-def host_of(task: TaskId, hosts: int) -> int:
-    """The host running ``task``: its subtask index, folded onto the hosts, so that forward
-    edges stay inside one process. An operator with fewer tasks than there are hosts is
-    shifted by a hash of its name, so that single tasks (the bank's accounts) spread out."""
-    if task.parallelism >= hosts:
-        return task.subtask % hosts
-    return (task.subtask + zlib.crc32(task.operator.encode())) % hosts
-
-
 def default_session(master: str = "local[*]") -> Any:
     """A SparkSession for absnb: quiet, quick to free the slots of failed tasks, and quick
     to start Python workers (:mod:`absnb.runtime.daemon` forks them with absnb imported)."""
     from pyspark.sql import SparkSession
 
+    if master.startswith("local"):
+        # Workers on this machine run this interpreter (a virtual environment's, say), not
+        # whatever `python3` is first on the PATH; PYSPARK_PYTHON still chooses.
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     spark = (
         SparkSession.builder.master(master)
         .appName("absnb")
@@ -189,6 +194,9 @@ class SparkRuntime:
         allow_deadlock: bool = False,
         inputs: Any = None,
         source_rate: float | None = None,
+        restore_older: bool = False,
+        alignment_timeout: float | None = None,
+        checkpoint_timeout: float | None = None,
     ) -> SparkRun:
         """Run ``job`` to the end under ``protocol``, restarting after failures.
 
@@ -201,20 +209,48 @@ class SparkRuntime:
         task reads per second (Flink: ``RateLimiterStrategy.perSecond``): a small input then
         runs long enough for a class to watch checkpoints and failures happen during it.
 
+        Recovery never goes back behind the newest completed checkpoint of a job with
+        two-phase-commit sinks: its transactions may be committed, so restoring an older one
+        would commit its output again. If that checkpoint's files are unreadable, the run
+        stops with :class:`~absnb.runtime.storage.CommittedCheckpointLostError` naming the
+        file; ``restore_older=True`` restores the newest older checkpoint that verifies
+        instead, accepting duplicates in the sinks.
+
+        ``alignment_timeout`` (seconds) makes ``abs`` switch to unaligned at a task whose
+        alignment lasts that long; ``checkpoint_timeout`` (seconds) aborts a checkpoint not
+        complete by then (Flink's checkpoint timeout).
+
         Raises:
             ClusterTooSmallError: the stage does not fit the cluster's slots (Spark would
                 wait forever or fail with SPARK-24819).
             RestartLimitError: more than ``max_restarts`` failures.
+            CommittedCheckpointLostError: a failure needs the newest completed checkpoint of
+                a job with two-phase-commit sinks, and it cannot be read.
             SparkInputError: ``inputs`` is not a DataFrame of one string column or a
                 readable path, or the job has no sources to read it.
         """
         import time
 
         from absnb.runtime.control import CoordinatorServer
-        from absnb.runtime.wire import new_secret
+        from absnb.runtime.run_args import check_run
+
+        check_run(
+            job,
+            protocol,
+            checkpoint_interval,
+            failures,
+            max_restarts,
+            allow_deadlock,
+            source_rate,
+            self.hosts,
+        )
+        from absnb.runtime.wire import bind_address, new_secret
 
         graph = job.graph
-        proto = get_protocol(protocol, graph, allow_deadlock=allow_deadlock)
+        proto = get_protocol(
+            protocol, graph, allow_deadlock=allow_deadlock, alignment_timeout=alignment_timeout
+        )
+        alignment_timeout = getattr(proto, "alignment_timeout", None)
         if source_rate is not None and not source_rate > 0:
             raise ValueError(
                 f"source_rate must be a number of entries per second above 0, not "
@@ -240,7 +276,9 @@ class SparkRuntime:
         job_id = f"{graph.name}-{uuid.uuid4().hex[:8]}"
         storage = self.storage
         secret = new_secret()
-        coordinator = CheckpointCoordinator.for_graph(graph, proto, checkpoint_interval)
+        coordinator = CheckpointCoordinator.for_graph(
+            graph, proto, checkpoint_interval, timeout=checkpoint_timeout
+        )
 
         def on_complete(checkpoint_id: int, acks: dict) -> None:
             storage.complete(
@@ -251,7 +289,7 @@ class SparkRuntime:
                 protocol=proto.name,
             )
 
-        driver_host = self.spark.sparkContext.getConf().get("spark.driver.host", "127.0.0.1")
+        driver_host = self._driver_host()
         server = CoordinatorServer(
             coordinator,
             secret,
@@ -259,6 +297,7 @@ class SparkRuntime:
             initiators=graph.initiators(),
             on_complete=on_complete,
             advertise_host=driver_host,
+            bind_host=bind_address(driver_host),
             ports=self.ports,
             quiescence=terminates_by_quiescence(graph),
         )
@@ -267,9 +306,10 @@ class SparkRuntime:
         restored: list[int] = []
         started = time.monotonic()
         failed_at: list[float] = []
+        reported: tuple[BaseException, bool] | None = None
         try:
             for attempt in range(max_restarts + 1):
-                latest = storage.latest(job_id, graph.fingerprint)
+                latest = restore_point(storage, job_id, graph, coordinator, restore_older)
                 restore = latest.checkpoint_id if latest else 0
                 restored.append(restore)
                 server.new_attempt(attempt, restore)
@@ -287,6 +327,7 @@ class SparkRuntime:
                         restore=restore,
                         failures=tuple(failures),
                         allow_deadlock=allow_deadlock,
+                        alignment_timeout=alignment_timeout,
                         advertise_host=driver_host,
                         source_rate=source_rate,
                         ports=self.ports,
@@ -298,12 +339,23 @@ class SparkRuntime:
                     break
                 except Exception as e:  # a failed barrier stage is never retried by Spark
                     failed_at.append(time.monotonic())
-                    errors.append(server.failures.get(attempt) or _first_line(e))
+                    reported = server.failure(attempt, timeout=REPORT_WAIT)
+                    errors.append(server.failures.get(attempt) or first_line(e))
+                    if reported is not None and reported[1] and users_error(reported[0]):
+                        raise noted(
+                            reported[0],
+                            f"a host of job {graph.name!r} failed "
+                            "while setting up, before the job ran; not restarted, as "
+                            "a restart would fail the same way",
+                        ) from None
             else:
-                raise RestartLimitError(
+                limit = RestartLimitError(
                     f"job {graph.name!r} failed {max_restarts + 1} times (the limit is "
                     f"max_restarts={max_restarts}); last error: {errors[-1]}"
                 )
+                if reported is not None and users_error(reported[0]):
+                    raise noted(reported[0], str(limit)) from limit
+                raise limit
         finally:
             server.stop()
             if data is not None:
@@ -329,15 +381,30 @@ class SparkRuntime:
             failed_at=failed_at,
         )
 
+    def _driver_host(self) -> str:
+        """The address hosts reach the driver at: loopback for a local master."""
+        sc = self.spark.sparkContext
+        if str(sc.master).startswith("local"):
+            return "127.0.0.1"
+        return str(sc.getConf().get("spark.driver.host", "127.0.0.1"))
+
     def _stage(self, plans: list[HostPlan], data: PreparedInput | None = None) -> list[HostResult]:
         """Run every host as one Spark task of one barrier stage: over ``data``'s
-        partitions (one per host) when the job reads a DataFrame, else over nothing."""
+        partitions (one per host) when the job reads a DataFrame, else over nothing.
+
+        The plans travel pickled, unpickled by the host itself: a job whose code the
+        executors cannot import (a user module not on their path) is reported to the
+        coordinator as that error, not only as a Spark stack trace."""
+        from pyspark import cloudpickle
+
         sc = self.spark.sparkContext
         n = len(plans)
         binding = data.binding if data is not None else None
+        pickled = [cloudpickle.dumps(p) for p in plans]
+        ids = [(p.host_id, p.attempt, p.coordinator, p.secret) for p in plans]
 
         def run_partition(index: int, rows: Any) -> Any:
-            plan = _on_executor(plans[index])
+            plan = _on_executor(unpickle_plan(pickled[index], *ids[index]))
             if binding is not None:
                 plan = binding.bind(plan, rows)
             yield run_host(plan)
@@ -357,23 +424,9 @@ def _on_executor(plan: HostPlan) -> HostPlan:
     except Exception:  # not in a barrier task (tests calling run_host directly)
         return plan
     host = address.rsplit(":", 1)[0].strip("[]")
-    return replace(plan, advertise_host=host) if host else plan
-
-
-def _first_line(error: BaseException) -> str:
-    """The line of a (Java-wrapped) task failure that says what happened."""
-    lines = [line.strip() for line in str(error).splitlines() if line.strip()]
-    for line in lines:
-        if "injected failure of" in line and 'f"' not in line:
-            return line[line.index("injected failure of") :][:300]
-    for wanted in (
-        lambda s: "exited unexpectedly" in s or "crashed" in s,
-        lambda s: not s.startswith("at ") and ("Error: " in s or "Exception: " in s),
-    ):
-        for line in lines:
-            if wanted(line):
-                return line[:300]
-    return lines[0][:300] if lines else type(error).__name__
+    if not host or plan.advertise_host == "127.0.0.1":  # a local master: loopback only
+        return plan
+    return replace(plan, advertise_host=host)
 
 
 def word_count_answer(spark: Any, lines: Sequence[Sequence[str]]) -> dict[str, int]:

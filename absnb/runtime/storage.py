@@ -11,7 +11,10 @@ directory, flushed and fsynced, then renamed. A task file is a fixed header (mag
 ``ABSNBSNP``, format version, sha256 and length of the payload) followed by the payload, a
 pickle (protocol 5) of the :class:`~absnb.core.snapshot.TaskSnapshot`. The manifest repeats
 every task file's sha256 and size, so :meth:`CheckpointStorage.latest` can tell a verified
-checkpoint from a torn or corrupt one and fall back to the one before.
+checkpoint from a torn or corrupt one and fall back to the one before, except behind the
+newest completed one, whose transactions two-phase-commit sinks may have committed (then
+:class:`CommittedCheckpointLostError` names the file). The backends are in
+:mod:`absnb.runtime.storage_fs`.
 
 Task files are pickles: read checkpoints only from storage you trust.
 """
@@ -24,18 +27,20 @@ import json
 import os
 import posixpath
 import re
-import secrets
-import shutil
 import struct
 import warnings
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from datetime import datetime, timezone
 from typing import Any
-from urllib.parse import quote, unquote, urlsplit
 
-from absnb.core.errors import AbsnbError, SnapshotMismatchError
+from absnb.core.errors import SnapshotMismatchError
 from absnb.core.ids import CheckpointId, TaskId
 from absnb.core.snapshot import GlobalSnapshot, TaskSnapshot
+from absnb.runtime.storage_fs import CommittedCheckpointLostError as CommittedCheckpointLostError
+from absnb.runtime.storage_fs import FsspecFS, LocalFS, local_path, open_fsspec
+from absnb.runtime.storage_fs import StorageError as StorageError
+from absnb.runtime.storage_fs import decode_name as decode_name
+from absnb.runtime.storage_fs import encode_name as encode_name
 from absnb.runtime.wire import dumps, loads
 
 MAGIC = b"ABSNBSNP"
@@ -47,28 +52,6 @@ SUFFIX = ".snap"
 MANIFEST_FORMAT = 1
 
 _CHECKPOINT_DIR = re.compile(r"chk-(\d+)")
-_URL = re.compile(r"^([A-Za-z][A-Za-z0-9+.\-]*)(://|::)")
-_PACKAGES = {
-    "s3": "s3fs",
-    "s3a": "s3fs",
-    "gs": "gcsfs",
-    "gcs": "gcsfs",
-    "abfs": "adlfs",
-    "abfss": "adlfs",
-    "az": "adlfs",
-    "adl": "adlfs",
-    "hdfs": "pyarrow",
-    "viewfs": "pyarrow",
-    "webhdfs": "requests",
-    "http": "aiohttp",
-    "https": "aiohttp",
-    "sftp": "paramiko",
-    "ssh": "paramiko",
-}
-
-
-class StorageError(AbsnbError, OSError):
-    """Checkpoint storage cannot be reached or written, or a checkpoint cannot complete."""
 
 
 class CorruptCheckpointWarning(UserWarning):
@@ -76,194 +59,16 @@ class CorruptCheckpointWarning(UserWarning):
 
 
 class _Corrupt(Exception):
-    """Internal: why one checkpoint is unusable."""
+    """Internal: why one checkpoint is unusable (``path``: the file at fault, if one is)."""
 
-
-# -- names ------------------------------------------------------------------------------
-
-
-def encode_name(name: str) -> str:
-    """A reversible, filesystem- and glob-safe name: ``count[1]`` -> ``count%5B1%5D``."""
-    encoded = quote(name, safe="")
-    if encoded.startswith("."):  # no hidden files, no "." or ".."
-        encoded = "%2E" + encoded[1:]
-    return encoded
-
-
-def decode_name(encoded: str) -> str:
-    """Inverse of :func:`encode_name`."""
-    return unquote(encoded)
+    def __init__(self, message: str, path: str = "") -> None:
+        super().__init__(message)
+        self.path = path
 
 
 def task_label(task: TaskId) -> str:
     """The printed name of a task (``count[1]``), as used in manifests and :meth:`stats`."""
     return str(task)
-
-
-# -- backends ---------------------------------------------------------------------------
-
-
-class _LocalFS:
-    """A local directory tree, with POSIX atomic rename and fsync."""
-
-    sep = os.sep
-
-    def join(self, *parts: str) -> str:
-        return os.path.join(*parts)
-
-    def makedirs(self, path: str) -> None:
-        os.makedirs(path, exist_ok=True)
-
-    def write_atomic(self, path: str, chunks: Iterable[bytes]) -> None:
-        directory, name = os.path.split(path)
-        tmp = os.path.join(directory, f".{name}.{secrets.token_hex(8)}.tmp")
-        # os.open with 0o666 honours the umask, like open(); mkstemp would force 0o600
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
-        try:
-            with os.fdopen(fd, "wb") as f:
-                for chunk in chunks:
-                    f.write(chunk)
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(tmp, path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
-        self._fsync_dir(directory)
-
-    @staticmethod
-    def _fsync_dir(directory: str) -> None:
-        if os.name != "posix":
-            return
-        with contextlib.suppress(OSError):
-            fd = os.open(directory, os.O_RDONLY)
-            try:
-                os.fsync(fd)
-            finally:
-                os.close(fd)
-
-    def read(self, path: str) -> bytes:
-        with open(path, "rb") as f:
-            return f.read()
-
-    def read_head(self, path: str, n: int) -> bytes:
-        with open(path, "rb") as f:
-            return f.read(n)
-
-    def size(self, path: str) -> int:
-        return os.stat(path).st_size
-
-    def exists(self, path: str) -> bool:
-        return os.path.exists(path)
-
-    def listdir(self, path: str) -> list[str]:
-        try:
-            return os.listdir(path)
-        except (FileNotFoundError, NotADirectoryError):
-            return []
-
-    def remove(self, path: str) -> None:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(path)
-
-    def rmtree(self, path: str) -> None:
-        shutil.rmtree(path, ignore_errors=True)
-
-
-class _FsspecFS:
-    """Any fsspec filesystem; rename is ``mv`` (a copy on object stores, whose PUT is atomic)."""
-
-    sep = "/"
-
-    def __init__(self, fs: Any) -> None:
-        self.fs = fs
-
-    def join(self, *parts: str) -> str:
-        return posixpath.join(*parts)
-
-    def makedirs(self, path: str) -> None:
-        self.fs.makedirs(path, exist_ok=True)
-
-    def write_atomic(self, path: str, chunks: Iterable[bytes]) -> None:
-        directory, name = posixpath.split(path)
-        tmp = posixpath.join(directory, f".{name}.{secrets.token_hex(8)}.tmp")
-        try:
-            with self.fs.open(tmp, "wb") as f:
-                for chunk in chunks:
-                    f.write(chunk)
-            self.fs.mv(tmp, path)
-        except BaseException:
-            with contextlib.suppress(Exception):
-                self.fs.rm_file(tmp)
-            raise
-        self.fs.invalidate_cache(directory)
-
-    def read(self, path: str) -> bytes:
-        return self.fs.cat_file(path)
-
-    def read_head(self, path: str, n: int) -> bytes:
-        return self.fs.cat_file(path, start=0, end=n)
-
-    def size(self, path: str) -> int:
-        return int(self.fs.size(path))
-
-    def exists(self, path: str) -> bool:
-        return bool(self.fs.exists(path))
-
-    def listdir(self, path: str) -> list[str]:
-        self.fs.invalidate_cache(path)  # other processes (the Spark tasks) write here too
-        try:
-            entries = self.fs.ls(path, detail=False)
-        except (FileNotFoundError, NotADirectoryError):
-            return []
-        return [posixpath.basename(str(e).rstrip("/")) for e in entries]
-
-    def remove(self, path: str) -> None:
-        with contextlib.suppress(FileNotFoundError):
-            self.fs.rm_file(path)
-
-    def rmtree(self, path: str) -> None:
-        with contextlib.suppress(FileNotFoundError):
-            self.fs.rm(path, recursive=True)
-        self.fs.invalidate_cache(path)
-
-
-def _local_path(url: str) -> str | None:
-    """The local path of ``url``, or None when it needs fsspec."""
-    m = _URL.match(url)
-    if m is None or len(m.group(1)) == 1:  # a plain path, or a Windows drive letter
-        return os.path.abspath(os.path.expanduser(url))
-    if m.group(1).lower() == "file" and m.group(2) == "://":
-        parts = urlsplit(url)
-        if parts.netloc not in ("", "localhost"):
-            raise StorageError(
-                f"checkpoint storage {url!r}: a file:// URL must name a local path "
-                "(file:///path), not a host"
-            )
-        return os.path.abspath(unquote(parts.path))
-    return None
-
-
-def _open_fsspec(url: str) -> tuple[Any, str]:
-    scheme = _URL.match(url).group(1).lower()  # type: ignore[union-attr]
-    extra = _PACKAGES.get(scheme)
-    hint = "pip install fsspec" + (f" {extra}" if extra else "")
-    try:
-        from fsspec.core import url_to_fs
-    except ImportError as e:
-        raise StorageError(
-            f"checkpoint storage {url!r} needs fsspec for {scheme}:// URLs: {hint}"
-        ) from e
-    try:
-        fs, path = url_to_fs(url)
-    except ImportError as e:
-        raise StorageError(
-            f"checkpoint storage {url!r}: the {scheme}:// filesystem is not installed ({e}); {hint}"
-        ) from e
-    except (OSError, ValueError) as e:  # an unknown scheme; hdfs without libhdfs or Java
-        raise StorageError(f"checkpoint storage {url!r} cannot be opened: {e}") from e
-    return fs, path.rstrip("/") or "/"
 
 
 def _reconstruct(url: str, retain: int) -> CheckpointStorage:
@@ -287,13 +92,13 @@ class CheckpointStorage:
             raise ValueError(f"retain must be a positive number of checkpoints, got {retain!r}")
         self.url = os.fsdecode(url)
         self.retain = retain
-        local = _local_path(self.url)
-        self._fs: _LocalFS | _FsspecFS
+        local = local_path(self.url)
+        self._fs: LocalFS | FsspecFS
         if local is not None:
-            self._fs, self.root = _LocalFS(), local
+            self._fs, self.root = LocalFS(), local
         else:
-            fs, self.root = _open_fsspec(self.url)
-            self._fs = _FsspecFS(fs)
+            fs, self.root = open_fsspec(self.url)
+            self._fs = FsspecFS(fs)
 
     def __repr__(self) -> str:
         return f"CheckpointStorage({self.url!r}, retain={self.retain})"
@@ -467,19 +272,28 @@ class CheckpointStorage:
         """Ids of the complete checkpoints of a job, ascending (not verified)."""
         return [i for i in self._all_checkpoint_ids(job_id) if self._is_complete(job_id, i)]
 
-    def latest(self, job_id: str, fingerprint: str | None = None) -> GlobalSnapshot | None:
+    def latest(
+        self,
+        job_id: str,
+        fingerprint: str | None = None,
+        *,
+        committed: CheckpointId | None = None,
+    ) -> GlobalSnapshot | None:
         """The newest complete checkpoint that verifies, or None if there is none.
 
         A checkpoint that fails verification is skipped with a
-        :class:`CorruptCheckpointWarning`. Raises
-        :class:`~absnb.core.errors.SnapshotMismatchError` when ``fingerprint`` is given and
-        the checkpoint was taken by a different job graph.
+        :class:`CorruptCheckpointWarning`, unless it is checkpoint ``committed`` or newer:
+        the newest checkpoint known to have completed, whose transactions two-phase-commit
+        sinks may have committed. Falling back behind it would write its output again, so
+        then :class:`CommittedCheckpointLostError` names the file that is missing or
+        damaged instead. Raises :class:`~absnb.core.errors.SnapshotMismatchError` when
+        ``fingerprint`` is given and the checkpoint was taken by a different job graph.
         """
         for checkpoint_id in reversed(self.checkpoints(job_id)):
             try:
                 manifest = self._read_manifest(job_id, checkpoint_id)
             except _Corrupt as e:
-                self._warn(job_id, checkpoint_id, str(e))
+                self._skip(job_id, checkpoint_id, e, committed)
                 continue
             if fingerprint is not None and manifest["fingerprint"] != fingerprint:
                 raise SnapshotMismatchError(
@@ -490,8 +304,10 @@ class CheckpointStorage:
             try:
                 tasks = self._read_tasks(job_id, checkpoint_id, manifest)
             except _Corrupt as e:
-                self._warn(job_id, checkpoint_id, str(e))
+                self._skip(job_id, checkpoint_id, e, committed)
                 continue
+            if committed is not None and checkpoint_id < committed:
+                self._lost(job_id, committed, None)
             return GlobalSnapshot(
                 checkpoint_id=checkpoint_id,
                 job=manifest["job"],
@@ -499,7 +315,34 @@ class CheckpointStorage:
                 tasks=tasks,
                 protocol=manifest["protocol"],
             )
+        if committed:
+            self._lost(job_id, committed, None)
         return None
+
+    def _skip(
+        self, job_id: str, checkpoint_id: CheckpointId, problem: _Corrupt, committed: int | None
+    ) -> None:
+        if committed is not None and checkpoint_id >= committed:
+            self._lost(job_id, checkpoint_id, problem)
+        self._warn(job_id, checkpoint_id, str(problem))
+
+    def _lost(self, job_id: str, checkpoint_id: CheckpointId, problem: _Corrupt | None) -> None:
+        """Raise :class:`CommittedCheckpointLostError` for ``checkpoint_id``."""
+        directory = self._checkpoint_path(job_id, checkpoint_id)
+        if problem is not None:
+            path = problem.path or directory
+            what = f"{path}: {problem}"
+        elif not self._fs.exists(directory):
+            path, what = directory, f"its directory {directory} is gone"
+        else:
+            path = self._fs.join(directory, MANIFEST)
+            what = f"its manifest {path} is gone"
+        raise CommittedCheckpointLostError(
+            f"checkpoint {checkpoint_id} of job {job_id!r} completed (its transactions may be "
+            f"committed) but cannot be restored: {what}",
+            checkpoint_id=checkpoint_id,
+            path=path,
+        )
 
     def _warn(self, job_id: str, checkpoint_id: CheckpointId, problem: str) -> None:
         warnings.warn(
@@ -512,6 +355,14 @@ class CheckpointStorage:
 
     def _read_manifest(self, job_id: str, checkpoint_id: CheckpointId) -> dict[str, Any]:
         path = self._fs.join(self._checkpoint_path(job_id, checkpoint_id), MANIFEST)
+        try:
+            return self._parse_manifest(job_id, checkpoint_id, path)
+        except _Corrupt as e:
+            raise _Corrupt(str(e), path) from None
+
+    def _parse_manifest(
+        self, job_id: str, checkpoint_id: CheckpointId, path: str
+    ) -> dict[str, Any]:
         try:
             manifest = json.loads(self._fs.read(path).decode("utf-8"))
         except FileNotFoundError:
@@ -530,23 +381,28 @@ class CheckpointStorage:
                 if not isinstance(manifest[name], str):
                     raise _Corrupt(f"the manifest's {name} is not a string")
             for entry in manifest["tasks"]:
-                operator, subtask, parallelism = entry["task"]
-                task = TaskId(operator, subtask, parallelism)
-                if (
-                    not isinstance(operator, str)
-                    or not isinstance(subtask, int)
-                    or not isinstance(parallelism, int)
-                    or entry["label"] != task_label(task)
-                    or entry["key"] != self._key(job_id, checkpoint_id, task)
-                    or not isinstance(entry["size"], int)
-                    or len(bytes.fromhex(entry["sha256"])) != hashlib.sha256().digest_size
-                ):
-                    raise _Corrupt(f"the manifest's entry {entry!r} is malformed")
+                self._check_entry(job_id, checkpoint_id, entry)
         except _Corrupt:
             raise
         except (KeyError, TypeError, ValueError) as e:
             raise _Corrupt(f"the manifest is malformed ({type(e).__name__}: {e})") from None
         return manifest
+
+    def _check_entry(self, job_id: str, checkpoint_id: CheckpointId, entry: Any) -> None:
+        """Raise :class:`_Corrupt` unless ``entry`` is one task's well-formed manifest entry
+        (KeyError, TypeError, ValueError: the caller reports them as malformed)."""
+        operator, subtask, parallelism = entry["task"]
+        task = TaskId(operator, subtask, parallelism)
+        if (
+            not isinstance(operator, str)
+            or not isinstance(subtask, int)
+            or not isinstance(parallelism, int)
+            or entry["label"] != task_label(task)
+            or entry["key"] != self._key(job_id, checkpoint_id, task)
+            or not isinstance(entry["size"], int)
+            or len(bytes.fromhex(entry["sha256"])) != hashlib.sha256().digest_size
+        ):
+            raise _Corrupt(f"the manifest's entry {entry!r} is malformed")
 
     def _read_tasks(
         self, job_id: str, checkpoint_id: CheckpointId, manifest: dict[str, Any]
@@ -554,44 +410,50 @@ class CheckpointStorage:
         tasks: dict[TaskId, TaskSnapshot] = {}
         for entry in manifest["tasks"]:
             task = TaskId(*entry["task"])
-            key = entry["key"]
             try:
-                data = self._fs.read(self._path(key))
-            except FileNotFoundError:
-                raise _Corrupt(
-                    f"the snapshot of task {entry['label']!r} ({key}) is missing"
-                ) from None
-            except OSError as e:
-                raise _Corrupt(f"reading {key} failed: {e}") from None
-            try:
-                digest, length = _parse_header(data[: HEADER.size])
+                tasks[task] = self._read_task(job_id, checkpoint_id, task, entry)
             except _Corrupt as e:
-                raise _Corrupt(f"{key}: {e}") from None
-            payload = data[HEADER.size :]
-            if length != entry["size"] or len(payload) != length:
-                raise _Corrupt(
-                    f"{key} is truncated or has the wrong size: {len(payload)} payload bytes, "
-                    f"the header says {length}, the manifest {entry['size']}"
-                )
-            if digest.hex() != entry["sha256"] or hashlib.sha256(payload).digest() != digest:
-                raise _Corrupt(f"{key} fails its sha256 check")
-            try:
-                snapshot = loads(payload)
-            except Exception as e:
-                # the bytes verified: the code reading them differs from the code that wrote them
-                raise StorageError(
-                    f"checkpoint {checkpoint_id} of job {job_id!r}: {key} verified but cannot "
-                    f"be unpickled ({type(e).__name__}: {e}); restore with the code version "
-                    "that took the checkpoint, or discard the job's checkpoints"
-                ) from e
-            if (
-                not isinstance(snapshot, TaskSnapshot)
-                or snapshot.task != task
-                or snapshot.checkpoint_id != checkpoint_id
-            ):
-                raise _Corrupt(f"{key} holds no snapshot of task {entry['label']!r}")
-            tasks[task] = snapshot
+                raise _Corrupt(str(e), self._path(entry["key"])) from None
         return tasks
+
+    def _read_task(
+        self, job_id: str, checkpoint_id: CheckpointId, task: TaskId, entry: dict[str, Any]
+    ) -> TaskSnapshot:
+        key = entry["key"]
+        try:
+            data = self._fs.read(self._path(key))
+        except FileNotFoundError:
+            raise _Corrupt(f"the snapshot of task {entry['label']!r} ({key}) is missing") from None
+        except OSError as e:
+            raise _Corrupt(f"reading {key} failed: {e}") from None
+        try:
+            digest, length = _parse_header(data[: HEADER.size])
+        except _Corrupt as e:
+            raise _Corrupt(f"{key}: {e}") from None
+        payload = data[HEADER.size :]
+        if length != entry["size"] or len(payload) != length:
+            raise _Corrupt(
+                f"{key} is truncated or has the wrong size: {len(payload)} payload bytes, "
+                f"the header says {length}, the manifest {entry['size']}"
+            )
+        if digest.hex() != entry["sha256"] or hashlib.sha256(payload).digest() != digest:
+            raise _Corrupt(f"{key} fails its sha256 check")
+        try:
+            snapshot = loads(payload)
+        except Exception as e:
+            # the bytes verified: the code reading them differs from the code that wrote them
+            raise StorageError(
+                f"checkpoint {checkpoint_id} of job {job_id!r}: {key} verified but cannot "
+                f"be unpickled ({type(e).__name__}: {e}); restore with the code version "
+                "that took the checkpoint, or discard the job's checkpoints"
+            ) from e
+        if (
+            not isinstance(snapshot, TaskSnapshot)
+            or snapshot.task != task
+            or snapshot.checkpoint_id != checkpoint_id
+        ):
+            raise _Corrupt(f"{key} holds no snapshot of task {entry['label']!r}")
+        return snapshot
 
     def stats(self, job_id: str, checkpoint_id: CheckpointId) -> dict[str, int]:
         """Payload bytes of every task's snapshot in a checkpoint, by task label.

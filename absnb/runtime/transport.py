@@ -5,17 +5,8 @@ records with barriers in FIFO order between them". A host process (one or more t
 one :class:`DataPlane`: single-threaded, a :mod:`selectors` loop driven by the host through
 :meth:`DataPlane.poll`, non-blocking sockets once a connection is authenticated.
 
-Connections. The sender opens one TCP connection per output channel
-(:meth:`DataPlane.connect_outputs`) and answers the receiver's challenge
-(:func:`~absnb.runtime.wire.client_answer`) with hello ``{"channel": ChannelId, "attempt": n}``.
-The receiver checks it with :func:`~absnb.runtime.wire.server_handshake`, which proves to the
-sender that the receiver knows the secret too (the sender checks that proof before it reads
-a frame), and maps the connection to the channel, or closes it without a word: a wrong
-secret, another attempt (an old attempt's messages are dropped), a channel it does not
-expect, or one already connected. Accepting is acknowledged by the receiver's first CREDIT
-frame. While this host
-waits in ``server_handshake`` for a peer's answer it keeps answering the challenges of its
-own outgoing connections, so two hosts that connect to each other never wait on each other.
+Connections are set up by :mod:`absnb.runtime.transport_connect` (one per output channel,
+each authenticated with the job secret, the receiver never waiting for a peer).
 
 Frames (:mod:`absnb.runtime.wire`): DATA carries a pickled list of messages (a batch),
 sender to receiver; CREDIT carries a pickled count, receiver to sender. Record messages (a
@@ -30,199 +21,53 @@ unacknowledged (the receiver grants its ``credits`` on accepting); the receiver 
 credit for each frame :meth:`DataPlane.poll` has handed out. Blocking stops reading; in-flight
 data is bounded by credits; a sender that runs out of credit queues and past
 ``memory_bytes`` spills to disk. So :meth:`DataPlane.send` never blocks, and a receiver
-buffers at most ``credits`` frames per channel (no receiver-side spill).
+buffers at most ``credits`` frames per channel (no receiver-side spill). These decisions
+(batch sizes, credit, spilling) are sans-IO in :mod:`absnb.runtime.flow`.
 """
 
 from __future__ import annotations
 
 import selectors
-import socket
-import tempfile
 import time
-from collections import deque
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable
 from itertools import repeat
-from typing import IO, Any
+from typing import Any
 
 from absnb.core.ids import ChannelId
-from absnb.core.messages import RECORD_TYPES, RecordBatch
+from absnb.core.messages import RECORD_TYPES
+from absnb.runtime.channel_ends import _Admission, _Conn, _Input, _Output, _records, plane_stats
+from absnb.runtime.flow import batch_limit
+from absnb.runtime.transport_connect import CREDIT, HANDSHAKE_TIMEOUT, Connecting
 from absnb.runtime.wire import (
     HEADER,
     MAC_BYTES,
     MAX_FRAME,
-    NONCE_BYTES,
     AuthenticationError,
+    bind_address,
     check_server_proof,
-    client_answer,
     dumps,
     encode,
     listen,
     loads,
-    server_handshake,
 )
 
 DATA = 1
 """Frame kind of a batch: a pickled list of messages."""
-CREDIT = 2
-"""Frame kind of a credit grant: a pickled count of frames."""
 
-HANDSHAKE_TIMEOUT = 10.0
-"""Seconds a receiver waits for a connecting peer to answer its challenge."""
 
 _READ = selectors.EVENT_READ
 _WRITE = selectors.EVENT_WRITE
 _RECV_BYTES = 256 * 1024
-_RETRY_SECONDS = 0.05
 
 
-def _records(batch: list[Any]) -> int:
-    """The records in a frame's messages (a :class:`RecordBatch` holds many)."""
-    return sum(len(m) if m.__class__ is RecordBatch else m.__class__ in RECORD_TYPES for m in batch)
-
-
-class _Conn:
-    """What both ends of a channel have: a socket, its selector events, unsent bytes."""
-
-    __slots__ = ("channel", "events", "rbuf", "sock", "wbuf")
-
-    def __init__(self, channel: ChannelId) -> None:
-        self.channel = channel
-        self.sock: socket.socket | None = None
-        self.events = 0
-        self.rbuf = bytearray()
-        self.wbuf = bytearray()
-
-
-class _Output(_Conn):
-    """The sending end of one channel."""
-
-    __slots__ = (
-        "address",
-        "batch",
-        "bytes",
-        "credit",
-        "dropped_bytes",
-        "error",
-        "frames",
-        "limit",
-        "messages",
-        "next_try",
-        "proof",
-        "queue",
-        "queued_bytes",
-        "records",
-        "sized",
-        "spill",
-        "spill_frames",
-        "spill_read",
-        "spill_write",
-        "spilled_bytes",
-        "state",
-    )
-
-    def __init__(self, channel: ChannelId, address: tuple[str, int]) -> None:
-        super().__init__(channel)
-        self.address = address
-        # connecting -> nonce (challenge awaited) -> proof (the receiver's proof awaited)
-        # -> ack (first CREDIT awaited) -> open; refused / closed are final.
-        self.state = "connecting"
-        self.proof = b""  # the receiver's proof expected back
-        self.next_try = 0.0
-        self.error = ""
-        self.batch: list[Any] = []
-        self.limit = 1  # until the first record has been sized
-        self.sized = False
-        self.credit = 0
-        self.queue: deque[bytes] = deque()
-        self.queued_bytes = 0
-        self.spill: IO[bytes] | None = None
-        self.spill_frames = 0
-        self.spill_read = 0
-        self.spill_write = 0
-        self.records = self.messages = self.frames = self.bytes = 0
-        self.spilled_bytes = self.dropped_bytes = 0
-
-
-class _Input(_Conn):
-    """The receiving end of one channel."""
-
-    __slots__ = (
-        "blocked",
-        "blocked_seconds",
-        "blocked_since",
-        "bytes",
-        "closed",
-        "connected",
-        "frames",
-        "handed",
-        "messages",
-        "received",
-        "records",
-    )
-
-    def __init__(self, channel: ChannelId) -> None:
-        super().__init__(channel)
-        self.connected = False
-        self.closed = False
-        self.blocked = False
-        self.blocked_since = 0.0
-        self.blocked_seconds = 0.0
-        self.frames: deque[list[Any]] = deque()
-        self.records = self.messages = self.received = self.bytes = self.handed = 0
-
-
-class _Answering:
-    """The socket :func:`server_handshake` talks to.
-
-    While it waits for the peer's answer it answers the challenges of this data plane's own
-    outgoing connections, so two hosts connecting to each other never wait on each other.
-    """
-
-    def __init__(self, sock: socket.socket, plane: DataPlane) -> None:
-        self._sock = sock
-        self._plane = plane
-        self._timeout: float | None = None
-
-    def gettimeout(self) -> float | None:
-        return self._timeout
-
-    def settimeout(self, timeout: float | None) -> None:
-        self._timeout = timeout
-
-    def sendall(self, data: bytes) -> None:
-        self._sock.sendall(data)
-
-    def recv(self, n: int) -> bytes:
-        deadline = None if self._timeout is None else time.monotonic() + self._timeout
-        with selectors.DefaultSelector() as sel:
-            sel.register(self._sock, _READ)
-            while True:
-                waiting = self._plane._awaiting_challenge()
-                for out in waiting:
-                    sel.register(out.sock, _READ, out)  # type: ignore[arg-type]
-                left = None if deadline is None else deadline - time.monotonic()
-                if left is not None and left <= 0:
-                    raise TimeoutError("timed out waiting for the peer's answer")
-                ready = sel.select(left)
-                for out in waiting:
-                    sel.unregister(out.sock)  # type: ignore[arg-type]
-                for key, _ in ready:
-                    if key.data is not None:
-                        self._plane._answer_challenge(key.data)
-                if any(key.data is None for key, _ in ready):
-                    return self._sock.recv(n)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._sock, name)
-
-
-class DataPlane:
+class DataPlane(Connecting):
     """One host's end of the job's channels (see the module docstring); not thread-safe:
     one thread drives it.
 
     Args:
         secret: the per-job secret every connection proves it knows.
-        bind_host: where the listening socket binds.
+        bind_host: where the listening socket binds (by default the interface of
+            ``advertise_host``: loopback for a local job).
         ports: the ports it may listen on, the first free one (by default any free port).
         advertise_host: the host name other hosts connect to (``address``).
         batch_records: most messages in one DATA frame.
@@ -237,7 +82,7 @@ class DataPlane:
         self,
         secret: bytes,
         *,
-        bind_host: str = "0.0.0.0",
+        bind_host: str | None = None,
         ports: range | None = None,
         advertise_host: str = "127.0.0.1",
         batch_records: int = 1000,
@@ -262,6 +107,8 @@ class DataPlane:
         self._spill_dir = spill_dir
         self.attempt = attempt
         self._sel = selectors.DefaultSelector()
+        if bind_host is None:
+            bind_host = bind_address(advertise_host)
         self._listener = listen(bind_host, ports, backlog=1024)
         self._listener.setblocking(False)
         self._sel.register(self._listener, _READ, None)
@@ -272,11 +119,12 @@ class DataPlane:
         self._sendable: dict[ChannelId, _Output] = {}  # open outputs, looked up by send()
         self._ready: dict[_Input, None] = {}  # unblocked inputs with frames, in order
         self._closed_inputs: list[ChannelId] = []
-        self._closed_outputs: list[ChannelId] = []
+        self._admissions: set[_Admission] = set()
         self._refused: list[str] = []
         self._closed = False
 
     # -- setting up ----------------------------------------------------------------------
+
     def expect_inputs(self, channels: Iterable[ChannelId]) -> None:
         """Declare input channels; connections for any other channel are refused."""
         for c in channels:
@@ -285,96 +133,8 @@ class DataPlane:
                 inp = self._inputs[c] = _Input(c)
                 self._by_name[(str(c.src), str(c.dst))] = inp
 
-    def connect_outputs(
-        self,
-        routes: Mapping[ChannelId, tuple[str, int]],
-        timeout: float = 30,
-        check: Callable[[], None] | None = None,
-    ) -> None:
-        """Open one connection per output channel to its receiver's ``address``.
-
-        Retries a refused or failed connect until ``timeout``; returns once every receiver
-        has accepted (sent its first credit). Accepts this host's own inputs meanwhile.
-        ``check``, if given, is called every few ms while waiting; whatever it raises ends
-        the wait (a host uses it to hear that its attempt is over).
-
-        Raises:
-            ConnectionError: a receiver closed a connection after the handshake (wrong
-                secret, another attempt, or a channel it does not expect).
-            TimeoutError: some channel could not be connected in time.
-        """
-        deadline = time.monotonic() + timeout
-        pending = []
-        for c, address in routes.items():
-            c = ChannelId(*c)
-            if c in self._outputs:
-                raise ValueError(f"output channel {c} is already connected")
-            out = self._outputs[c] = _Output(c, (address[0], int(address[1])))
-            pending.append(out)
-        while True:
-            now = time.monotonic()
-            for out in pending:
-                if out.state == "connecting" and out.next_try <= now:
-                    self._try_connect(out, deadline - now)
-            refused = [o for o in pending if o.state in ("refused", "closed")]
-            if refused:
-                raise ConnectionError(
-                    "the receiver closed the connection after the handshake (wrong job secret, "
-                    f"another attempt than {self.attempt}, or a channel it does not expect), "
-                    "or failed to prove it knows the job secret: "
-                    + ", ".join(
-                        f"{o.channel} to {o.address[0]}:{o.address[1]}"
-                        + (f" ({o.error})" if o.error else "")
-                        for o in refused
-                    )
-                )
-            waiting = [o for o in pending if o.state != "open"]
-            if not waiting:
-                return
-            if check is not None:
-                check()
-            now = time.monotonic()
-            if now >= deadline:
-                raise TimeoutError(
-                    f"could not connect output channels within {timeout:g} s: "
-                    + "; ".join(
-                        f"{o.channel} to {o.address[0]}:{o.address[1]} ({o.state}"
-                        + (f", {o.error}" if o.error else "")
-                        + ")"
-                        for o in waiting
-                    )
-                )
-            self._io(min(_RETRY_SECONDS, deadline - now))
-
-    def wait_ready(self, timeout: float = 30, check: Callable[[], None] | None = None) -> None:
-        """Accept connections until every expected input channel has connected.
-
-        ``check``, if given, is called every few ms while waiting; whatever it raises ends
-        the wait.
-
-        Raises:
-            TimeoutError: naming the input channels that did not connect in time.
-        """
-        deadline = time.monotonic() + timeout
-        while True:
-            missing = [c for c, i in self._inputs.items() if not i.connected]
-            if not missing:
-                return
-            left = deadline - time.monotonic()
-            if left <= 0:
-                refused = f"; refused: {'; '.join(self._refused)}" if self._refused else ""
-                raise TimeoutError(
-                    f"the data plane at {self.address[0]}:{self.address[1]} (attempt "
-                    f"{self.attempt}) waited {timeout:g} s for input channels that never "
-                    f"connected: {', '.join(map(str, missing))}{refused}"
-                )
-            if check is None:
-                self._io(left)
-            else:
-                self._io(min(left, _RETRY_SECONDS))
-                check()
-
     # -- sending -------------------------------------------------------------------------
+
     def send(self, channel: ChannelId, message: Any) -> None:
         """Append ``message`` to the channel's batch; never blocks.
 
@@ -405,12 +165,13 @@ class DataPlane:
         """Framed bytes not yet written to sockets (queued, spilled or partly written)."""
         total = 0
         for out in self._outputs.values():
-            total += len(out.wbuf) + out.queued_bytes + out.spill_write - out.spill_read
+            total += len(out.wbuf) + out.sends.waiting_bytes
         for inp in self._inputs.values():
             total += len(inp.wbuf)
         return total
 
     # -- receiving -----------------------------------------------------------------------
+
     def poll(self, timeout: float = 0.0) -> list[tuple[ChannelId, Any]]:
         """Do socket I/O, then hand out ``(channel, message)`` of the unblocked inputs.
 
@@ -460,68 +221,14 @@ class DataPlane:
             self._ready[inp] = None
         self._rewatch(inp)
 
+    def stats(self) -> dict[str, Any]:
+        """Counters: per channel ``sent`` and ``received``, and totals
+        (:func:`~absnb.runtime.channel_ends.plane_stats`)."""
+        return plane_stats(self.address, self._outputs, self._inputs, self._refused)
+
     def closed_inputs(self) -> list[ChannelId]:
         """Input channels whose sender closed the connection, in the order noticed."""
         return list(self._closed_inputs)
-
-    def closed_outputs(self) -> list[ChannelId]:
-        """Output channels whose receiver closed the connection (their output is dropped)."""
-        return list(self._closed_outputs)
-
-    def stats(self) -> dict[str, Any]:
-        """Counters: per channel ``sent`` and ``received``, and totals.
-
-        ``sent[c]``: records, messages, frames, bytes (framed), spilled_bytes, dropped_bytes
-        (output lost when the receiver closed), queued_frames (waiting for credit), credit,
-        state. ``received[c]``: records, messages, frames, bytes, handed_frames (handed out by
-        poll), buffered_frames, buffered_messages, blocked_seconds, blocked, closed.
-        Totals: records/bytes/frames sent and received, spilled_bytes, and ``refused``: why
-        each refused connection was refused. ``address``: where this plane listens.
-        """
-        now = time.monotonic()
-        sent = {
-            c: {
-                "records": o.records,
-                "messages": o.messages,
-                "frames": o.frames,
-                "bytes": o.bytes,
-                "spilled_bytes": o.spilled_bytes,
-                "dropped_bytes": o.dropped_bytes,
-                "queued_frames": len(o.queue) + o.spill_frames,
-                "credit": o.credit,
-                "state": o.state,
-            }
-            for c, o in self._outputs.items()
-        }
-        received = {
-            c: {
-                "records": i.records,
-                "messages": i.messages,
-                "frames": i.received,
-                "bytes": i.bytes,
-                "handed_frames": i.handed,
-                "buffered_frames": len(i.frames),
-                "buffered_messages": sum(map(len, i.frames)),
-                "blocked_seconds": i.blocked_seconds
-                + (now - i.blocked_since if i.blocked else 0.0),
-                "blocked": i.blocked,
-                "closed": i.closed,
-            }
-            for c, i in self._inputs.items()
-        }
-        return {
-            "address": self.address,
-            "sent": sent,
-            "received": received,
-            "records_sent": sum(s["records"] for s in sent.values()),
-            "records_received": sum(r["records"] for r in received.values()),
-            "bytes_sent": sum(s["bytes"] for s in sent.values()),
-            "bytes_received": sum(r["bytes"] for r in received.values()),
-            "frames_sent": sum(s["frames"] for s in sent.values()),
-            "frames_received": sum(r["frames"] for r in received.values()),
-            "spilled_bytes": sum(s["spilled_bytes"] for s in sent.values()),
-            "refused": list(self._refused),
-        }
 
     def close(self) -> None:
         """Close every connection, the listening socket and spill files (idempotent)."""
@@ -531,10 +238,10 @@ class DataPlane:
         for conn in [*self._inputs.values(), *self._outputs.values()]:
             if conn.sock is not None:
                 self._drop_socket(conn)
+        for admission in list(self._admissions):
+            self._end_admission(admission, "the data plane closed")
         for out in self._outputs.values():
-            if out.spill is not None:
-                out.spill.close()
-                out.spill = None
+            out.sends.close()
         self._sel.close()
         self._listener.close()
 
@@ -544,12 +251,14 @@ class DataPlane:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    # -- framing and credit ----------------------------------------------------------------
+    # -- framing and credit (the decisions: absnb.runtime.flow) ----------------------------
+
     def _size(self, out: _Output) -> None:
         """First records of a channel: set the batch limit from one pickled record."""
         out.sized = True
-        estimate = len(dumps(out.batch[-1:])) or 1
-        out.limit = max(1, min(self._batch_records, self._batch_bytes // estimate))
+        out.limit = batch_limit(
+            self._batch_records, self._batch_bytes, 1, len(dumps(out.batch[-1:]))
+        )
         if len(out.batch) >= out.limit:
             self._frame(out)
 
@@ -565,65 +274,39 @@ class DataPlane:
         n = len(batch)
         out.messages += n
         out.records += _records(batch)
-        out.limit = max(1, min(self._batch_records, self._batch_bytes * n // len(payload)))
+        out.limit = batch_limit(self._batch_records, self._batch_bytes, n, len(payload))
         out.sized = True
         frame = encode(DATA, payload)
         out.frames += 1
         out.bytes += len(frame)
-        if out.credit and not out.queue and not out.spill_frames:
-            out.credit -= 1
-            self._write(out, frame)
-        elif not out.spill_frames and out.queued_bytes + len(frame) <= self._memory_bytes:
-            out.queue.append(frame)
-            out.queued_bytes += len(frame)
-        else:
-            self._spill(out, frame)
-
-    def _spill(self, out: _Output, frame: bytes) -> None:
-        if out.spill is None:
-            # open until the spill drains away or the plane closes, so no `with`
-            out.spill = tempfile.TemporaryFile(prefix="absnb-spill-", dir=self._spill_dir)  # noqa: SIM115
-        out.spill.seek(out.spill_write)
-        out.spill.write(frame)
-        out.spill_write += len(frame)
-        out.spill_frames += 1
-        out.spilled_bytes += len(frame)
-
-    def _unspill(self, out: _Output) -> bytes:
-        f = out.spill
-        assert f is not None
-        f.seek(out.spill_read)
-        header = f.read(HEADER.size)
-        length, _ = HEADER.unpack(header)
-        frame = header + f.read(length)
-        out.spill_read += len(frame)
-        out.spill_frames -= 1
-        if not out.spill_frames:
-            f.seek(0)
-            f.truncate()
-            out.spill_read = out.spill_write = 0
-        return frame
+        now = out.sends.offer(frame)
+        if now is not None:
+            self._write(out, now)
 
     def _grant(self, out: _Output, n: int) -> None:
-        """Credit arrived: write queued frames, memory first, then spilled ones."""
-        out.credit += n
-        while out.credit and (out.queue or out.spill_frames) and out.sock is not None:
-            if out.queue:
-                frame = out.queue.popleft()
-                out.queued_bytes -= len(frame)
-            else:
-                frame = self._unspill(out)
-            out.credit -= 1
+        """Credit arrived: write kept frames, memory first, then spilled ones."""
+        out.sends.grant(n)
+        if out.sock is None:
+            return
+        for frame in out.sends.sendable():
             self._write(out, frame)
+            if out.sock is None:  # lost while writing: the rest is dropped
+                return
 
     # -- socket I/O ------------------------------------------------------------------------
+
     def _io(self, timeout: float) -> None:
         if self._closed:
             raise RuntimeError("the data plane is closed")
+        if self._admissions:
+            self._expire_admissions()
         for key, mask in self._sel.select(timeout):
             conn = key.data
             if conn is None:
                 self._accept_all()
+                continue
+            if type(conn) is _Admission:
+                self._read_admission(conn)
                 continue
             if mask & _WRITE and conn.sock is not None:
                 self._write_pending(conn)
@@ -783,13 +466,7 @@ class DataPlane:
         out.state = "closed"
         out.error = str(error) if error else "closed by the receiver"
         self._sendable.pop(out.channel, None)
-        self._closed_outputs.append(out.channel)
-        out.dropped_bytes += out.queued_bytes + out.spill_write - out.spill_read
-        out.queue.clear()
-        out.queued_bytes = out.spill_frames = out.spill_read = out.spill_write = 0
-        if out.spill is not None:
-            out.spill.close()
-            out.spill = None
+        out.sends.drop()
 
     def _drop_socket(self, conn: _Conn) -> None:
         if conn.events:
@@ -800,101 +477,8 @@ class DataPlane:
         conn.wbuf.clear()
         conn.rbuf.clear()
 
-    # -- connecting ----------------------------------------------------------------------
-    def _try_connect(self, out: _Output, left: float) -> None:
-        try:
-            sock = socket.create_connection(out.address, timeout=max(0.1, min(5.0, left)))
-        except OSError as e:
-            out.error = f"{type(e).__name__}: {e}"
-            out.next_try = time.monotonic() + _RETRY_SECONDS
-            return
-        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        sock.settimeout(HANDSHAKE_TIMEOUT)
-        out.sock = sock
-        out.state = "nonce"
-        self._rewatch(out)
-
-    def _awaiting_challenge(self) -> list[_Output]:
-        return [o for o in self._outputs.values() if o.state == "nonce"]
-
-    def _answer_challenge(self, out: _Output) -> None:
-        """The receiver's challenge is readable: answer it (never blocks once it is here)."""
-        try:
-            peek = out.sock.recv(NONCE_BYTES, socket.MSG_PEEK)  # type: ignore[union-attr]
-        except OSError as e:
-            self._lost(out, e)
-            return
-        if not peek:
-            self._lost(out, None)
-            return
-        if len(peek) < NONCE_BYTES:
-            return
-        hello = {"channel": out.channel, "attempt": self.attempt}
-        try:
-            nonce = out.sock.recv(NONCE_BYTES)  # type: ignore[union-attr]
-            answer, out.proof = client_answer(self._secret, nonce, hello)
-            out.sock.sendall(answer)  # type: ignore[union-attr]
-        except OSError as e:
-            self._lost(out, e)
-            return
-        out.sock.setblocking(False)  # type: ignore[union-attr]
-        out.state = "proof"  # the receiver's proof comes next, read by _read_output
-
-    def _accept_all(self) -> None:
-        while True:
-            try:
-                conn, peer = self._listener.accept()
-            except (BlockingIOError, InterruptedError):
-                return
-            except OSError as e:  # e.g. out of file descriptors: try again later
-                self._refused.append(f"accept failed: {e}")
-                return
-            self._admit(conn, peer)
-
-    def _admit(self, sock: socket.socket, peer: Any) -> None:
-        sock.setblocking(True)
-        answering: Any = _Answering(sock, self)
-        try:
-            hello = server_handshake(answering, self._secret, HANDSHAKE_TIMEOUT)
-        except AuthenticationError as e:
-            self._refuse(sock, peer, str(e))
-            return
-        inp, reason = self._match(hello)
-        if inp is None:
-            self._refuse(sock, peer, reason)
-            return
-        sock.setblocking(False)
-        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        inp.sock = sock
-        inp.connected = True
-        self._rewatch(inp)
-        self._write(inp, encode(CREDIT, dumps(self._credits)))
-
-    def _match(self, hello: Any) -> tuple[_Input | None, str]:
-        if not isinstance(hello, dict):
-            return None, f"a hello that is not a dict: {hello!r}"
-        attempt, channel = hello.get("attempt"), hello.get("channel")
-        if attempt != self.attempt:
-            return None, f"channel {channel} of attempt {attempt}, this is attempt {self.attempt}"
-        inp = None
-        if isinstance(channel, tuple) and len(channel) == 2:
-            try:
-                inp = self._inputs.get(channel)  # type: ignore[arg-type]
-            except TypeError:  # unhashable
-                inp = None
-            if inp is None and all(isinstance(s, str) for s in channel):
-                inp = self._by_name.get(channel)  # type: ignore[arg-type]
-        if inp is None:
-            return None, f"channel {channel!r} is not an expected input"
-        if inp.connected:
-            return None, f"channel {inp.channel} is already connected"
-        return inp, ""
-
-    def _refuse(self, sock: socket.socket, peer: Any, reason: str) -> None:
-        self._refused.append(f"{peer}: {reason}")
-        sock.close()
-
     # -- errors ------------------------------------------------------------------------------
+
     def _input(self, channel: ChannelId) -> _Input:
         try:
             return self._inputs[channel]

@@ -7,8 +7,9 @@ secret, before either side unpickles anything from the other:
 1. server -> client: a random nonce ``ns``;
 2. client -> server: its proof ``HMAC(secret, "absnb-client" || ns || nc || hello)``, the length
    of ``nc || hello``, then a random nonce ``nc`` and its hello (who it is, pickled);
-3. the server checks the client's MAC in constant time (closing the connection without a
-   word if it is wrong), and only then unpickles the hello and answers
+3. the server (:class:`absnb.runtime.handshake.ServerHandshake`, sans-IO, with a deadline)
+   checks the client's MAC in constant time (closing the connection without a word if it
+   is wrong), and only then unpickles the hello and answers
    ``HMAC(secret, "absnb-server" || ns || nc || hello)``;
 4. the client checks the server's MAC before it reads anything else from the connection.
 
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import errno
 import hmac
+import ipaddress
 import os
 import pickle
 import secrets
@@ -87,6 +89,26 @@ def listen(bind_host: str, ports: range | None = None, backlog: int = 128) -> so
     )
 
 
+def bind_address(advertise_host: str) -> str:
+    """The interface to listen on so that peers reach us at ``advertise_host``: loopback
+    for a loopback address (a local master: nothing outside the machine may connect), else
+    that address's own interface, or every interface if it is not one of this machine's
+    (behind NAT)."""
+    try:
+        ip = socket.getaddrinfo(advertise_host, None, type=socket.SOCK_STREAM)[0][4][0]
+    except (OSError, IndexError):
+        return "0.0.0.0"
+    if ipaddress.ip_address(ip).is_loopback:
+        return str(ip)
+    family = socket.AF_INET6 if ":" in str(ip) else socket.AF_INET
+    try:
+        with socket.socket(family, socket.SOCK_STREAM) as probe:
+            probe.bind((ip, 0))
+    except OSError:
+        return "::" if family == socket.AF_INET6 else "0.0.0.0"
+    return str(ip)
+
+
 def recv_exact(sock: socket.socket, n: int) -> bytes:
     """Exactly ``n`` bytes from a blocking socket."""
     chunks = bytearray()
@@ -98,56 +120,21 @@ def recv_exact(sock: socket.socket, n: int) -> bytes:
     return bytes(chunks)
 
 
-def send_frame(sock: socket.socket, kind: int, payload: bytes) -> None:
-    sock.sendall(encode(kind, payload))
-
-
-def recv_frame(sock: socket.socket) -> tuple[int, bytes]:
-    """One frame from a blocking socket: ``(kind, payload)``."""
-    length, kind = HEADER.unpack(recv_exact(sock, HEADER.size))
-    if length > MAX_FRAME:
-        raise FrameError(f"a frame of {length} bytes is larger than the limit {MAX_FRAME}")
-    return kind, recv_exact(sock, length)
-
-
 CLIENT_LABEL = b"absnb-client"
 SERVER_LABEL = b"absnb-server"
 MAX_HELLO = 64 * 1024
 
 
-def _mac(secret: bytes, label: bytes, server_nonce: bytes, body: bytes) -> bytes:
+def mac(secret: bytes, label: bytes, server_nonce: bytes, body: bytes) -> bytes:
     return hmac.new(secret, label + server_nonce + body, "sha256").digest()
-
-
-def server_handshake(sock: socket.socket, secret: bytes, timeout: float = 10.0) -> Any:
-    """Challenge the client, check its proof, prove we know the secret too; returns the
-    client's hello, or raises :class:`AuthenticationError` (nothing was unpickled then)."""
-    previous = sock.gettimeout()
-    sock.settimeout(timeout)
-    try:
-        nonce = os.urandom(NONCE_BYTES)
-        sock.sendall(nonce)
-        mac = recv_exact(sock, MAC_BYTES)
-        (length,) = struct.unpack(">I", recv_exact(sock, 4))
-        if not NONCE_BYTES <= length <= NONCE_BYTES + MAX_HELLO:
-            raise AuthenticationError(f"a hello of {length} bytes is malformed")
-        body = recv_exact(sock, length)
-        if not hmac.compare_digest(mac, _mac(secret, CLIENT_LABEL, nonce, body)):
-            raise AuthenticationError("the peer does not know the job secret")
-        sock.sendall(_mac(secret, SERVER_LABEL, nonce, body))
-        return loads(body[NONCE_BYTES:])
-    except (OSError, FrameError, struct.error) as e:
-        raise AuthenticationError(f"handshake failed: {e}") from e
-    finally:
-        sock.settimeout(previous)
 
 
 def client_answer(secret: bytes, server_nonce: bytes, hello: Any) -> tuple[bytes, bytes]:
     """The client's side of the handshake without I/O: ``(answer to send, server proof
     expected back)``, for clients that drive their sockets themselves."""
     body = os.urandom(NONCE_BYTES) + dumps(hello)
-    answer = _mac(secret, CLIENT_LABEL, server_nonce, body) + struct.pack(">I", len(body)) + body
-    return answer, _mac(secret, SERVER_LABEL, server_nonce, body)
+    answer = mac(secret, CLIENT_LABEL, server_nonce, body) + struct.pack(">I", len(body)) + body
+    return answer, mac(secret, SERVER_LABEL, server_nonce, body)
 
 
 def check_server_proof(expected: bytes, proof: bytes) -> None:

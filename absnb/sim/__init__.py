@@ -3,12 +3,14 @@
 from absnb.sim.actions import (
     Action,
     Crash,
+    Decline,
     Deliver,
     Emit,
     Notify,
     Recover,
     Transfer,
     TriggerCheckpoint,
+    Wait,
 )
 from absnb.sim.checks import (
     Deadlock,
@@ -33,6 +35,7 @@ __all__ = [
     "Action",
     "Crash",
     "Deadlock",
+    "Decline",
     "Deliver",
     "Emit",
     "Event",
@@ -46,6 +49,7 @@ __all__ = [
     "Stepper",
     "Transfer",
     "TriggerCheckpoint",
+    "Wait",
     "World",
     "exactly_once",
     "explore",

@@ -9,7 +9,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from absnb.core.errors import InvalidTypeError, InvalidValueError
 from absnb.core.ids import ChannelId, TaskId
+
+
+def _id(action: str, key: str, value: object, kind: type, lookup: str) -> None:
+    """Refuse a name where an id is needed: ``Crash("B")`` would never match a task."""
+    if not isinstance(value, kind):
+        raise InvalidTypeError(
+            f"{action}({key}={value!r}): {key} must be a {kind.__name__}, not "
+            f"{type(value).__name__}; look a name up with world.graph.{lookup}({value!r})"
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -17,6 +27,9 @@ class Deliver:
     """Deliver the message at the head of ``channel`` to its receiver."""
 
     channel: ChannelId
+
+    def __post_init__(self) -> None:
+        _id("Deliver", "channel", self.channel, ChannelId, "channel")
 
     def __str__(self) -> str:
         return f"deliver {self.channel}"
@@ -28,6 +41,9 @@ class Emit:
     account makes its next transfer)."""
 
     task: TaskId
+
+    def __post_init__(self) -> None:
+        _id("Emit", "task", self.task, TaskId, "task")
 
     def __str__(self) -> str:
         return f"{self.task} emits"
@@ -41,6 +57,10 @@ class Transfer:
     dst: TaskId
     amount: int
 
+    def __post_init__(self) -> None:
+        _id("Transfer", "src", self.src, TaskId, "task")
+        _id("Transfer", "dst", self.dst, TaskId, "task")
+
     def __str__(self) -> str:
         return f"{self.src} sends {self.amount:,} to {self.dst}"
 
@@ -52,6 +72,10 @@ class TriggerCheckpoint:
 
     at: TaskId | None = None
 
+    def __post_init__(self) -> None:
+        if self.at is not None:
+            _id("TriggerCheckpoint", "at", self.at, TaskId, "task")
+
     def __str__(self) -> str:
         return "trigger checkpoint" + (f" at {self.at}" if self.at is not None else "")
 
@@ -61,6 +85,9 @@ class Crash:
     """``task`` fails: its state is lost and pending checkpoints are aborted."""
 
     task: TaskId
+
+    def __post_init__(self) -> None:
+        _id("Crash", "task", self.task, TaskId, "task")
 
     def __str__(self) -> str:
         return f"crash {self.task}"
@@ -75,6 +102,14 @@ class Notify:
 
     task: TaskId
     checkpoint_id: int
+
+    def __post_init__(self) -> None:
+        _id("Notify", "task", self.task, TaskId, "task")
+        if not isinstance(self.checkpoint_id, int) or self.checkpoint_id < 1:
+            raise InvalidValueError(
+                f"Notify(checkpoint_id={self.checkpoint_id!r}): a checkpoint id is a whole "
+                "number of at least 1"
+            )
 
     def __str__(self) -> str:
         return f"notify {self.task}: checkpoint {self.checkpoint_id} complete"
@@ -94,6 +129,28 @@ class Recover:
         return f"recover ({self.mode})"
 
 
-Action = Deliver | Emit | Transfer | TriggerCheckpoint | Notify | Crash | Recover
-PROGRESS = (Deliver, Emit, Notify)
+@dataclass(frozen=True, slots=True)
+class Decline:
+    """``task`` declines the oldest pending checkpoint it has not acknowledged (Flink:
+    ``declineCheckpoint``): the coordinator aborts it and the task sends a cancellation
+    barrier downstream."""
+
+    task: TaskId
+    reason: str = "declined on request"
+
+    def __str__(self) -> str:
+        return f"{self.task} declines"
+
+
+@dataclass(frozen=True, slots=True)
+class Wait:
+    """Time passes with nothing delivered: enabled only while a task aligns under an
+    alignment timeout and nothing else can move, so that the timeout still fires."""
+
+    def __str__(self) -> str:
+        return "wait"
+
+
+Action = Deliver | Emit | Transfer | TriggerCheckpoint | Notify | Crash | Recover | Wait | Decline
+PROGRESS = (Deliver, Emit, Notify, Wait)
 """Actions that move data; a run is over when none is enabled."""

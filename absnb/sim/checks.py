@@ -12,10 +12,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from absnb.core.ids import ChannelId
+from absnb.core.ids import ChannelId, TaskId
 from absnb.core.messages import Record
 from absnb.core.snapshot import GlobalSnapshot
 from absnb.jobs.base import Job
@@ -56,15 +57,15 @@ def snapshot_problems(job: Job, snapshot: GlobalSnapshot) -> list[str]:
 
 def snapshot_total(snapshot: GlobalSnapshot) -> int:
     """Bank: recorded balances plus recorded amounts in transit."""
-    balances = sum(snapshot.task_states.values())
-    in_transit = sum(r.value for rs in snapshot.channel_states.values() for r in rs)
+    balances: int = sum(snapshot.task_states.values())
+    in_transit: int = sum(r.value for rs in snapshot.channel_states.values() for r in rs)
     return balances + in_transit
 
 
 def world_total(world: World) -> int:
     """Bank: balances plus amounts in transit now."""
-    balances = sum(task.state for task in world.tasks.values())
-    in_transit = sum(m.value for q in world.channels.values() for m in q if type(m) is Record)
+    balances: int = sum(task.state for task in world.tasks.values())
+    in_transit: int = sum(m.value for q in world.channels.values() for m in q if type(m) is Record)
     return balances + in_transit
 
 
@@ -118,7 +119,7 @@ def find_deadlock(world: World) -> Deadlock | None:
     return Deadlock(world.clock, pending, waiting, blocked)
 
 
-def reference_output(job: Job, inputs: dict | None = None) -> Any:
+def reference_output(job: Job, inputs: Mapping[TaskId, Iterable[Any]] | None = None) -> Any:
     """The failure-free output of ``job``: run with no checkpoints and no crash, round robin,
     until every input is consumed. ``inputs`` replaces the input logs (e.g. a bank's logs
     after transfers were added during a run)."""

@@ -26,6 +26,10 @@ class Event:
         dropped: True when the delivered record was a duplicate and dropped.
         restored: for a recovery, the checkpoint restored (0: the initial state), and
             the tasks that restarted.
+        overtaken: for a barrier delivered ahead of queued records (unaligned
+            checkpoints), how many records it overtook.
+        switched: tasks whose alignment reached the alignment timeout in the step and
+            that switched to unaligned.
     """
 
     step: int
@@ -40,6 +44,8 @@ class Event:
     aborted: tuple[CheckpointId, ...] = ()
     dropped: bool = False
     restored: tuple[CheckpointId, tuple[TaskId, ...]] | None = None
+    overtaken: int = 0
+    switched: tuple[TaskId, ...] = ()
 
     def describe(self) -> str:
         """One line for a trace log."""
@@ -48,6 +54,9 @@ class Event:
             parts.append(f"[{show_message(self.message)}]")
         if self.dropped:
             parts.append("(duplicate, dropped)")
+        if self.overtaken:
+            parts.append(f"(overtook {self.overtaken} records)")
+        parts.extend(f"{t} switches to unaligned" for t in self.switched)
         parts.extend(f"block {c}" for c in self.blocked)
         parts.extend(f"unblock {c}" for c in self.unblocked)
         parts.extend(f"{t} records state for {n}" for t, n in self.snapshots)

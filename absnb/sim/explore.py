@@ -9,10 +9,12 @@ replays it.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
-from absnb.core.errors import GraphError
+from absnb.core import validate
+from absnb.core.errors import GraphError, InvalidTypeError
 from absnb.sim.actions import Action
 from absnb.sim.events import Event
 from absnb.sim.world import World
@@ -39,6 +41,13 @@ class Exploration:
     def ok(self) -> bool:
         return self.violation is None
 
+    def found(self, problem: str, counterexample: list[Action], states: int) -> Exploration:
+        """Record a violation and the actions that reach it; the search stops here."""
+        self.violation = problem
+        self.counterexample = counterexample
+        self.states = states
+        return self
+
     def __str__(self) -> str:
         head = (
             f"{self.states:,} states, {self.transitions:,} transitions, "
@@ -49,6 +58,18 @@ class Exploration:
             return head + ": every invariant holds"
         steps = "; ".join(str(a) for a in self.counterexample)
         return f"{head}: VIOLATION {self.violation}\n  trace: {steps}"
+
+
+def check_explore(world: Any, max_states: Any, max_depth: Any, crashes: Any) -> None:
+    """The arguments of :func:`~absnb.sim.explore.explore`."""
+    if not isinstance(world, World):
+        raise InvalidTypeError(
+            f"explore needs a World, such as absnb.World(absnb.word_count(), 'abs', "
+            f"max_checkpoints=1), not {world!r:.80}"
+        )
+    validate.whole("max_states", max_states, minimum=1)
+    validate.optional_whole("max_depth", max_depth, minimum=0)
+    validate.flag("crashes", crashes)
 
 
 def explore(
@@ -74,42 +95,24 @@ def explore(
         GraphError: a sink of the job writes to an external system, which branches of the
             search would share.
     """
-    external = [n for n, op in world.graph.operators.items() if op.function.external]
-    if external:
-        raise GraphError(
-            f"cannot explore job {world.graph.name!r}: sink {external[0]!r} writes to an "
-            "external system, which every branch of the search would share; explore the job "
-            "with its default sink (e.g. word_count(sink='collect')) and step through the "
-            "two-phase commit with a Stepper instead"
-        )
+    check_explore(world, max_states, max_depth, crashes)
+    _refuse_external_sinks(world)
     result = Exploration()
     start = world.clone()
-    parents: dict[object, tuple[object, Action] | None] = {start.key(): None}
+    # Without crashes, what a recovery would read decides nothing (unless one is due now).
+    recovery = crashes or start.failed is not None
+    parents: dict[object, tuple[object, Action] | None] = {start.key(recovery=recovery): None}
     frontier: deque[tuple[World, int]] = deque([(start, 0)])
-
-    def path(key: object, last: Action | None = None) -> list[Action]:
-        actions: list[Action] = [] if last is None else [last]
-        entry = parents[key]
-        while entry is not None:
-            key, action = entry
-            actions.append(action)
-            entry = parents[key]
-        return actions[::-1]
-
     while frontier:
         current, depth = frontier.popleft()
         result.max_depth = max(result.max_depth, depth)
-        key = current.key()
+        key = current.key(recovery=recovery)
         enabled = current.enabled_actions(crashes=crashes)
         if not enabled:
             result.terminal += 1
-            for check in terminal_checks:
-                problem = check(current)
-                if problem:
-                    result.violation = problem
-                    result.counterexample = path(key)
-                    result.states = len(parents)
-                    return result
+            problem = _first(check(current) for check in terminal_checks)
+            if problem:
+                return result.found(problem, _path(parents, key), len(parents))
             continue
         if max_depth is not None and depth >= max_depth:
             result.complete = False
@@ -118,14 +121,10 @@ def explore(
             nxt = current.clone()
             event = nxt.apply(action)
             result.transitions += 1
-            for inv in invariants:
-                problem = inv(nxt, event)
-                if problem:
-                    result.violation = problem
-                    result.counterexample = path(key, action)
-                    result.states = len(parents)
-                    return result
-            nkey = nxt.key()
+            problem = _first(inv(nxt, event) for inv in invariants)
+            if problem:
+                return result.found(problem, _path(parents, key, action), len(parents))
+            nkey = nxt.key(recovery=recovery)
             if nkey in parents:
                 continue
             if len(parents) >= max_states:
@@ -135,6 +134,35 @@ def explore(
             frontier.append((nxt, depth + 1))
     result.states = len(parents)
     return result
+
+
+def _refuse_external_sinks(world: World) -> None:
+    external = [n for n, op in world.graph.operators.items() if op.function.external]
+    if external:
+        raise GraphError(
+            f"cannot explore job {world.graph.name!r}: sink {external[0]!r} writes to an "
+            "external system, which every branch of the search would share; explore the job "
+            "with its default sink (e.g. word_count(sink='collect')) and step through the "
+            "two-phase commit with a Stepper instead"
+        )
+
+
+def _first(problems: Iterable[str | None]) -> str | None:
+    """The first problem found (checks run lazily, in order, up to it)."""
+    return next((p for p in problems if p), None)
+
+
+def _path(
+    parents: dict[object, tuple[object, Action] | None], key: object, last: Action | None = None
+) -> list[Action]:
+    """The actions from the start to the state ``key`` (then ``last``), from the BFS tree."""
+    actions: list[Action] = [] if last is None else [last]
+    entry = parents[key]
+    while entry is not None:
+        key, action = entry
+        actions.append(action)
+        entry = parents[key]
+    return actions[::-1]
 
 
 def feasible_snapshots(world: World, event: Event) -> str | None:

@@ -12,18 +12,42 @@ those they have already seen.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections import deque
+from typing import Protocol
 
 from absnb.core.errors import SnapshotMismatchError
-from absnb.core.snapshot import GlobalSnapshot
+from absnb.core.graph import ExecutionGraph
+from absnb.core.ids import ChannelId, CheckpointId, TaskId
+from absnb.core.messages import Message, as_records
+from absnb.core.snapshot import GlobalSnapshot, TaskSnapshot
+from absnb.operators.base import Operator
+from absnb.protocols.coordinator import CheckpointCoordinator
 from absnb.sim.actions import Recover
 from absnb.sim.events import Event
-
-if TYPE_CHECKING:
-    from absnb.sim.world import World
+from absnb.task import StreamTask
 
 
-def check_snapshot_matches(world: World, snapshot: GlobalSnapshot) -> None:
+class RecoverableWorld(Protocol):
+    """What recovery reads and writes of a :class:`~absnb.sim.world.World` (declared here,
+    so that this module does not import the world that calls it)."""
+
+    tasks: dict[TaskId, StreamTask]
+    blocked: set[ChannelId]
+    coordinator: CheckpointCoordinator
+    clock: int
+    failed: TaskId | None
+    replaying: int
+    notices: dict[TaskId, tuple[CheckpointId, ...]]
+
+    @property
+    def graph(self) -> ExecutionGraph: ...
+
+    def writable_task(self, t: TaskId) -> StreamTask: ...
+
+    def writable_channel(self, c: ChannelId) -> deque[Message]: ...
+
+
+def check_snapshot_matches(world: RecoverableWorld, snapshot: GlobalSnapshot) -> None:
     """Raise if ``snapshot`` was not taken from ``world``'s job."""
     if snapshot.fingerprint != world.graph.fingerprint:
         raise SnapshotMismatchError(
@@ -34,7 +58,53 @@ def check_snapshot_matches(world: World, snapshot: GlobalSnapshot) -> None:
         )
 
 
-def recover(world: World, action: Recover) -> Event:
+def part_key(fn: Operator, part: TaskSnapshot) -> object:
+    """A hashable value of everything :meth:`StreamTask.restore` reads from ``part``."""
+    return (
+        fn.freeze(part.state),
+        part.offset,
+        tuple((c, as_records(rs)) for c, rs in part.channel_states.items()),
+        tuple(part.sent.items()),
+        tuple(part.received.items()),
+        part.consumed,
+    )
+
+
+def acknowledged_key(world: RecoverableWorld) -> object:
+    """The parts acknowledged so far of pending checkpoints: they make up the snapshot
+    when it completes, so they decide what it holds (and what a recovery restores)."""
+    fn = world.graph.function
+    return tuple(
+        (n, tuple((t, part_key(fn(t), p)) for t, p in sorted(pending.acknowledged.items())))
+        for n, pending in sorted(world.coordinator.pending.items())
+    )
+
+
+def recovery_key(world: RecoverableWorld) -> object:
+    """Equal for worlds that recover alike: what a recovery would read.
+
+    The contents of the checkpoint it restores (:meth:`CheckpointCoordinator.latest`) and
+    each task's inputs consumed since that checkpoint, in order, which partial recovery
+    replays (Flink: the upstream backup a task replays from).
+    """
+    fn = world.graph.function
+    latest = world.coordinator.latest()
+    tasks = latest.snapshot.tasks if latest else {}
+    restored = tuple(part_key(fn(t), p) for t, p in tasks.items())
+    since: list[tuple[object, ...]] = []
+    for t, task in world.tasks.items():
+        entries: list[object] = []
+        log = task.log
+        for _ in range(task.consumed - (tasks[t].consumed if t in tasks else 0)):
+            if log is None:
+                break
+            entries.append(log[0])
+            log = log[1]
+        since.append(tuple(entries))
+    return restored, tuple(since)
+
+
+def recover(world: RecoverableWorld, action: Recover) -> Event:
     """Apply a :class:`Recover` action to ``world`` (which has a failed task)."""
     failed = world.failed
     assert failed is not None
@@ -52,9 +122,9 @@ def recover(world: World, action: Recover) -> Event:
 
 
 def restore(
-    world: World,
+    world: RecoverableWorld,
     snapshot: GlobalSnapshot | None,
-    tasks: tuple | None = None,
+    tasks: tuple[TaskId, ...] | None = None,
     *,
     replay: bool = False,
 ) -> None:

@@ -21,6 +21,7 @@ from absnb.sim.actions import (
     RecoveryMode,
     TriggerCheckpoint,
 )
+from absnb.sim.args import check_chooser, check_policy, check_script
 from absnb.sim.world import World
 
 _MASK = (1 << 64) - 1
@@ -60,6 +61,7 @@ class _Policy:
         crash_task: TaskId | str | None = None,
         recovery: RecoveryMode = "full",
     ) -> None:
+        check_policy(seed, crash_at, recovery)
         self.seed = seed
         self.crash_at = crash_at
         self.crash_task = crash_task
@@ -119,6 +121,7 @@ class ScriptedScheduler:
     """
 
     def __init__(self, actions: Sequence[Action], start: int = 0) -> None:
+        check_script(actions, start)
         self.actions = list(actions)
         self.start = start
 
@@ -138,6 +141,7 @@ class ManualScheduler:
     """Asks an outside chooser (a widget, a person, a test) for every action."""
 
     def __init__(self, chooser: Callable[[World, Sequence[Action]], Action | None]) -> None:
+        check_chooser(chooser)
         self.chooser = chooser
 
     def choose(self, world: World, enabled: Sequence[Action]) -> Action | None:

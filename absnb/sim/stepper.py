@@ -5,12 +5,29 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from absnb.core import validate
+from absnb.core.errors import InvalidTypeError
 from absnb.sim.actions import Action
+from absnb.sim.args import check_run
 from absnb.sim.events import Event
 from absnb.sim.schedulers import RoundRobinScheduler, Scheduler
 from absnb.sim.world import World
 
 Until = int | Callable[[World], bool] | None
+
+
+def check_stepper(world: Any, scheduler: Any, history: Any) -> None:
+    """The arguments of ``Stepper(...)``."""
+    if not isinstance(world, World):
+        raise InvalidTypeError(
+            f"Stepper needs a World, such as absnb.World(absnb.word_count()), not {world!r:.80}"
+        )
+    if scheduler is not None and not callable(getattr(scheduler, "choose", None)):
+        raise InvalidTypeError(
+            f"scheduler must have a choose(world, enabled) method (e.g. RandomScheduler(seed=1)"
+            f", RoundRobinScheduler()), not {scheduler!r:.80}"
+        )
+    validate.flag("history", history)
 
 
 class Stepper:
@@ -32,6 +49,7 @@ class Stepper:
     def __init__(
         self, world: World, scheduler: Scheduler | None = None, *, history: bool = True
     ) -> None:
+        check_stepper(world, scheduler, history)
         self.initial = world.clone()
         self.world = world.clone()
         self.scheduler: Scheduler = scheduler or RoundRobinScheduler()
@@ -60,27 +78,29 @@ class Stepper:
         """The actions enabled now."""
         return self.world.enabled_actions(crashes=crashes)
 
-    def next_action(self) -> Action | None:
-        """What the scheduler would do next (None: the run is over)."""
-        return self.scheduler.choose(self.world, self.world.enabled_actions())
-
     def step(self, action: Action | None = None) -> Event | None:
         """Apply ``action``, or the scheduler's choice; None when there is nothing to do.
 
         Raises:
             ActionNotEnabledError: ``action`` is not enabled.
         """
+        world = self.world
+        checked = False
         if action is None:
-            action = self.next_action()
+            enabled = world.enabled_actions()
+            action = self.scheduler.choose(world, enabled)
             if action is None:
                 return None
+            # One of the enabled actions themselves (not an equal copy a custom scheduler
+            # made): enabled already, so apply skips checking it again.
+            checked = any(a is action for a in enabled)
         if self.keep_history:
-            before = self.world.clone()
+            before = world.clone()
             stores = self._save() if self.stores else ()
-            event = self.world.apply(action)
+            event = world.apply(action, checked=checked)
             self.history.append((before, stores))
         else:
-            event = self.world.apply(action)
+            event = world.apply(action, checked=checked)
         self.trace.append(event)
         return event
 
@@ -98,6 +118,7 @@ class Stepper:
     def run(self, until: Until = None, *, max_steps: int = 1_000_000) -> list[Event]:
         """Step until the scheduler stops, ``until`` steps were taken (an int), or
         ``until(world)`` is true; at most ``max_steps``. Returns the new events."""
+        check_run(until, max_steps)
         start = len(self.trace)
         for _ in range(max_steps):
             if isinstance(until, int) and len(self.trace) - start >= until:

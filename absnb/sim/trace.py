@@ -10,11 +10,23 @@ every further line is one action::
     {"action": "deliver", "channel": "A->B"}
 
 The action kinds are ``deliver`` (``channel``), ``emit`` (``task``), ``transfer`` (``src``,
-``dst``, ``amount``), ``trigger`` (optional ``at``), ``crash`` (``task``) and ``recover``
-(``mode``: ``full`` or ``partial``). Blank lines and lines starting with ``#`` are
-ignored, and so are keys a reader does not know: saved traces add ``step`` and a human
-``note`` to every line, a script written by hand needs only the action keys. Replaying a
-saved trace gives the same events as the run it was saved from.
+``dst``, ``amount``), ``trigger`` (optional ``at``), ``notify`` (``task``, ``checkpoint``),
+``crash`` (``task``) and ``recover`` (``mode``: ``full`` or ``partial``). Blank lines and
+lines starting with ``#`` are ignored, and so are keys a reader does not know: saved traces
+add ``step`` and a human ``note`` to every line, a script written by hand needs only the
+action keys. Replaying a saved trace gives the same events as the run it was saved from.
+
+**Times (a delay model).** Any action line may carry ``"time": T``, a number >= 0 in any
+unit: when the action happens. A schedule given in time units (a message sent at t=2 that
+arrives after a delay of 3 is a ``deliver`` at ``"time": 5``) is written down line by line in
+any order; the replay takes the actions in order of time (lines with equal times in the
+order written), and a line without a time happens at the time of the line before it (0 at
+the start). The report then gives every step's time.
+
+**Custom jobs.** ``job`` is a built-in builder (``word_count``, ``bank_transfer``,
+``cyclic``) or a user's own, named ``package.module:function`` (see
+:mod:`absnb.jobs.custom`): the replay imports that module and calls the function with
+``params``, so replay only traces whose job module you trust.
 """
 
 from __future__ import annotations
@@ -22,21 +34,25 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from absnb.core.errors import AbsnbError, ActionNotEnabledError, TraceFormatError
 from absnb.core.graph import ExecutionGraph
 from absnb.jobs import BUILDERS, build_job
+from absnb.jobs.custom import build_custom, is_custom
 from absnb.sim.actions import (
     Action,
     Crash,
+    Decline,
     Deliver,
     Emit,
     Notify,
     Recover,
     Transfer,
     TriggerCheckpoint,
+    Wait,
 )
 from absnb.sim.events import Event
 from absnb.sim.schedulers import ScriptedScheduler
@@ -45,7 +61,17 @@ from absnb.sim.world import World
 
 FORMAT = "trace"
 VERSION = 1
-KINDS = ("deliver", "emit", "transfer", "trigger", "notify", "crash", "recover")
+KINDS = (
+    "deliver",
+    "emit",
+    "transfer",
+    "trigger",
+    "notify",
+    "crash",
+    "recover",
+    "wait",
+    "decline",
+)
 EXAMPLES = {
     "deliver": '{"action": "deliver", "channel": "A->B"}',
     "emit": '{"action": "emit", "task": "source[0]"}',
@@ -54,6 +80,8 @@ EXAMPLES = {
     "notify": '{"action": "notify", "task": "sink[0]", "checkpoint": 1}',
     "crash": '{"action": "crash", "task": "count[1]"}',
     "recover": '{"action": "recover", "mode": "full"}',
+    "wait": '{"action": "wait"}',
+    "decline": '{"action": "decline", "task": "count[0]"}',
 }
 HEADER_EXAMPLE = (
     '{"absnb": "trace", "version": 1, "job": "bank_transfer", "params": {}, '
@@ -70,16 +98,18 @@ class TraceHeader:
     protocol: str
     checkpoint_interval: int | None = None
     allow_deadlock: bool = False
+    alignment_timeout: float | None = None
 
     @classmethod
     def of(cls, world: World) -> TraceHeader:
         """The header of a run of ``world`` (its job must come from a known builder)."""
         job = world.job
-        if job.builder not in BUILDERS:
+        if job.builder not in BUILDERS and not is_custom(job.builder):
             raise TraceFormatError(
                 f"job {job.name!r} was not made by a builder absnb knows "
-                f"({', '.join(BUILDERS)}), so a trace cannot rebuild it: build the job "
-                "with absnb.build_job"
+                f"({', '.join(BUILDERS)}) nor by one named package.module:function, so a "
+                "trace cannot rebuild it: build the job with absnb.build_job or "
+                "absnb.jobs.custom.build_custom"
             )
         return cls(
             job=job.builder,
@@ -87,11 +117,12 @@ class TraceHeader:
             protocol=world.protocol.name,
             checkpoint_interval=world.checkpoint_interval,
             allow_deadlock=world.allow_deadlock,
+            alignment_timeout=getattr(world.protocol, "alignment_timeout", None),
         )
 
     def to_json(self) -> dict[str, Any]:
         """The header line as a JSON object."""
-        return {
+        obj = {
             "absnb": FORMAT,
             "version": VERSION,
             "job": self.job,
@@ -100,6 +131,9 @@ class TraceHeader:
             "checkpoint_interval": self.checkpoint_interval,
             "allow_deadlock": self.allow_deadlock,
         }
+        if self.alignment_timeout is not None:
+            obj["alignment_timeout"] = self.alignment_timeout
+        return obj
 
     def build_world(self) -> World:
         """A fresh world for this job and protocol.
@@ -108,7 +142,8 @@ class TraceHeader:
             AbsnbError: the job, its parameters or the protocol are not valid.
         """
         try:
-            job = build_job(self.job, **self.params)
+            build = build_custom if is_custom(self.job) else build_job
+            job = build(self.job, **self.params)
         except AbsnbError:
             raise
         except (TypeError, ValueError, AttributeError, KeyError) as e:
@@ -121,6 +156,7 @@ class TraceHeader:
             self.protocol,
             checkpoint_interval=self.checkpoint_interval,
             allow_deadlock=self.allow_deadlock,
+            alignment_timeout=self.alignment_timeout,
         )
 
 
@@ -133,6 +169,8 @@ class Trace:
     world: World
     actions: list[Action]
     lines: list[int]
+    times: list[float] | None = None
+    """Each action's time (in order of time), when the trace gives times; else None."""
 
 
 # -- actions <-> JSON --------------------------------------------------------------------------
@@ -156,6 +194,10 @@ def action_to_json(action: Action) -> dict[str, Any]:
         return {"action": "crash", "task": str(action.task)}  # type: ignore[union-attr]
     if kind is Recover:
         return {"action": "recover", "mode": action.mode}  # type: ignore[union-attr]
+    if kind is Wait:
+        return {"action": "wait"}
+    if kind is Decline:
+        return {"action": "decline", "task": str(action.task), "reason": action.reason}  # type: ignore[union-attr]
     raise TraceFormatError(f"{action!r} is not an action, so it cannot be written to a trace")
 
 
@@ -255,6 +297,10 @@ _PARSERS: dict[str, Callable[[Mapping[str, Any], ExecutionGraph], Action]] = {
     "notify": _notify,
     "crash": _crash,
     "recover": _recover,
+    "wait": lambda obj, graph: Wait(),
+    "decline": lambda obj, graph: Decline(
+        graph.task(_text(obj, "task")), str(obj.get("reason", "declined on request"))
+    ),
 }
 
 
@@ -266,11 +312,12 @@ def save_trace(
     events: Sequence[Event] | None = None,
     *,
     info: Mapping[str, Any] | None = None,
+    times: Sequence[float] | None = None,
 ) -> None:
     """Write a trace: the header of ``source`` (a world of the run, or a header), then one
     line per action. With ``events`` (the run's trace), every line also gets its ``step``
     and a ``note`` (the event's description). ``info`` adds keys to the header (how the
-    run was scheduled, say); readers ignore them.
+    run was scheduled, say); readers ignore them. ``times`` gives every action its time.
     """
     header = source if isinstance(source, TraceHeader) else TraceHeader.of(source)
     if events is not None and len(events) != len(actions):
@@ -281,6 +328,8 @@ def save_trace(
         if events is not None:
             obj["step"] = events[i].step
             obj["note"] = events[i].describe()
+        if times is not None:
+            obj["time"] = times[i]
         lines.append(_dumps(obj, f"action {i}"))
     Path(path).write_text("\n".join(lines) + "\n", encoding="utf-8")
 
@@ -311,10 +360,45 @@ def load_trace(path: str | Path) -> Trace:
     world = _at(path, n, header.build_world)
     actions: list[Action] = []
     numbers: list[int] = []
+    times: list[float] = []
+    timed = False
     for n, obj in lines:
-        actions.append(_at(path, n, lambda obj=obj: action_from_json(obj, world.graph)))
+        actions.append(_at(path, n, partial(action_from_json, obj, world.graph)))
         numbers.append(n)
-    return Trace(str(path), header, world, actions, numbers)
+        if isinstance(obj, Mapping) and "time" in obj:
+            timed = True
+            times.append(_at(path, n, partial(parse_time, obj["time"])))
+        else:
+            times.append(times[-1] if times else 0)
+    if not timed:
+        return Trace(str(path), header, world, actions, numbers)
+    order = sorted(range(len(actions)), key=lambda i: times[i])  # stable: ties as written
+    return Trace(
+        str(path),
+        header,
+        world,
+        [actions[i] for i in order],
+        [numbers[i] for i in order],
+        [times[i] for i in order],
+    )
+
+
+def parse_time(value: Any) -> float:
+    """An action's ``time``: a number >= 0.
+
+    Raises:
+        TraceFormatError: anything else (the message names the value).
+    """
+    if (
+        not isinstance(value, int | float)
+        or isinstance(value, bool)
+        or not value >= 0
+        or value == float("inf")
+    ):
+        raise TraceFormatError(
+            f"'time' must be a number >= 0 without quotes (when the action happens), not {value!r}"
+        )
+    return value
 
 
 def parse_header(obj: Any) -> TraceHeader:
@@ -346,8 +430,16 @@ def parse_header(obj: Any) -> TraceHeader:
         raise TraceFormatError(
             f"'checkpoint_interval' must be a whole number or null, not {interval!r}"
         )
+    timeout = obj.get("alignment_timeout")
+    if timeout is not None and (not isinstance(timeout, (int, float)) or isinstance(timeout, bool)):
+        raise TraceFormatError(f"'alignment_timeout' must be a number or null, not {timeout!r}")
     return TraceHeader(
-        obj["job"], params, obj["protocol"], interval, bool(obj.get("allow_deadlock", False))
+        obj["job"],
+        params,
+        obj["protocol"],
+        interval,
+        bool(obj.get("allow_deadlock", False)),
+        timeout,
     )
 
 

@@ -12,27 +12,37 @@ from collections import deque
 from typing import Any
 
 from absnb.core.effects import Block, SnapshotState, Unblock
-from absnb.core.errors import ActionNotEnabledError
+from absnb.core.effects import Decline as Declined
+from absnb.core.errors import ActionNotEnabledError, TransferRefusedError
 from absnb.core.graph import ExecutionGraph
 from absnb.core.ids import ChannelId, CheckpointId, TaskId
-from absnb.core.messages import Message, Record
+from absnb.core.messages import RECORD_TYPES, Message, Record
 from absnb.core.snapshot import GlobalSnapshot, TaskSnapshot
 from absnb.jobs.base import Job
+from absnb.operators.base import Operator
 from absnb.protocols import CheckpointCoordinator, get_protocol
 from absnb.protocols.base import SnapshotProtocol
+from absnb.sim import modes
 from absnb.sim.actions import (
     Action,
     Crash,
+    Decline,
     Deliver,
     Emit,
     Notify,
     Recover,
     Transfer,
     TriggerCheckpoint,
+    Wait,
 )
+from absnb.sim.args import check_world
+from absnb.sim.enabled import why_not
 from absnb.sim.events import Event
 from absnb.sim.format import show_message
+from absnb.sim.recovery import acknowledged_key, recover, recovery_key
 from absnb.task import Dropped, Send, StreamTask
+
+WAIT = Wait()
 
 
 class _Static:
@@ -54,9 +64,17 @@ class _Static:
             t for t in self.graph.tasks if self.graph.kind(t) in ("source", "process")
         )
         self.emit = {t: Emit(t) for t in self.emitters}
+        self.waits = {  # operators whose next log entry may have to wait (the bank)
+            t: self.graph.function(t).waits
+            for t in self.emitters
+            if type(self.graph.function(t)).waits is not Operator.waits
+        }
         self.trigger = TriggerCheckpoint()
         self.sinks = tuple(t for t in self.graph.tasks if self.graph.kind(t) == "sink")
         self.notify_steps = notify_steps
+        self.overtake = protocol.barriers_overtake
+        timeout = getattr(protocol, "alignment_timeout", None)
+        self.alignment_timeout: float | None = timeout
 
 
 class World:
@@ -65,11 +83,20 @@ class World:
     Args:
         job: the job to run (see :mod:`absnb.jobs`).
         protocol: a protocol name (``chandy-lamport``, ``abs``, ``abs-cyclic``,
-            ``synchronous``, ``none``) or object.
+            ``synchronous``, ``at-least-once``, ``unaligned``, ``abs-timeout``, ``none``) or
+            object.
         checkpoint_interval: steps between periodic checkpoints (the schedulers trigger
             them when due); None for checkpoints only on request.
         max_checkpoints: stop triggering after this many (exhaustive exploration).
         allow_deadlock: run ABS Algorithm 1 on a cyclic graph anyway.
+        alignment_timeout: with ``abs``, switch to unaligned at a task whose alignment has
+            lasted this many steps (protocol ``abs-timeout``, Flink's aligned checkpoint
+            timeout).
+        checkpoint_timeout: abort a checkpoint still pending this many steps after its
+            trigger (Flink's checkpoint timeout); None: never.
+        min_pause: steps after a completed checkpoint before the next periodic trigger.
+        max_concurrent: checkpoints pending at once (default: the protocol's; None: no
+            limit).
         notify_steps: deliver notify-checkpoint-complete to each task as a step of its own
             (:class:`~absnb.sim.actions.Notify`) rather than with the completing step; by
             default when a sink writes to an external system (``Operator.external``).
@@ -84,8 +111,15 @@ class World:
         max_checkpoints: int | None = None,
         allow_deadlock: bool = False,
         notify_steps: bool | None = None,
+        alignment_timeout: float | None = None,
+        checkpoint_timeout: float | None = None,
+        min_pause: float = 1,
+        max_concurrent: int | str | None = "protocol",
     ) -> None:
-        proto = get_protocol(protocol, job.graph, allow_deadlock=allow_deadlock)
+        check_world(job, checkpoint_interval, max_checkpoints, allow_deadlock, notify_steps)
+        proto = get_protocol(
+            protocol, job.graph, allow_deadlock=allow_deadlock, alignment_timeout=alignment_timeout
+        )
         for op in job.graph.operators.values():
             check = getattr(op.function, "check", None)
             if check is not None:
@@ -101,13 +135,21 @@ class World:
             t: tuple(job.inputs.get(t, ())) for t in self._s.emitters
         }
         self.coordinator = CheckpointCoordinator.for_graph(
-            graph, proto, checkpoint_interval, min_pause=1
+            graph,
+            proto,
+            checkpoint_interval,
+            min_pause=min_pause,
+            timeout=checkpoint_timeout,
+            max_concurrent=max_concurrent,
         )
         self.clock = 0
         self.failed: TaskId | None = None
         self.replaying = 0
         self.notices: dict[TaskId, tuple[CheckpointId, ...]] = {}
         """Notify-checkpoint-complete messages on their way to each task (``notify_steps``)."""
+        self.aligning: dict[TaskId, int] = {}
+        """The step at which each task now aligning blocked its first input (protocols with
+        an alignment timeout)."""
         self._own: set[object] = {*self.tasks, *self.channels}
 
     # -- copy on write ---------------------------------------------------------------------
@@ -223,17 +265,20 @@ class World:
         for c, q in self.channels.items():
             if q and c not in blocked and (not check_replay or self._replay_allows(c, q[0])):
                 acts.append(s.deliver[c])
-        inputs = self.inputs
+        inputs, waits = self.inputs, s.waits
         for t in s.emitters:
             task = tasks[t]
             if (
                 not task.halted
                 and task.offset < len(inputs[t])
                 and (not task.replay or task.replay[0] is None)
+                and (t not in waits or waits[t](task.state, inputs[t][task.offset]) is None)
             ):
                 acts.append(s.emit[t])
         for t, pending in self.notices.items():
             acts.append(Notify(t, pending[0]))
+        if self.aligning and not acts:
+            acts.append(WAIT)
         if self.can_trigger():
             acts.append(s.trigger)
         if crashes:
@@ -243,7 +288,7 @@ class World:
     def progress_actions(self) -> list[Action]:
         """The enabled deliveries, emits and notifications: the run is over when there are
         none."""
-        return [a for a in self.enabled_actions() if type(a) in (Deliver, Emit, Notify)]
+        return [a for a in self.enabled_actions() if type(a) in (Deliver, Emit, Notify, Wait)]
 
     def _replay_allows(self, channel: ChannelId, head: Message) -> bool:
         replay = self.tasks[channel.dst].replay
@@ -264,109 +309,22 @@ class World:
         return self._why_not(action) is None
 
     def _why_not(self, action: Action) -> str | None:
-        kind = type(action)
-        if self.failed is not None and kind is not Recover:
-            return f"task {self.failed} has failed: only Recover is enabled"
-        if kind is Deliver:
-            c = action.channel  # type: ignore[union-attr]
-            if c not in self.channels:
-                return f"there is no channel {c}"
-            if not self.channels[c]:
-                return f"channel {c} is empty"
-            if c in self.blocked:
-                return f"channel {c} is blocked by {c.dst}"
-            if self.replaying and not self._replay_allows(c, self.channels[c][0]):
-                return (
-                    f"{c.dst} is replaying and must next consume from {self.tasks[c.dst].replay[0]}"
-                )
-            return None
-        if kind is Emit:
-            t = action.task  # type: ignore[union-attr]
-            if t not in self.inputs:
-                return f"{t} is not a source or process"
-            task = self.tasks[t]
-            if task.halted:
-                return f"{t} is halted until the checkpoint completes"
-            if task.offset >= len(self.inputs[t]):
-                return f"{t} has emitted its whole input log"
-            if task.replay and task.replay[0] is not None:
-                return f"{t} is replaying and must next consume from {task.replay[0]}"
-            return None
-        if kind is Transfer:
-            return self._why_not_transfer(action)  # type: ignore[arg-type]
-        if kind is TriggerCheckpoint:
-            if not self.can_trigger():
-                if self.protocol.max_concurrent == 0:
-                    return f"protocol {self.protocol.name} takes no checkpoints"
-                if self.replaying:
-                    return "tasks are still replaying after a recovery"
-                if self._s.max_checkpoints is not None and (
-                    self.coordinator.next_id > self._s.max_checkpoints
-                ):
-                    return f"this run allows {self._s.max_checkpoints} checkpoint(s)"
-                return "a checkpoint is already pending (one at a time for this protocol)"
-            at = action.at  # type: ignore[union-attr]
-            if at is not None and at not in self.tasks:
-                return f"there is no task {at}"
-            if at is not None and self.protocol.name != "chandy-lamport":
-                return (
-                    f"{self.protocol.name} starts checkpoints at every source; "
-                    "only Chandy-Lamport can start at a named process"
-                )
-            if at is not None:
-                reached = self.graph.downstream(at)
-                unreached = [t for t in self.graph.tasks if t not in reached]
-                if unreached:
-                    return (
-                        f"markers sent from {at} never reach {', '.join(map(str, unreached))}, "
-                        "so the snapshot could not complete: start it at a task that reaches "
-                        "every task, or name no task (it then starts at every source)"
-                    )
-            return None
-        if kind is Notify:
-            pending = self.notices.get(action.task, ())  # type: ignore[union-attr]
-            if not pending:
-                return f"no notification is on its way to {action.task}"  # type: ignore[union-attr]
-            if pending[0] != action.checkpoint_id:  # type: ignore[union-attr]
-                return f"{action.task} hears of checkpoint {pending[0]} first"  # type: ignore[union-attr]
-            return None
-        if kind is Crash:
-            return None if action.task in self.tasks else f"there is no task {action.task}"  # type: ignore[union-attr]
-        if kind is Recover:
-            if self.failed is None:
-                return "no task has failed"
-            if action.mode not in ("full", "partial"):  # type: ignore[union-attr]
-                return f"unknown recovery mode {action.mode!r}: use 'full' or 'partial'"  # type: ignore[union-attr]
-            return None
-        return f"{action!r} is not an action"
-
-    def _why_not_transfer(self, action: Transfer) -> str | None:
-        src, dst = action.src, action.dst
-        if src not in self.inputs or self.graph.kind(src) != "process":
-            return f"{src} is not an account (a process) of this job"
-        if (src.operator, dst.operator) not in {(e.src, e.dst) for e in self.graph.job.edges}:
-            return f"there is no channel {src}->{dst} for the transfer"
-        if not isinstance(action.amount, int) or action.amount <= 0:
-            return f"a transfer amount must be a positive whole number, not {action.amount!r}"
-        task = self.tasks[src]
-        if task.halted:
-            return f"{src} is halted until the checkpoint completes"
-        if task.offset < len(self.inputs[src]) or task.replay:
-            return f"{src} must first make the transfers already in its input log"
-        return None
+        return why_not(self, action)
 
     # -- applying actions ------------------------------------------------------------------
-    def apply(self, action: Action) -> Event:
-        """Perform ``action`` and return what happened.
+    def apply(self, action: Action, *, checked: bool = False) -> Event:
+        """Perform ``action`` and return what happened; ``checked``: the caller took it
+        from :meth:`enabled_actions` of this very state, so it is not checked again.
 
         Raises:
             ActionNotEnabledError: the action is not enabled now; the message says why and
                 lists what is.
         """
-        why = self._why_not(action)
+        why = None if checked else self._why_not(action)
         if why is not None:
             options = ", ".join(str(a) for a in self.enabled_actions()) or "nothing"
-            raise ActionNotEnabledError(
+            refused = type(action) is Transfer and why.startswith("account ")
+            raise (TransferRefusedError if refused else ActionNotEnabledError)(
                 f"cannot {action} at step {self.clock}: {why}. Enabled now: {options}"
             )
         kind = type(action)
@@ -382,13 +340,30 @@ class World:
             event = self._notify_one(action)  # type: ignore[arg-type]
         elif kind is Crash:
             event = self._crash(action)  # type: ignore[arg-type]
+        elif kind is Wait:
+            event = Event(self.clock, action)
+        elif kind is Decline:
+            event = modes.decline(self, action)  # type: ignore[arg-type]
         else:
             event = self._recover(action)  # type: ignore[arg-type]
+        if self.coordinator.timeout is not None and self.coordinator.pending:
+            for n in self.coordinator.expire(self.clock):
+                event.aborted += (n,)
+                self._notify(n, event, complete=False)
+        if self._s.alignment_timeout is not None and (
+            self.aligning or event.blocked or kind is TriggerCheckpoint
+        ):
+            modes.alignment_timeouts(self, event)
         self.clock += 1
         return event
 
     def _deliver(self, channel: ChannelId) -> Event:
-        message = self.writable_channel(channel).popleft()
+        queue = self.writable_channel(channel)
+        if type(queue[0]) in RECORD_TYPES and (self._s.overtake or modes.late_barrier(self, queue)):
+            for i, m in enumerate(queue):
+                if type(m) not in RECORD_TYPES:
+                    return modes.deliver_overtaking(self, channel, queue, i)
+        message = queue.popleft()
         task = self.writable_task(channel.dst)
         replaying = bool(task.replay)
         sends: list[Send] = []
@@ -439,6 +414,10 @@ class World:
                 event.snapshots += ((task.id, ctl.checkpoint_id),)
             elif kind is Dropped:
                 event.dropped = True
+            elif kind is Declined:
+                if self.coordinator.decline(ctl.checkpoint_id, task.id, ctl.reason):
+                    event.aborted += (ctl.checkpoint_id,)
+                    self._notify(ctl.checkpoint_id, event, complete=False)
             elif kind is TaskSnapshot:
                 before = len(self.coordinator.aborted)
                 done = self.coordinator.acknowledge(ctl, self.clock)
@@ -507,8 +486,6 @@ class World:
         return event
 
     def _recover(self, action: Recover) -> Event:
-        from absnb.sim.recovery import recover
-
         return recover(self, action)
 
     # -- value semantics -------------------------------------------------------------------
@@ -528,22 +505,30 @@ class World:
         new.failed = self.failed
         new.replaying = self.replaying
         new.notices = dict(self.notices)
+        new.aligning = dict(self.aligning)
         return new
 
-    def key(self) -> tuple[Any, ...]:
-        """A hashable value equal for worlds in the same state.
+    def key(self, *, recovery: bool = True) -> tuple[Any, ...]:
+        """A hashable value equal for worlds whose futures are the same.
 
-        The clock and history (trace, input order logs, when checkpoints were taken) are
-        left out, so different interleavings reaching the same state compare equal.
+        The clock and history (trace, completed and aborted lists, when checkpoints were
+        taken) are left out, so different interleavings reaching the same state compare
+        equal. The parts acknowledged to pending checkpoints count (they make up the next
+        snapshot). With ``recovery`` (the default) it includes what a recovery would read
+        (:func:`~absnb.sim.recovery.recovery_key`); the explorer leaves that out when no
+        crash can happen.
         """
         return (
             tuple(task.key() for task in self.tasks.values()),
             tuple(tuple(q) for q in self.channels.values()),
             frozenset(self.blocked),
-            self.coordinator.key(),
+            self.coordinator.key(self.clock),
+            acknowledged_key(self),
             self.failed,
             tuple(len(v) for v in self.inputs.values()),
             tuple(sorted(self.notices.items())),
+            tuple(sorted((t, self.clock - s) for t, s in self.aligning.items())),
+            recovery_key(self) if recovery else None,
         )
 
     def __eq__(self, other: object) -> bool:

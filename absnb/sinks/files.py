@@ -39,6 +39,7 @@ import atexit
 import json
 import os
 import tempfile
+import time
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -173,6 +174,8 @@ class FileSink(TwoPhaseCommitSink[str]):
 
     The transaction handle is the file's name in the staging directory.
     """
+
+    clock = staticmethod(time.time)  # transaction ages (with_transaction_timeout)
 
     def __init__(
         self,

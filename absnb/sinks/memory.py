@@ -12,6 +12,7 @@ The store is outside the simulated world, as a real database would be. For
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -121,6 +122,8 @@ class TransactionStore:
 
 class MemorySink(TwoPhaseCommitSink[str]):
     """Exactly-once into a :class:`TransactionStore` by two-phase commit."""
+
+    clock = staticmethod(time.time)  # transaction ages (with_transaction_timeout)
 
     def __init__(self, store: TransactionStore | None = None) -> None:
         self.store = store if store is not None else TransactionStore()

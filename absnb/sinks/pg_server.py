@@ -63,7 +63,8 @@ def find_bin_dir(bin_dir: str | None = None) -> str | None:
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+        port: int = s.getsockname()[1]
+        return port
 
 
 class PostgresServer:
@@ -168,7 +169,8 @@ class PostgresServer:
                     stderr=subprocess.STDOUT,
                     stdin=subprocess.DEVNULL,
                     start_new_session=True,
-                    **user,  # type: ignore[arg-type]
+                    user=user.get("user"),
+                    group=user.get("group"),
                 )
             self._wait_ready(log)
         except BaseException:
@@ -180,8 +182,13 @@ class PostgresServer:
     def _run(self, cmd: list[str], user: dict[str, int], log: str) -> None:
         with open(log, "ab") as out:
             done = subprocess.run(
-                cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, **user
-            )  # type: ignore[call-overload]
+                cmd,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                user=user.get("user"),
+                group=user.get("group"),
+            )
         if done.returncode != 0:
             raise PostgresUnavailableError(
                 f"{os.path.basename(cmd[0])} failed ({done.returncode}):\n{_tail(log)}"

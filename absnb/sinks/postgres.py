@@ -35,6 +35,7 @@ the sink's parallelism times the checkpoints that may be pending at once, plus o
 
 from __future__ import annotations
 
+import time
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -111,7 +112,7 @@ def safe_dsn(dsn: str) -> str:
 
         parts = conninfo_to_dict(dsn)
         parts.pop("password", None)
-        return make_conninfo(**parts)
+        return make_conninfo("", **parts)
     except Exception:
         return "<the DSN given>"
 
@@ -143,6 +144,8 @@ class PostgresSink(TwoPhaseCommitSink[str]):
     The handle of an open transaction is ``absnb:{job}:{task}:{nonce}``; pre-commit returns
     the prepared name, which adds the checkpoint id.
     """
+
+    clock = staticmethod(time.time)  # transaction ages (with_transaction_timeout)
 
     def __init__(
         self,

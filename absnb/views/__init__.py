@@ -1,26 +1,64 @@
 """Views of jobs, worlds and traces: they observe and never mutate.
 
 - :mod:`absnb.views.graph`: the execution graph and its state as DOT (pure) and SVG.
-- :mod:`absnb.views.timeline`: the space-time diagram (plotly) with snapshot cuts.
+- :mod:`absnb.views.timeline`: the space-time diagram (plotly) with snapshot cuts;
+  :mod:`absnb.views.timeline_static` draws the same geometry as a static SVG, and
+  :mod:`absnb.views.cut` composes cuts by hand and classifies messages against them.
 - :mod:`absnb.views.tables`: snapshots as pandas tables, and the diff of two.
 - :mod:`absnb.views.transactions`: a two-phase-commit sink's external system: its
   transactions and committed output as tables, and drawn beside the graph.
 - :mod:`absnb.views.widgets`: the stepper widget and the side-by-side comparison.
+
+The names below are imported from their module when first used (PEP 562), so that
+``import absnb.views`` and a DOT rendering pull in neither pandas, plotly nor ipywidgets.
 """
 
-from absnb.views.graph import graph_svg, show_graph, to_dot
-from absnb.views.tables import snapshot_diff, snapshot_tables, task_table
-from absnb.views.timeline import message_arrows, space_time
-from absnb.views.transactions import (
-    committed_table,
-    output_copies,
-    show_transactions,
-    transaction_table,
-    transactions_dot,
-)
-from absnb.views.widgets import SideBySide, StepperWidget, compare, stepper_widget
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from absnb.views.cut import Cut
+    from absnb.views.graph import graph_svg, show_graph, to_dot
+    from absnb.views.tables import snapshot_diff, snapshot_tables, task_table
+    from absnb.views.timeline import message_arrows, show_timeline, space_time
+    from absnb.views.timeline_static import timeline_svg
+    from absnb.views.transactions import (
+        committed_table,
+        output_copies,
+        show_transactions,
+        transaction_table,
+        transactions_dot,
+    )
+    from absnb.views.widgets import SideBySide, StepperWidget, compare, stepper_widget
+
+_HOME = {
+    "Cut": "cut",
+    "graph_svg": "graph",
+    "show_graph": "graph",
+    "to_dot": "graph",
+    "snapshot_diff": "tables",
+    "snapshot_tables": "tables",
+    "task_table": "tables",
+    "message_arrows": "timeline",
+    "space_time": "timeline",
+    "show_timeline": "timeline",
+    "timeline_svg": "timeline_static",
+    "committed_table": "transactions",
+    "output_copies": "transactions",
+    "show_transactions": "transactions",
+    "transaction_table": "transactions",
+    "transactions_dot": "transactions",
+    "SideBySide": "widgets",
+    "StepperWidget": "widgets",
+    "compare": "widgets",
+    "stepper_widget": "widgets",
+}
+"""Each public name and the module of :mod:`absnb.views` that defines it."""
 
 __all__ = [
+    "Cut",
     "SideBySide",
     "StepperWidget",
     "committed_table",
@@ -29,13 +67,28 @@ __all__ = [
     "message_arrows",
     "output_copies",
     "show_graph",
+    "show_timeline",
     "show_transactions",
     "snapshot_diff",
     "snapshot_tables",
     "space_time",
     "stepper_widget",
     "task_table",
+    "timeline_svg",
     "to_dot",
     "transaction_table",
     "transactions_dot",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOME.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{home}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_HOME})

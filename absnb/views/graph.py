@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from absnb.core.errors import AbsnbError
 from absnb.core.ids import ChannelId, TaskId
-from absnb.core.messages import CheckpointBarrier, Marker
+from absnb.core.messages import CancelCheckpointMarker, CheckpointBarrier, Marker
 from absnb.protocols.two_phase_commit import TwoPhaseCommitState
 from absnb.sim.format import show_message, show_value
 
@@ -105,6 +105,8 @@ def show_message_html(message: Any) -> str:
         return f'<FONT COLOR="{BARRIER_COLOUR}"><B>▌{escape(show_message(message))}</B></FONT>'
     if isinstance(message, Marker):
         return f'<FONT COLOR="{MARKER_COLOUR}"><B>◆{escape(show_message(message))}</B></FONT>'
+    if isinstance(message, CancelCheckpointMarker):
+        return f'<FONT COLOR="{BARRIER_COLOUR}"><B>✕{escape(show_message(message))}</B></FONT>'
     return escape(_cut(show_message(message)))
 
 
@@ -177,7 +179,7 @@ def task_status(world: World, task: TaskId | str) -> tuple[str, str]:
 def _recording(world: World) -> dict[ChannelId, str]:
     """Channels being recorded now, with a short note (``recording: 2 recorded``)."""
     out: dict[ChannelId, str] = {}
-    chandy = world.protocol.name == "chandy-lamport"
+    chandy = not world.protocol.logs_loop_inputs  # records channel state, not a backup log
     for t in world.graph.tasks:
         handler = world.tasks[t].handler
         for c in handler.recorded_channels():
@@ -262,7 +264,7 @@ def _shows_loops(world: World) -> bool:
     just an accident of the search order."""
     graph = world.graph
     has_sources = any(graph.kind(t) == "source" for t in graph.tasks)
-    return has_sources or world.protocol.name in ("abs", "abs-cyclic", "synchronous")
+    return has_sources or world.protocol.capabilities.treats_loops_apart
 
 
 def _title(world: World) -> str:
@@ -277,6 +279,11 @@ def _title(world: World) -> str:
     if coord.pending:
         ids = ", ".join(str(n) for n in sorted(coord.pending))
         parts.append(f"pending: {ids}")
+    if coord.declined:
+        ids = ", ".join(f"{n} by {escape(str(t))}" for n, t, _ in coord.declined)
+        parts.append(f"declined: {ids}")
+    if coord.expired:
+        parts.append(f"timed out: {', '.join(str(n) for n in coord.expired)}")
     return " · ".join(parts)
 
 

@@ -15,6 +15,7 @@ import pandas as pd
 from absnb.core.errors import SnapshotMismatchError
 from absnb.core.ids import ChannelId, TaskId
 from absnb.core.snapshot import GlobalSnapshot
+from absnb.protocols import PROTOCOLS
 from absnb.views.graph import short_state, task_status
 
 if TYPE_CHECKING:
@@ -50,10 +51,17 @@ def task_table(world: World) -> pd.DataFrame:
     return frame
 
 
+def _capability(protocol: str, name: str, default: Any) -> Any:
+    """A capability of the protocol called ``protocol`` (a snapshot stores the name)."""
+    cls = PROTOCOLS.get(protocol)
+    return default if cls is None else getattr(cls, name)
+
+
 def channel_kind(protocol: str) -> str:
     """What a recorded channel is called under ``protocol``: Chandy-Lamport records
-    ``channel state``, Alg. 2 (and the synchronous baseline) a ``backup log``."""
-    return "channel state" if protocol == "chandy-lamport" else "backup log"
+    ``channel state``, Alg. 2 (and the synchronous baseline) a ``backup log``, unaligned
+    checkpoints ``in-flight data`` (the protocol's ``channel_state_kind``)."""
+    return str(_capability(protocol, "channel_state_kind", "channel state"))
 
 
 def _task_order(snapshot: GlobalSnapshot, graph: ExecutionGraph | None) -> list[TaskId]:
@@ -95,9 +103,9 @@ class SnapshotTables:
 
     def _sections(self) -> list[tuple[str, pd.DataFrame, str]]:
         none = (
-            "none: ABS Algorithm 1 records task states only"
-            if self.protocol == "abs"
-            else "none recorded"
+            "none recorded"
+            if _capability(self.protocol, "records_channel_state", True)
+            else f"none: {_capability(self.protocol, 'short_title', '')} records task states only"
         )
         return [
             ("task states", self.tasks[["task", "operator", "state"]], "no tasks"),

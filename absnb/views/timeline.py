@@ -1,261 +1,63 @@
-"""The space-time diagram of a run: one line per task, one arrow per message.
+"""The space-time diagram of a run: one line per task, one arrow per message, one line per cut.
 
-The pure part (:func:`message_arrows`, :func:`snapshot_points`, :func:`checkpoint_cuts`,
-:func:`completion_steps`, :func:`crash_steps`, :func:`recovery_steps`) reads a trace and
-the world it ended in and returns plain values; :func:`space_time` draws them with plotly
-(imported only when a figure is drawn). Neither changes the trace or the world.
-
-Example:
-    >>> import absnb
-    >>> from absnb.views.timeline import message_arrows
-    >>> s = absnb.Stepper(absnb.World(absnb.word_count(), "abs", checkpoint_interval=5),
-    ...                   absnb.RandomScheduler(seed=1))
-    >>> _ = s.run()
-    >>> arrows = message_arrows(s.trace, s.world)
-    >>> all(a.received_step is not None for a in arrows)
-    True
+The marks are read from the trace by :mod:`absnb.views.arrows` (re-exported here), laid out
+by :mod:`absnb.views.diagram` and drawn either as a plotly figure (:func:`space_time`, here)
+or as a static SVG document (:mod:`absnb.views.timeline_static`). plotly is imported only
+when a figure is drawn; nothing changes the trace or the world.
 """
 
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, NamedTuple
+from typing import TYPE_CHECKING, Any
 
-from absnb.core.ids import ChannelId, CheckpointId, TaskId
-from absnb.core.messages import CheckpointBarrier, Marker, Message
-from absnb.sim.actions import Crash, Deliver, Recover, RecoveryMode
 from absnb.sim.events import Event
-from absnb.sim.format import show_message
+from absnb.views import timeline_static as svg
+from absnb.views.arrows import (
+    Arrow,
+    CrashPoint,
+    MessageKind,
+    RecoveryPoint,
+    SnapshotPoint,
+    checkpoint_cuts,
+    completion_steps,
+    crash_steps,
+    message_arrows,
+    message_kind,
+    recovery_steps,
+    snapshot_points,
+)
+from absnb.views.cut import Cut
+from absnb.views.diagram import LABEL_PX, Diagram, Stroke, layout
 
 if TYPE_CHECKING:
     import plotly.graph_objects as go
 
     from absnb.sim.world import World
 
-MessageKind = Literal["record", "barrier", "marker"]
-
-
-@dataclass(frozen=True, slots=True)
-class Arrow:
-    """One message on the diagram, from its send to its delivery.
-
-    Attributes:
-        channel: the channel it travelled on.
-        src, dst: the sending and the receiving task.
-        sent_step: the step that sent it; for a message put back in transit by a recovery
-            (``restored``), the recovery's step; for one already in transit when the trace
-            began, the trace's first step.
-        received_step: the step that delivered it; None if it was not delivered (still in
-            flight at the end, or ``lost_step`` is set).
-        kind: ``record``, ``barrier`` (ABS) or ``marker`` (Chandy-Lamport).
-        label: the message as text (``1,000``, ``barrier 1``).
-        dropped: delivered, but a duplicate the receiver dropped (partial recovery).
-        restored: replayed from the snapshot's channel state by a recovery.
-        lost_step: the recovery step that discarded it from its channel (the receiver
-            restarted); None otherwise.
-    """
-
-    channel: ChannelId
-    src: TaskId
-    dst: TaskId
-    sent_step: int
-    received_step: int | None
-    kind: MessageKind
-    label: str
-    dropped: bool = False
-    restored: bool = False
-    lost_step: int | None = None
-
-    @property
-    def in_flight(self) -> bool:
-        """True when the message is still in its channel at the end of the trace."""
-        return self.received_step is None and self.lost_step is None
-
-    def describe(self) -> str:
-        """Hover text: ``A->B: 1,000 sent at 0, delivered at 4``."""
-        how = "replayed from snapshot" if self.restored else "sent"
-        text = f"{self.channel}: {self.label} {how} at {self.sent_step}, "
-        if self.received_step is not None:
-            text += f"delivered at {self.received_step}"
-            if self.dropped:
-                text += " (duplicate, dropped)"
-        elif self.lost_step is not None:
-            text += f"discarded by the recovery at {self.lost_step}"
-        else:
-            text += "in flight"
-        return text
-
-
-class SnapshotPoint(NamedTuple):
-    """A task recorded its state for a checkpoint at a step."""
-
-    task: TaskId
-    step: int
-    checkpoint_id: CheckpointId
-
-
-class CrashPoint(NamedTuple):
-    """A task crashed at a step."""
-
-    step: int
-    task: TaskId
-
-
-class RecoveryPoint(NamedTuple):
-    """A recovery at a step restored a checkpoint (0: the initial state) into tasks."""
-
-    step: int
-    checkpoint_id: CheckpointId
-    tasks: tuple[TaskId, ...]
-    mode: RecoveryMode
-
-
-def message_kind(message: Message) -> MessageKind:
-    """``barrier``, ``marker`` or ``record``."""
-    kind = type(message)
-    if kind is CheckpointBarrier:
-        return "barrier"
-    if kind is Marker:
-        return "marker"
-    return "record"
-
-
-# -- the pure part ---------------------------------------------------------------------------
-class _Pending:
-    """A message whose end is not known yet (mutable while the trace is read)."""
-
-    __slots__ = ("channel", "dropped", "lost", "message", "received", "restored", "sent")
-
-    def __init__(self, channel: ChannelId, sent: int, message: Message, restored: bool) -> None:
-        self.channel = channel
-        self.sent = sent
-        self.message = message
-        self.restored = restored
-        self.received: int | None = None
-        self.dropped = False
-        self.lost: int | None = None
-
-    def arrow(self) -> Arrow:
-        c, m = self.channel, self.message
-        return Arrow(
-            c,
-            c.src,
-            c.dst,
-            self.sent,
-            self.received,
-            message_kind(m),
-            show_message(m),
-            self.dropped,
-            self.restored,
-            self.lost,
-        )
-
-
-def message_arrows(trace: Sequence[Event], world: World) -> list[Arrow]:
-    """Every message of ``trace``, matched send to delivery, in the order sent.
-
-    Channels are FIFO, so a delivery takes the oldest message still on its channel. A
-    recovery discards the messages on every channel into a restarted task and puts the
-    snapshot's channel state back in transit there (``restored``). ``world`` is the world
-    the trace ended in (``stepper.world``): it holds the completed snapshots.
-
-    Raises:
-        ValueError: the trace restores a checkpoint that ``world`` has not completed.
-    """
-    snapshots = {s.checkpoint_id: s for s in world.snapshots}
-    start = trace[0].step if trace else 0
-    queues: dict[ChannelId, deque[_Pending]] = {}
-    pending: list[_Pending] = []
-    for event in trace:
-        action = event.action
-        if type(action) is Deliver:
-            c = action.channel
-            q = queues.get(c)
-            if q:
-                p = q.popleft()
-            else:  # in transit before the trace began
-                assert event.message is not None
-                p = _Pending(c, start, event.message, False)
-                pending.append(p)
-            p.received = event.step
-            p.dropped = event.dropped
-        if event.restored is not None:
-            n, tasks = event.restored
-            if n and n not in snapshots:
-                raise ValueError(
-                    f"step {event.step} restores checkpoint {n}, but the world given has no "
-                    f"completed checkpoint {n} (it has {sorted(snapshots) or 'none'}): pass "
-                    "the world the trace ended in (stepper.world)"
-                )
-            states = snapshots[n].channel_states if n else {}
-            restarted = set(tasks)
-            for c in world.graph.channels:
-                if c.dst not in restarted:
-                    continue
-                q = queues.setdefault(c, deque())
-                for p in q:
-                    p.lost = event.step
-                q.clear()
-                for m in states.get(c, ()):
-                    p = _Pending(c, event.step, m, True)
-                    pending.append(p)
-                    q.append(p)
-        for c, m in event.sent:
-            p = _Pending(c, event.step, m, False)
-            pending.append(p)
-            q = queues.get(c)
-            if q is None:
-                q = queues[c] = deque()
-            q.append(p)
-    return [p.arrow() for p in pending]
-
-
-def snapshot_points(trace: Sequence[Event]) -> list[SnapshotPoint]:
-    """Every ``(task, step, checkpoint id)`` at which a task recorded its state."""
-    return [SnapshotPoint(t, e.step, n) for e in trace for t, n in e.snapshots]
-
-
-def completion_steps(trace: Sequence[Event]) -> dict[CheckpointId, int]:
-    """The step at which each completed checkpoint completed."""
-    return {n: e.step for e in trace for n in e.completed}
-
-
-def checkpoint_cuts(trace: Sequence[Event]) -> dict[CheckpointId, dict[TaskId, int]]:
-    """For every completed checkpoint, the step at which each task recorded its state:
-    the cut the global snapshot was taken along."""
-    recorded: dict[CheckpointId, dict[TaskId, int]] = {}
-    cuts: dict[CheckpointId, dict[TaskId, int]] = {}
-    for e in trace:
-        for t, n in e.snapshots:
-            recorded.setdefault(n, {})[t] = e.step
-        for n in e.completed:
-            cuts[n] = dict(recorded.get(n, {}))
-    return cuts
-
-
-def crash_steps(trace: Sequence[Event]) -> list[CrashPoint]:
-    """Every crash: its step and the failed task."""
-    return [CrashPoint(e.step, e.action.task) for e in trace if type(e.action) is Crash]
-
-
-def recovery_steps(trace: Sequence[Event]) -> list[RecoveryPoint]:
-    """Every recovery: its step, the checkpoint restored and the tasks that restarted."""
-    out = []
-    for e in trace:
-        if e.restored is not None and type(e.action) is Recover:
-            out.append(RecoveryPoint(e.step, e.restored[0], e.restored[1], e.action.mode))
-    return out
-
+__all__ = [
+    "WEBGL_ARROWS",
+    "Arrow",
+    "CrashPoint",
+    "MessageKind",
+    "RecoveryPoint",
+    "SnapshotPoint",
+    "checkpoint_cuts",
+    "completion_steps",
+    "crash_steps",
+    "figure_of",
+    "message_arrows",
+    "message_kind",
+    "recovery_steps",
+    "snapshot_points",
+    "space_time",
+]
 
 # -- the figure ------------------------------------------------------------------------------
-_COLOURS = {"record": "#636EFA", "barrier": "#FF7F0E", "marker": "#FF7F0E"}
-_CUT = "#AB63FA"
-_CRASH = "#D62728"
-_RECOVERY = "#2CA02C"
-_GREY = "#888888"
 _UIREVISION = "absnb-space-time"
+
+WEBGL_ARROWS = 500
+"""Arrow traces with more arrows than this are drawn with WebGL (``scattergl``)."""
 
 
 def _scatter(**props: Any) -> dict[str, Any]:
@@ -263,47 +65,34 @@ def _scatter(**props: Any) -> dict[str, Any]:
     return {"type": "scatter", **props}
 
 
-WEBGL_ARROWS = 500
-"""Arrow traces with more arrows than this are drawn with WebGL (``scattergl``)."""
-
-
-def _arrow_trace(
-    arrows: list[Arrow],
-    y: dict[TaskId, int],
-    end: int | None,
-    *,
-    name: str,
-    colour: str,
-    dash: str,
-    width: float,
-    head: str = "arrow",
+def _stroke_trace(
+    strokes: list[Stroke], *, name: str, colour: str, dash: str, width: float, head: str = "arrow"
 ) -> Any:
-    """All ``arrows`` as one line trace with None gaps; a head marker at the far end
-    (at ``end`` for messages without one).
+    """All ``strokes`` as one line trace with None gaps, a head marker at the far end.
 
     Past :data:`WEBGL_ARROWS` arrows the trace is drawn with WebGL and without heads: in
     Chromium a 5,000-event trace then draws in about 0.4 s and zooms in about 20 ms
     against 1.6 s and 1.3 s as SVG, and heads are unreadable at that density anyway.
     """
-    xs: list[int | None] = []
-    ys: list[int | None] = []
+    xs: list[float | None] = []
+    ys: list[float | None] = []
     texts: list[str] = []
     sizes: list[int] = []
-    for a in arrows:
-        far = a.received_step if a.received_step is not None else a.lost_step
-        text = a.describe()
-        xs += (a.sent_step, far if far is not None else end, None)
-        ys += (y[a.src], y[a.dst], None)
+    for s in strokes:
+        text = s.arrow.describe()
+        xs += (s.start.x, s.end.x, None)
+        ys += (s.start.y, s.end.y, None)
         texts += (text, text, "")
-        sizes += (0, 9, 0)
-    if len(arrows) > WEBGL_ARROWS:
+        sizes += (0, 12, 0)
+    line = {"color": colour, "dash": dash, "width": width}
+    if len(strokes) > WEBGL_ARROWS:
         return _scatter(
             type="scattergl",
             x=xs,
             y=ys,
             mode="lines",
             name=name,
-            line={"color": colour, "dash": dash, "width": width},
+            line=line,
             hovertext=texts,
             hoverinfo="text",
         )
@@ -312,7 +101,7 @@ def _arrow_trace(
         y=ys,
         mode="lines+markers",
         name=name,
-        line={"color": colour, "dash": dash, "width": width},
+        line=line,
         marker={
             "symbol": head,
             "angleref": "previous",
@@ -327,8 +116,8 @@ def _arrow_trace(
 
 
 def _points(
-    xs: list[int],
-    ys: list[int],
+    xs: list[float],
+    ys: list[float],
     texts: list[str],
     *,
     name: str,
@@ -347,31 +136,17 @@ def _points(
     )
 
 
-def space_time(trace: Sequence[Event], world: World, *, title: str | None = None) -> go.Figure:
-    """The space-time diagram of ``trace`` (ending in ``world``) as a plotly figure.
-
-    One horizontal line per task (in graph order, top to bottom; x is the step). Records
-    and barriers (or markers) are arrows told apart by colour and dash; messages still in
-    flight end dashed at the right edge; messages discarded by a recovery end grey; dropped
-    duplicates, messages replayed from a snapshot, crashes, recoveries (a shaded band from
-    the crash) and every task's snapshot point are marked, and each completed checkpoint's
-    cut is drawn across the task lines. Every kind of arrow is one trace, so long traces
-    draw fast; the output is deterministic.
-    """
+def figure_of(d: Diagram) -> go.Figure:
+    """The plotly figure of a laid-out diagram: the same strokes, cuts and labels the SVG
+    draws (:func:`absnb.views.timeline_static.render_svg`), with hover text and zoom."""
     import plotly.graph_objects as go
 
-    graph = world.graph
-    tasks = graph.tasks
-    y = {t: i for i, t in enumerate(tasks)}
-    first = trace[0].step if trace else world.clock
-    right = max(world.clock, trace[-1].step + 1 if trace else 0)
-    arrows = message_arrows(trace, world)
     data: list[Any] = []
-
-    lines_x: list[int | None] = []
-    lines_y: list[int | None] = []
-    for i in range(len(tasks)):
-        lines_x += (first, right, None)
+    n = len(d.tasks)
+    lines_x: list[float | None] = []
+    lines_y: list[float | None] = []
+    for i in range(n):
+        lines_x += (d.first, d.now, None)
         lines_y += (i, i, None)
     data.append(
         _scatter(
@@ -379,225 +154,327 @@ def space_time(trace: Sequence[Event], world: World, *, title: str | None = None
             y=lines_y,
             mode="lines",
             name="tasks",
-            line={"color": "#444444", "width": 1},
+            line={"color": svg.LANE, "width": 2},
             hoverinfo="skip",
             showlegend=False,
         )
     )
-
-    done = completion_steps(trace)
+    plain = [s for s in d.strokes if not s.emphasis]
+    dense = sum(s.arrow.kind != "record" for s in d.strokes) > 30
     for kind in ("record", "barrier", "marker"):
-        of_kind = [a for a in arrows if a.kind == kind]
-        if not of_kind:
-            continue
-        colour = _COLOURS[kind]
         control = kind != "record"
-        delivered = [a for a in of_kind if a.received_step is not None]
-        flying = [a for a in of_kind if a.in_flight]
+        colour = svg.CONTROL if control else svg.RECORD
+        width = (2.0 if dense else 3.0) if control else 1.5
+        delivered = [s for s in plain if s.arrow.kind == kind and s.state == "delivered"]
+        flying = [s for s in plain if s.arrow.kind == kind and s.state == "in flight"]
         if delivered:
             data.append(
-                _arrow_trace(
+                _stroke_trace(
                     delivered,
-                    y,
-                    None,
                     name=f"{kind}s",
                     colour=colour,
                     dash="dot" if control else "solid",
-                    width=2 if control else 1.2,
+                    width=width,
                 )
             )
         if flying:
             data.append(
-                _arrow_trace(
+                _stroke_trace(
                     flying,
-                    y,
-                    right,
                     name=f"{kind}s in flight",
                     colour=colour,
                     dash="dash",
-                    width=2 if control else 1.2,
+                    width=width,
+                    head="arrow-open",
                 )
             )
-    lost = [a for a in arrows if a.lost_step is not None]
+    state = [s for s in d.strokes if s.emphasis == "channel state"]
+    if state:
+        data.append(
+            _stroke_trace(state, name="channel state", colour=svg.RECORD, dash="solid", width=4)
+        )
+    bad = [s for s in d.strokes if s.emphasis == "offending"]
+    if bad:
+        data.append(
+            _stroke_trace(
+                bad,
+                name="offending: received before the cut, sent after",
+                colour=svg.OFFENDING,
+                dash="solid",
+                width=6,
+            )
+        )
+    lost = [s for s in plain if s.state == "lost"]
     if lost:
         data.append(
-            _arrow_trace(
+            _stroke_trace(
                 lost,
-                y,
-                None,
                 name="discarded by recovery",
-                colour=_GREY,
-                dash="longdash",
-                width=1,
+                colour=svg.LOST,
+                dash="dot",
+                width=1.5,
                 head="x-thin-open",
             )
         )
-    dropped = [a for a in arrows if a.dropped]
+    dropped = [s for s in d.strokes if s.arrow.dropped]
     if dropped:
         data.append(
             _points(
-                [a.received_step for a in dropped],  # type: ignore[misc]
-                [y[a.dst] for a in dropped],
-                [a.describe() for a in dropped],
+                [s.end.x for s in dropped],
+                [s.end.y for s in dropped],
+                [s.arrow.describe() for s in dropped],
                 name="dropped duplicates",
                 symbol="circle-x-open",
                 colour="#222222",
-                size=11,
+                size=13,
             )
         )
-    replayed = [a for a in arrows if a.restored]
+    replayed = [s for s in d.strokes if s.arrow.restored]
     if replayed:
         data.append(
             _points(
-                [a.sent_step for a in replayed],
-                [y[a.src] for a in replayed],
-                [a.describe() for a in replayed],
+                [s.start.x for s in replayed],
+                [s.start.y for s in replayed],
+                [s.arrow.describe() for s in replayed],
                 name="replayed from snapshot",
                 symbol="square-open",
-                colour=_RECOVERY,
-                size=10,
+                colour=svg.RECOVERY,
+                size=12,
             )
         )
-
-    cuts = checkpoint_cuts(trace)
-    if cuts:
-        cx: list[int | None] = []
-        cy: list[int | None] = []
-        ctext: list[str] = []
+    names = {"completed": "checkpoint cuts", "pending": "pending cuts", "by hand": "cuts by hand"}
+    dashes = {"completed": "solid", "pending": "dash", "by hand": "dashdot"}
+    for status, name in names.items():
+        of = [line for line in d.cuts if line.cut.status == status]
+        if not of:
+            continue
+        cx: list[float | None] = []
+        cy: list[float | None] = []
         hover: list[str] = []
-        for n, cut in cuts.items():
-            along = [t for t in tasks if t in cut]
-            what = f"checkpoint {n}: " + ", ".join(f"{t} at {cut[t]}" for t in along)
-            what += f"; completed at {done[n]}"
-            for j, t in enumerate(along):
-                cx.append(cut[t])
-                cy.append(y[t])
-                ctext.append(f"checkpoint {n}" if j == 0 else "")
-                hover.append(what)
-            cx.append(None)
-            cy.append(None)
-            ctext.append("")
-            hover.append("")
+        for line in of:
+            what = f"{line.cut.label}: " + ", ".join(
+                f"{t} at {p.x:g}" for t, p in zip(d.tasks, line.points, strict=True)
+            )
+            cx += [p.x for p in line.points] + [None]
+            cy += [p.y for p in line.points] + [None]
+            hover += [what] * len(line.points) + [""]
+        colour = svg.BY_HAND if status == "by hand" else svg.CUT
         data.append(
             _scatter(
                 x=cx,
                 y=cy,
-                mode="lines+text",
-                name="checkpoint cuts",
-                line={"color": _CUT, "width": 3},
-                opacity=0.6,
-                text=ctext,
-                textposition="top center",
-                textfont={"color": _CUT},
+                mode="lines",
+                name=name,
+                line={"color": colour, "width": 4, "dash": dashes[status]},
+                opacity=0.85,
                 hovertext=hover,
                 hoverinfo="text",
             )
         )
-
-    points = snapshot_points(trace)
-    if points:
-        texts = []
-        for p in points:
-            at = done.get(p.checkpoint_id)
-            status = f"completed at {at}" if at is not None else "not completed"
-            texts.append(
-                f"{p.task} records state for checkpoint {p.checkpoint_id} at {p.step} "
-                f"(checkpoint {status})"
+    for by_hand in (False, True):
+        px, py, ptext = [], [], []
+        for line in d.cuts:
+            if (line.cut.status == "by hand") != by_hand:
+                continue
+            for t, p in zip(d.tasks, line.points, strict=True):
+                if t not in line.cut.waiting:
+                    px.append(p.x)
+                    py.append(p.y)
+                    ptext.append(f"{t}'s state for {line.cut.label} at {p.x:g}")
+        if px:
+            data.append(
+                _points(
+                    px,
+                    py,
+                    ptext,
+                    name="states chosen by hand" if by_hand else "task snapshots",
+                    symbol="circle" if by_hand else "diamond",
+                    colour=svg.BY_HAND if by_hand else svg.CUT,
+                    size=14,
+                )
             )
+    if d.crashes:
         data.append(
             _points(
-                [p.step for p in points],
-                [y[p.task] for p in points],
-                texts,
-                name="task snapshots",
-                symbol="diamond",
-                colour=_CUT,
-                size=9,
-            )
-        )
-    crashes = crash_steps(trace)
-    if crashes:
-        data.append(
-            _points(
-                [c.step for c in crashes],
-                [y[c.task] for c in crashes],
-                [f"{c.task} crashes at {c.step}" for c in crashes],
+                [float(c.step) for c in d.crashes],
+                [float(d.lane(c.task)) for c in d.crashes],
+                [f"{c.task} crashes at {c.step}" for c in d.crashes],
                 name="crashes",
                 symbol="x",
-                colour=_CRASH,
-                size=14,
+                colour="#000000",
+                size=18,
             )
         )
-    recoveries = recovery_steps(trace)
-    shapes: list[dict[str, Any]] = []
-    if recoveries:
-        rx, ry, rtext = [], [], []
-        for r in recoveries:
+    if d.recoveries:
+        rtext = []
+        for r in d.recoveries:
             what = f"checkpoint {r.checkpoint_id}" if r.checkpoint_id else "the initial state"
-            text = (
+            rtext.append(
                 f"recover ({r.mode}) at {r.step} from {what}: "
                 f"{', '.join(str(t) for t in r.tasks)} restart"
             )
-            for t in r.tasks:
-                rx.append(r.step)
-                ry.append(y[t])
-                rtext.append(text)
-            since = max((c.step for c in crashes if c.step <= r.step), default=r.step)
-            shapes.append(
-                {
-                    "type": "rect",
-                    "xref": "x",
-                    "yref": "paper",
-                    "x0": since,
-                    "x1": r.step,
-                    "y0": 0,
-                    "y1": 1,
-                    "fillcolor": _CRASH,
-                    "opacity": 0.08,
-                    "line": {"width": 0},
-                    "layer": "below",
-                }
-            )
-            shapes.append(
-                {
-                    "type": "line",
-                    "xref": "x",
-                    "yref": "paper",
-                    "x0": r.step,
-                    "x1": r.step,
-                    "y0": 0,
-                    "y1": 1,
-                    "line": {"color": _RECOVERY, "width": 1.5, "dash": "dot"},
-                    "layer": "below",
-                }
-            )
         data.append(
             _points(
-                rx,
-                ry,
+                [float(r.step) for r in d.recoveries],
+                [-0.5] * len(d.recoveries),
                 rtext,
                 name="recoveries",
-                symbol="triangle-right",
-                colour=_RECOVERY,
-                size=11,
+                symbol="triangle-down",
+                colour=svg.RECOVERY,
+                size=14,
             )
         )
-
-    n = len(tasks)
+    shapes: list[dict[str, Any]] = []
+    for start, end, _task in d.bands:
+        shapes.append(
+            {
+                "type": "rect",
+                "xref": "x",
+                "yref": "y",
+                "x0": start,
+                "x1": end,
+                "y0": -0.5,
+                "y1": n - 0.5,
+                "fillcolor": "#000000",
+                "opacity": 0.16,
+                "line": {"width": 0},
+                "layer": "below",
+            }
+        )
+    for r in d.recoveries:
+        shapes.append(
+            {
+                "type": "line",
+                "xref": "x",
+                "yref": "y",
+                "x0": r.step,
+                "x1": r.step,
+                "y0": -0.5,
+                "y1": n - 0.5,
+                "layer": "below",
+                "line": {"color": svg.RECOVERY, "width": 3, "dash": "dot"},
+            }
+        )
+    shapes.append(
+        {
+            "type": "line",
+            "xref": "x",
+            "yref": "y",
+            "x0": d.now,
+            "x1": d.now,
+            "y0": -0.5,
+            "y1": n - 0.5,
+            "layer": "below",
+            "line": {"color": "#555555", "width": 1.5, "dash": "dot"},
+        }
+    )
+    colours = {"offending": svg.OFFENDING, "checkpoint": svg.CUT, "recovery": "#00684A"}
+    annotations = []
+    low = -0.6
+    for label in d.labels:
+        if label.kind == "step":  # the x axis says it
+            continue
+        p = d.scale.point(label.x, label.y)
+        low = min(low, p.y - 0.2)
+        annotations.append(
+            {
+                "x": p.x,
+                "y": p.y,
+                "xref": "x",
+                "yref": "y",
+                "text": label.text,
+                "showarrow": False,
+                "bgcolor": "rgba(255,255,255,0.8)",
+                "font": {"size": LABEL_PX, "color": colours.get(label.kind, "#111111")},
+            }
+        )
+    high = max(
+        [n - 0.5, *(d.scale.point(lb.x, lb.y).y + 0.2 for lb in d.labels if lb.kind != "step")]
+    )
     layout = {
-        "title": {"text": title or f"{graph.name} under {world.protocol.name}"},
-        "xaxis": {"title": {"text": "step"}, "range": [first - 0.5, right + 0.5]},
+        "title": {"text": d.title, "font": {"size": 22}},
+        "font": {"size": LABEL_PX},
+        "xaxis": {"title": {"text": "step"}, "range": [d.first - 0.5, d.now + 0.5]},
         "yaxis": {
             "tickmode": "array",
             "tickvals": list(range(n)),
-            "ticktext": [str(t) for t in tasks],
-            "range": [n - 0.5, -0.8],
+            "ticktext": [str(t) for t in d.tasks],
+            "range": [high, low],
             "zeroline": False,
             "showgrid": False,
+            "tickfont": {"size": 20},
         },
         "hovermode": "closest",
-        "height": max(420, 180 + 60 * n),
+        "height": int(d.height + 60),
         "shapes": shapes,
+        "annotations": annotations,
+        "legend": {"orientation": "h", "y": -0.18},
+        "plot_bgcolor": "#ffffff",
         "uirevision": _UIREVISION,
     }
     return go.Figure(data=data, layout=layout)
+
+
+def space_time(
+    trace: Sequence[Event],
+    world: World,
+    *,
+    title: str | None = None,
+    cuts: Sequence[Cut] | None = None,
+) -> go.Figure:
+    """The space-time diagram of ``trace`` (ending in ``world``) as a plotly figure.
+
+    One horizontal line per task (in graph order, top to bottom; x is the step). Records
+    and barriers (or markers) are arrows told apart by colour and dash; a message still in
+    flight is dashed and ends at the current step half way to its receiver; messages
+    discarded by a recovery end grey. Each cut (default: every completed or pending
+    checkpoint's) is a line through every task's point: channel state crosses it forward,
+    an offending message (a cut composed by hand) is drawn thick in vermillion. Crashes,
+    recoveries, dropped duplicates and replayed messages are marked. The geometry is
+    :func:`absnb.views.diagram.layout`'s, the same as the SVG's; the output is
+    deterministic.
+    """
+    return figure_of(layout(trace, world, cuts=cuts, title=title))
+
+
+class Timeline:
+    """A space-time diagram for a notebook: the plotly figure where it can run, the SVG
+    picture everywhere else (an untrusted notebook, GitHub, nbviewer)."""
+
+    def __init__(self, diagram: Diagram) -> None:
+        self.diagram = diagram
+
+    @property
+    def svg(self) -> str:
+        """The SVG document."""
+        return svg.render_svg(self.diagram)
+
+    def figure(self) -> Any:
+        """The interactive plotly figure of the same geometry."""
+        return figure_of(self.diagram)
+
+    def _repr_html_(self) -> str:
+        return svg.svg_img(self.svg, self.diagram.title)
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
+        import json
+
+        fig = self.figure()
+        return {
+            "application/vnd.plotly.v1+json": {**json.loads(fig.to_json()), "config": {}},
+            "text/html": self._repr_html_(),
+            "text/plain": f"<space-time diagram: {self.diagram.title}>",
+        }
+
+
+def show_timeline(
+    trace: Sequence[Event],
+    world: World,
+    *,
+    cuts: Sequence[Cut] | None = None,
+    title: str | None = None,
+    width: float = svg.WIDTH,
+) -> Timeline:
+    """The space-time diagram of ``trace`` for display in a notebook (see :class:`Timeline`);
+    arguments as for :func:`~absnb.views.timeline_static.timeline_svg`."""
+    return Timeline(layout(trace, world, cuts=cuts, title=title, width=width))

@@ -141,14 +141,29 @@ def test_abort_of_a_snapshot_not_started_here(b: Script) -> None:
     assert b.marker("A->B", 4) == [SnapshotState(4), b.state(4, "A->B"), Broadcast(Marker(4))]
 
 
-def test_abort_drops_older_snapshots_for_good(a: Script) -> None:
+def test_abort_drops_that_snapshot_only_and_for_good(a: Script) -> None:
     assert a.marker("B->A", 1) == [SnapshotState(1), a.state(1, "B->A"), Broadcast(Marker(1))]
     assert a.trigger(2) == start(2)
-    assert a.abort(2) == []  # stops 2 and every older snapshot
+    assert a.abort(2) == []  # stops 2; snapshot 1 is independent and goes on
+    assert [w.checkpoint_id for w in a.handler.waiting()] == [1]
+    # A late marker of 2 must neither close a recording nor record A's state a second time.
+    assert a.marker("C->A", 2) == []
+    assert a.marker("B->A", 2) == []
+    assert a.abort(1) == []
     assert a.handler.waiting() == []
-    # A late marker of 1 must neither close a recording nor record A's state a second time.
     assert a.marker("C->A", 1) == []
-    assert a.marker("B->A", 1) == []
+
+
+def test_finished_ids_fold_into_a_watermark(a: Script) -> None:
+    """Each marker costs O(1): finished ids below the watermark leave the set."""
+    for n in (3, 1, 2):
+        a.abort(n)
+    assert (a.handler.finished_below, a.handler.finished) == (4, set())
+    a.abort(6)
+    assert (a.handler.finished_below, a.handler.finished) == (4, {6})
+    assert a.trigger(5) == start(5)  # not finished: starts
+    assert a.trigger(2) == []
+    assert a.trigger(6) == []
 
 
 def test_process_without_inputs_is_done_at_once() -> None:

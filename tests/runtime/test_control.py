@@ -13,13 +13,13 @@ import pytest
 
 from absnb.core.ids import TaskId
 from absnb.protocols.coordinator import CheckpointCoordinator
-from absnb.runtime.control import (
+from absnb.runtime.control import CoordinatorServer
+from absnb.runtime.control_client import ControlClient
+from absnb.runtime.control_messages import (
     Aborted,
     Ack,
     AddressBook,
-    ControlClient,
     ControlError,
-    CoordinatorServer,
     Notify,
     Stop,
     Trigger,
@@ -93,7 +93,14 @@ class Job:
         self.completions: list[tuple[int, dict[TaskId, Ack]]] = []
         self.order: list[tuple[str, int]] = []
         self.coordinator = CheckpointCoordinator(
-            TASKS, "job", "fp", "abs", interval=1.0, max_concurrent=max_concurrent
+            TASKS,
+            "job",
+            "fp",
+            "abs",
+            interval=1.0,
+            max_concurrent=max_concurrent,
+            # periodic triggers overlap as far as max_concurrent allows (two when unlimited)
+            periodic_concurrent=2 if max_concurrent is None else max_concurrent,
         )
         kwargs.setdefault("on_complete", self.on_complete)
         self.server = CoordinatorServer(
@@ -214,6 +221,8 @@ def test_acks_from_every_task_complete_then_every_host_is_notified(job: Job) -> 
     assert [(d["task"], d["state_bytes"], d["alignment_s"]) for d in acknowledged] == [
         (t, i, 0.25) for i, t in enumerate(TASKS)
     ]
+    # where each task's snapshot lies in storage, as the host acknowledged it
+    assert [d["snapshot_key"] for d in acknowledged] == [f"chk-{n}/{t}" for t in TASKS]
     assert job.events("completed") == [{"checkpoint_id": n, "duration": 0.5}]
     # The next trigger is due an interval after the last one.
     assert job.trigger() == n + 1
@@ -432,7 +441,7 @@ def test_a_server_that_never_started_stops_cleanly() -> None:
 def test_a_coordinator_without_the_secret_is_refused_before_anything_is_unpickled(
     impostor: Any, unpickled: list[str]
 ) -> None:
-    from absnb.runtime.control import FRAME_KIND
+    from absnb.runtime.control_messages import FRAME_KIND
 
     address, server = impostor(FRAME_KIND)
     client = ControlClient(
@@ -447,7 +456,7 @@ def test_a_coordinator_without_the_secret_is_refused_before_anything_is_unpickle
 
 def test_quiescence_needs_two_equal_rounds_of_idle_hosts_and_balanced_channels() -> None:
     from absnb.core.ids import ChannelId
-    from absnb.runtime.control import Probe, Report, Terminate
+    from absnb.runtime.control_messages import Probe, Report, Terminate
 
     c = ChannelId(SRC, OP0)
     quiet = {0: (True, {c: 5}, {}), 1: (True, {}, {c: 5}), 2: (True, {}, {})}

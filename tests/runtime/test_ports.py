@@ -13,7 +13,7 @@ from absnb.protocols.coordinator import CheckpointCoordinator
 from absnb.runtime.control import CoordinatorServer
 from absnb.runtime.spark import SparkRuntime, final_counts, word_count_answer
 from absnb.runtime.transport import DataPlane
-from absnb.runtime.wire import NoFreePortError, listen, new_secret
+from absnb.runtime.wire import NoFreePortError, bind_address, listen, new_secret
 
 
 def free_range(n: int) -> range:
@@ -76,3 +76,21 @@ def test_a_job_runs_with_every_listener_in_the_range(spark, tmp_path) -> None:
     assert all(h.metrics["net"]["address"][1] in ports for h in run.hosts)
     with pytest.raises(ValueError, match="range of TCP ports"):
         SparkRuntime(spark, ports=(70000, 70010))
+
+
+def test_listeners_bind_to_the_interface_the_job_needs() -> None:
+    """Loopback for a loopback address (a local master: no other machine may connect);
+    every interface for an address that is not this machine's (behind NAT)."""
+    assert bind_address("127.0.0.1") == "127.0.0.1"
+    assert bind_address("localhost") in ("127.0.0.1", "::1")
+    assert bind_address("203.0.113.7") == "0.0.0.0"  # TEST-NET-3: not a local interface
+    job = absnb.word_count()
+    graph = job.graph
+    coordinator = CheckpointCoordinator(graph.tasks, graph.name, graph.fingerprint, "abs")
+    server = CoordinatorServer(coordinator, new_secret(), hosts=1, initiators=graph.initiators())
+    try:
+        with DataPlane(new_secret()) as plane:
+            assert plane._listener.getsockname()[0] == "127.0.0.1"
+            assert server._listener.getsockname()[0] == "127.0.0.1"
+    finally:
+        server.stop()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -221,7 +222,11 @@ def test_a_crashed_task_leaves_no_duplicates_and_its_orphan_is_cleaned(
     assert committed(out) == sorted(INPUT[0])
     orphans = [n for n in staging(out) if n.startswith("part-000001.b1-p0-")]
     if driver_aborts:
-        # abort got None for the crashed task, found its file through its task record
+        # abort got None for the crashed task, found its file through its task record. Spark
+        # runs the abort after it reports the query's failure, so wait for it (bounded).
+        deadline = time.monotonic() + 60
+        while staging(out) and time.monotonic() < deadline:
+            time.sleep(0.1)
         assert staging(out) == []
     else:
         assert len(orphans) == 1  # pre-committed, its message lost, nobody aborted it

@@ -247,3 +247,48 @@ def test_a_file_without_a_header_is_an_error(tmp_path: Path, text: str) -> None:
 def test_a_missing_file_is_a_trace_format_error(tmp_path: Path) -> None:
     with pytest.raises(absnb.TraceFormatError, match="cannot read trace file"):
         load_trace(tmp_path / "nope.jsonl")
+
+
+def test_timed_lines_are_taken_in_order_of_time(tmp_path: Path) -> None:
+    path = tmp_path / "timed.jsonl"
+    path.write_text(
+        "\n".join(
+            [
+                HEADER,
+                '{"action": "trigger", "at": "A", "time": 4}',
+                '{"action": "transfer", "src": "A", "dst": "B", "amount": 5, "time": 1}',
+                '{"action": "transfer", "src": "A", "dst": "B", "amount": 7}',  # at 1, after
+                '{"action": "transfer", "src": "B", "dst": "A", "amount": 9, "time": 0.5}',
+            ]
+        )
+    )
+    trace = load_trace(path)
+    assert trace.times == [0.5, 1, 1, 4]
+    assert [type(a).__name__ for a in trace.actions] == [
+        "Transfer", "Transfer", "Transfer", "TriggerCheckpoint"
+    ]  # fmt: skip
+    assert [a.amount for a in trace.actions[:3]] == [9, 5, 7]  # type: ignore[union-attr]
+    assert trace.lines == [5, 3, 4, 2]  # an error still names the line as written
+
+
+def test_an_untimed_trace_has_no_times(tmp_path: Path) -> None:
+    path = tmp_path / "plain.jsonl"
+    path.write_text(SEED_001)
+    assert load_trace(path).times is None
+
+
+@pytest.mark.parametrize("time", ['"soon"', "-1", "true", "null"])
+def test_a_bad_time_names_the_line_and_the_value(tmp_path: Path, time: str) -> None:
+    path = tmp_path / "bad.jsonl"
+    path.write_text(f'{HEADER}\n{{"action": "trigger", "time": {time}}}\n')
+    with pytest.raises(absnb.TraceFormatError, match=r"line 2: 'time' must be a number >= 0") as e:
+        load_trace(path)
+    assert json.loads(time) is None or repr(json.loads(time)) in str(e.value)
+
+
+def test_a_trace_of_a_custom_job_that_cannot_be_imported(tmp_path: Path) -> None:
+    path = tmp_path / "custom.jsonl"
+    header = json.loads(HEADER) | {"job": "no_such_module_xyz:job", "params": {}}
+    path.write_text(json.dumps(header) + "\n")
+    with pytest.raises(absnb.TraceFormatError, match=r"line 1: .*'no_such_module_xyz'"):
+        load_trace(path)

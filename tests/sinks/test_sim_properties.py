@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 import absnb
 from absnb.operators.base import Operator
+from absnb.protocols.unaligned import AlignedWithTimeoutProtocol
 from absnb.sim.checks import reference_output
 from absnb.sim.schedulers import RandomScheduler
 from absnb.sim.stepper import Stepper
@@ -27,7 +28,16 @@ RUNS = {
     "crash_at": st.integers(0, 120) | st.none(),
     "crash_task": st.sampled_from(["source[0]", "source[1]", "count[0]", "count[1]", "sink[0]"]),
     "mode": st.sampled_from(["full", "partial"]),
-    "protocol": st.sampled_from(["abs", "abs-cyclic", "chandy-lamport", "synchronous"]),
+    "protocol": st.sampled_from(
+        [
+            "abs",
+            "abs-cyclic",
+            "chandy-lamport",
+            "synchronous",
+            "unaligned",
+            AlignedWithTimeoutProtocol(alignment_timeout=3),
+        ]
+    ),
 }
 
 

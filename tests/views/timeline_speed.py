@@ -4,8 +4,9 @@ Run: ``python tests/views/timeline_speed.py [--repeat R]``.
 
 For word count runs of 1,000, 5,000 and 20,000 events (seeded random scheduling, a
 checkpoint every 50 steps, one crash and a full recovery half way), prints the median
-time of :func:`message_arrows`, of :func:`space_time` (arrows included) and of the
-figure's ``to_json`` (what a notebook sends to the browser).
+time of :func:`message_arrows`, of :func:`space_time` (arrows and layout included), of the
+figure's ``to_json`` (what a notebook sends to the browser) and of :func:`timeline_svg`
+(the static picture, layout included).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from collections.abc import Callable
 import absnb
 from absnb.sim.events import Event
 from absnb.views.timeline import message_arrows, space_time
+from absnb.views.timeline_static import timeline_svg
 
 WORDS = ["to", "be", "or", "not", "that", "is", "the", "question"]
 
@@ -50,7 +52,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()
-    print(f"{'events':>7} {'arrows':>7} {'arrows s':>9} {'figure s':>9} {'to_json s':>10}")
+    print(
+        f"{'events':>7} {'arrows':>7} {'arrows s':>9} {'figure s':>9} {'to_json s':>10} "
+        f"{'svg s':>7}"
+    )
     for events in (1_000, 5_000, 20_000):
         trace, world = run(events)
         arrows = len(message_arrows(trace, world))
@@ -58,7 +63,8 @@ def main() -> None:
         f = median_seconds(lambda: space_time(trace, world), args.repeat)  # noqa: B023
         fig = space_time(trace, world)
         j = median_seconds(fig.to_json, args.repeat)
-        print(f"{events:>7,} {arrows:>7,} {a:>9.3f} {f:>9.3f} {j:>10.3f}")
+        v = median_seconds(lambda: timeline_svg(trace, world), args.repeat)  # noqa: B023
+        print(f"{events:>7,} {arrows:>7,} {a:>9.3f} {f:>9.3f} {j:>10.3f} {v:>7.3f}")
 
 
 if __name__ == "__main__":

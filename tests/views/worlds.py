@@ -156,8 +156,9 @@ def synchronous_halted() -> absnb.World:
 
 
 def bank_long_channel() -> absnb.World:
-    """Ten transfers from B in flight on B->A, more than ``max_messages`` shows."""
-    amounts = [100 * (i + 1) for i in range(10)]
+    """Ten transfers from B in flight on B->A, more than ``max_messages`` shows (B's
+    5,000 covers them: no overdraft)."""
+    amounts = [50 * (i + 1) for i in range(10)]
     return build(absnb.bank_transfer(), "chandy-lamport", [f"B sends {a} to A" for a in amounts])
 
 

@@ -1,0 +1,286 @@
+"""Checkpointing under backpressure: aligned, unaligned, aligned with a timeout, at-least-once.
+
+Flink's documentation ("Checkpointing under backpressure"): "Normally aligned checkpointing
+time is dominated by the synchronous and asynchronous parts of the checkpointing process.
+However, when a Flink job is running under heavy backpressure, the dominant factor in the
+end-to-end time of a checkpoint can be the time to propagate checkpoint barriers to all
+operators/subtasks." Unaligned checkpoints let barriers overtake the backlog and store it as
+in-flight data instead; at-least-once skips alignment and pays with duplicates.
+
+The job: word count with skewed keys (one hot word ``skew`` times as frequent as all others
+together lands on one counter) and that counter slow. :func:`simulate` runs it in the
+simulator with a scheduler that serves the slow counter one step in ``slowness``, and
+reports per mode, from the trace: checkpoint duration and alignment (steps), records
+recorded in flight, and the duplicates after a crash. :func:`on_spark` runs it on Spark
+with a counter that sleeps per record and reports checkpoint duration and alignment
+(seconds), in-flight bytes and duplicates after a real failure.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from absnb.core.graph import Hash, JobGraph, stable_hash
+from absnb.core.messages import count_records
+from absnb.jobs.base import Job
+from absnb.operators import KeyedCount, Source
+from absnb.operators.library import CollectSink
+from absnb.sim.actions import Deliver
+from absnb.sim.schedulers import RandomScheduler
+from absnb.sim.stepper import Stepper
+from absnb.sim.world import World
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from absnb.runtime.spark import SparkRuntime
+
+MODES: tuple[tuple[str, str, float | None], ...] = (
+    ("aligned", "abs", None),
+    ("unaligned", "unaligned", None),
+    ("aligned, timeout", "abs", 0.0),
+    ("at-least-once", "at-least-once", None),
+)
+"""``(label, protocol, alignment timeout)``; the timeout is set per runtime (steps, seconds)."""
+
+HOT = "hot"
+
+
+def _words() -> list[str]:
+    """Cold words that hash to the other counter than the hot word (of two counters)."""
+    hot = stable_hash(HOT) % 2
+    return [w for w in (f"w{i}" for i in range(40)) if stable_hash(w) % 2 != hot][:8]
+
+
+def split_words(line: str) -> list[str]:
+    return line.split()
+
+
+def word(value: str) -> str:
+    return value
+
+
+def skewed_lines(lines: int, skew: int, sources: int = 2) -> list[list[str]]:
+    """``sources`` partitions of ``lines`` lines each: ``skew`` hot words and one cold word
+    per line, so the hot word's counter gets ``skew`` times the other's records."""
+    cold = _words()
+    return [
+        [" ".join([HOT] * skew + [cold[(i + s) % len(cold)]]) for i in range(lines)]
+        for s in range(sources)
+    ]
+
+
+class SlowKeyedCount(KeyedCount):
+    """:class:`KeyedCount` that spends ``delay`` seconds on every record (a slow operator:
+    the source of backpressure on Spark)."""
+
+    def __init__(self, delay: float) -> None:
+        super().__init__(key=word)
+        self.delay = delay
+
+    def process(self, state: Any, value: Any) -> tuple[Any, Any]:
+        time.sleep(self.delay)
+        return super().process(state, value)
+
+    def process_batch(self, state: Any, values: Any) -> tuple[Any, list[Any]]:
+        time.sleep(self.delay * len(values))
+        return super().process_batch(state, values)
+
+
+def skewed_job(lines: int = 12, skew: int = 10, delay: float = 0.0) -> Job:
+    """Word count on :func:`skewed_lines`; with ``delay`` its counters are slow."""
+    parts = skewed_lines(lines, skew)
+    g = JobGraph("skewed_word_count")
+    g.add("source", "source", Source(split=split_words), 2)
+    g.add("count", "operator", SlowKeyedCount(delay) if delay else KeyedCount(key=word), 2)
+    g.add("sink", "sink", CollectSink(), 2)
+    g.connect("source", "count", Hash(word))
+    g.connect("count", "sink")
+    graph = g.compile()
+    inputs = {t: tuple(parts[t.subtask]) for t in graph.tasks_of("source")}
+    return Job("skewed_word_count", {"lines": lines, "skew": skew}, graph, inputs)
+
+
+class SlowTaskScheduler(RandomScheduler):
+    """Random, but deliveries to ``slow`` happen only one step in ``slowness`` (while
+    anything else can move): the simulator's slow operator, and so its backpressure."""
+
+    def __init__(self, slow: str, slowness: int, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.slow = slow
+        self.slowness = slowness
+
+    def pick(self, world: World, progress: list[Any]) -> Any:
+        slow = world.graph.task(self.slow)
+        if world.clock % self.slowness:
+            fast = [a for a in progress if not (type(a) is Deliver and a.channel.dst == slow)]
+            if fast:
+                progress = fast
+        return super().pick(world, progress)
+
+
+def _hot_counter(job: Job) -> str:
+    return f"count[{stable_hash(HOT) % 2}]"
+
+
+def _sim_run(
+    job: Job,
+    protocol: str,
+    timeout: float | None,
+    seed: int,
+    interval: int,
+    slowness: int,
+    crash_at: int | None = None,
+) -> Stepper:
+    world = World(job, protocol, checkpoint_interval=interval, alignment_timeout=timeout)
+    scheduler = SlowTaskScheduler(
+        _hot_counter(job), slowness, seed=seed, crash_at=crash_at, crash_task=_hot_counter(job)
+    )
+    stepper = Stepper(world, scheduler, history=False)
+    stepper.run()
+    return stepper
+
+
+def _occurrences(job: Job) -> Counter[str]:
+    return Counter(w for log in job.inputs.values() for line in log for w in line.split())
+
+
+def _duplicates(job: Job, output: Sequence[tuple[str, int]]) -> int:
+    """Counted records beyond the input's (each word's last count minus its occurrences)."""
+    last: dict[str, int] = {}
+    for w, n in output:
+        last[w] = max(n, last.get(w, 0))
+    want = _occurrences(job)
+    return sum(max(0, last.get(w, 0) - n) for w, n in want.items())
+
+
+def simulate(
+    *,
+    lines: int = 20,
+    skew: int = 10,
+    slowness: int = 10,
+    interval: int = 10,
+    alignment_timeout: int = 5,
+    seed: int = 1,
+) -> pd.DataFrame:
+    """The backpressure experiment in the simulator: one row per mode (see the module)."""
+    import pandas as pd
+
+    job = skewed_job(lines, skew)
+    rows = []
+    for label, protocol, timeout in MODES:
+        t = alignment_timeout if timeout is not None else None
+        stepper = _sim_run(job, protocol, t, seed, interval, slowness)
+        world = stepper.world
+        done = world.coordinator.completed
+        durations = [c.completed_at - c.triggered_at for c in done]
+        since: dict[Any, int] = {}
+        aligned = 0
+        for e in stepper.trace:
+            for c in e.blocked:
+                since[c] = e.step
+            for c in e.unblocked:
+                aligned = max(aligned, e.step - since.pop(c, e.step))
+        in_flight = [
+            sum(count_records(rs) for rs in c.snapshot.channel_states.values()) for c in done
+        ]
+        crashed = _sim_run(
+            job, protocol, t, seed, interval, slowness, crash_at=len(stepper.trace) * 3 // 4
+        )
+        rows.append(
+            {
+                "mode": label,
+                "checkpoints": len(done),
+                "duration_steps": sum(durations) / len(durations) if durations else None,
+                "max_alignment_steps": aligned,
+                "in_flight_records": sum(in_flight) / len(in_flight) if in_flight else 0,
+                "switched": sum(
+                    len(getattr(t.handler, "switched", ())) for t in world.tasks.values()
+                ),
+                "duplicates_after_crash": _duplicates(job, crashed.world.output()),
+                "steps": len(stepper.trace),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def on_spark(
+    runtime: SparkRuntime,
+    *,
+    lines: int = 400,
+    skew: int = 10,
+    delay: float = 0.0002,
+    interval: float = 0.2,
+    alignment_timeout: float = 0.01,
+    source_rate: float | None = 400,
+) -> pd.DataFrame:
+    """The backpressure experiment on Spark: one row per mode (see the module), and the
+    duplicates each mode leaves after a failure of the slow counter halfway through."""
+    import pandas as pd
+
+    from absnb.runtime.host import Failure
+    from absnb.runtime.spark import quiet_task_failures
+
+    job = skewed_job(lines, skew, delay)
+    total = sum(_occurrences(job).values())
+    rows = []
+    for label, protocol, timeout in MODES:
+        t = alignment_timeout if timeout is not None else None
+        run = runtime.run(
+            job,
+            protocol,
+            checkpoint_interval=interval,
+            alignment_timeout=t,
+            source_rate=source_rate,
+        )
+        durations = [info["duration"] for _, kind, info in run.events if kind == "completed"]
+        acks = [info for _, kind, info in run.events if kind == "acknowledged"]
+        by_checkpoint: dict[int, list[dict[str, Any]]] = {}
+        for a in acks:
+            by_checkpoint.setdefault(a["checkpoint_id"], []).append(a)
+        alignment = [max(x["alignment_s"] for x in v) for v in by_checkpoint.values()]
+        in_flight = [
+            sum(x["metrics"].get("channel_state_size", 0) for x in v)
+            for v in by_checkpoint.values()
+        ]
+        with quiet_task_failures(runtime.spark):
+            failed = runtime.run(
+                job,
+                protocol,
+                checkpoint_interval=interval,
+                alignment_timeout=t,
+                source_rate=source_rate,
+                failures=[Failure(_hot_counter(job), after_records=total // 4, kind="raise")],
+            )
+        rows.append(
+            {
+                "mode": label,
+                "checkpoints": len(durations),
+                "duration_s": _median(durations),
+                "alignment_s": _median(alignment),
+                "in_flight_bytes": _median(in_flight),
+                "seconds": run.seconds,
+                "restarts": failed.restarts,
+                "duplicates_after_failure": _duplicates(job, failed.output),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def _median(values: Sequence[float]) -> float | None:
+    if not values:
+        return None
+    s = sorted(values)
+    return s[len(s) // 2]
+
+
+def print_backpressure(sim: pd.DataFrame, spark: pd.DataFrame | None = None) -> None:
+    """The tables ``absnb bench --backpressure`` prints."""
+    print("checkpointing under backpressure, simulator (steps):")
+    print(sim.to_string(index=False))
+    if spark is not None:
+        print("\ncheckpointing under backpressure, Spark (seconds, bytes):")
+        print(spark.to_string(index=False))

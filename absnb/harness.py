@@ -1,0 +1,295 @@
+"""A one-task test harness, in the manner of Flink's ``StreamTaskTestHarness``.
+
+Build one task with N input channels under any protocol, push records, barriers,
+cancellation markers and end of input on a named channel, and read what the task emitted
+(in order), which channels are blocked, the checkpoints it took with their recorded
+in-flight data, and those it declined. No simulator, no scheduler: each push is processed at
+once, and what arrives on a blocked channel waits, in order, until the channel is unblocked
+(Flink's ``CheckpointedInputGate``). Under a protocol whose barriers overtake records
+(``unaligned``) a barrier is processed ahead of the records queued before it on its channel.
+
+Example:
+    >>> from absnb.harness import TaskHarness
+    >>> h = TaskHarness("abs", inputs=2)
+    >>> h.push("in0", "x"); h.barrier("in0", 1); h.push("in0", "y")
+    >>> h.blocked
+    ['in0']
+    >>> h.barrier("in1", 1)
+    >>> h.emitted
+    ['x', 'barrier 1', 'y']
+    >>> [c.checkpoint_id for c in h.checkpoints]
+    [1]
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from absnb.core.effects import Block, Decline, Unblock
+from absnb.core.errors import ProtocolSettingError
+from absnb.core.graph import ExecutionGraph, JobGraph
+from absnb.core.ids import ChannelId, CheckpointId
+from absnb.core.messages import (
+    RECORD_TYPES,
+    CancelCheckpointMarker,
+    CheckpointBarrier,
+    Message,
+    Record,
+)
+from absnb.core.snapshot import TaskSnapshot
+from absnb.operators import Operator
+from absnb.operators.library import CollectSink, Map, Source, identity
+from absnb.protocols import get_protocol
+from absnb.protocols.base import SnapshotProtocol
+from absnb.sim.format import show_message
+from absnb.task import Send, StreamTask
+
+
+def harness_graph(inputs: int, operator: Operator) -> ExecutionGraph:
+    """``in0 .. in{N-1}`` (sources) -> ``task`` (the operator under test) -> ``out``."""
+    g = JobGraph("harness")
+    for i in range(inputs):
+        g.add(f"in{i}", "source", Source())
+    g.add("task", "operator", operator)
+    g.add("out", "sink", CollectSink())
+    for i in range(inputs):
+        g.connect(f"in{i}", "task")
+    g.connect("task", "out")
+    return g.compile()
+
+
+class TaskHarness:
+    """One task under test.
+
+    Args:
+        protocol: a protocol name or object (``abs``, ``unaligned``, ``at-least-once``, ...).
+        inputs: how many input channels (named ``in0``, ``in1``, ...).
+        operator: the operator under test (default: the identity map).
+        alignment_timeout: with ``abs``: the alignment timeout (fired by :meth:`timeout`).
+        autoprocess: process each input as it arrives; with False inputs queue until
+            :meth:`process` (so that an unaligned barrier has records to overtake).
+
+    Attributes:
+        emitted: what the task sent on its output, in order: record values, and barriers,
+            markers and cancellation markers as text (``barrier 1``, ``cancel 2``).
+        checkpoints: the task's acknowledged snapshots (state, offsets, and the in-flight
+            records of each input channel under ``channel_states``).
+        declined: ``(checkpoint id, reason)`` of each checkpoint the task declined.
+        ended: input channels that have ended.
+
+    Raises:
+        ProtocolSettingError: fewer than one input.
+    """
+
+    def __init__(
+        self,
+        protocol: str | SnapshotProtocol = "abs",
+        inputs: int = 2,
+        operator: Operator | None = None,
+        *,
+        alignment_timeout: float | None = None,
+        autoprocess: bool = True,
+    ) -> None:
+        if isinstance(inputs, bool) or not isinstance(inputs, int) or inputs < 1:
+            raise ProtocolSettingError(
+                f"a harness task needs a whole number of inputs >= 1, not {inputs!r}"
+            )
+        self.graph = harness_graph(inputs, operator if operator is not None else Map(identity))
+        self.protocol = get_protocol(protocol, self.graph, alignment_timeout=alignment_timeout)
+        (self.task_id,) = self.graph.tasks_of("task")
+        self.task = StreamTask(self.graph, self.task_id, self.protocol)
+        self.channels: dict[str, ChannelId] = {
+            f"in{i}": self.graph.channel(f"in{i}->task") for i in range(inputs)
+        }
+        self._names = {c: name for name, c in self.channels.items()}
+        self._queue: list[tuple[ChannelId, Message]] = []
+        self._sent = dict.fromkeys(self.channels.values(), 0)
+        self._blocked: set[ChannelId] = set()
+        self.emitted: list[Any] = []
+        self.checkpoints: list[TaskSnapshot] = []
+        self.declined: list[tuple[CheckpointId, str]] = []
+        self.ended: list[str] = []
+        self.autoprocess = autoprocess
+
+    # -- inputs ------------------------------------------------------------------------------
+    def channel(self, name: str) -> ChannelId:
+        """The input channel called ``name`` (``in0``, ...).
+
+        Raises:
+            KeyError: no such input; the message lists the inputs.
+        """
+        if name not in self.channels:
+            raise KeyError(
+                f"the harness task has no input {name!r}: use one of {', '.join(self.channels)}"
+            )
+        if name in self.ended:
+            raise ProtocolSettingError(f"input {name} has ended: nothing more arrives on it")
+        return self.channels[name]
+
+    def push(self, name: str, *values: Any) -> None:
+        """Records with ``values`` arrive on input ``name``, numbered in order."""
+        c = self.channel(name)
+        for v in values:
+            self._sent[c] += 1
+            self._queue.append((c, Record(v, self._sent[c])))
+        self._drain()
+
+    def barrier(self, name: str, checkpoint_id: CheckpointId) -> None:
+        """The barrier of ``checkpoint_id`` arrives on input ``name``."""
+        self._queue.append((self.channel(name), CheckpointBarrier(checkpoint_id)))
+        self._drain()
+
+    def cancel(self, name: str, checkpoint_id: CheckpointId) -> None:
+        """A cancellation barrier (``CancelCheckpointMarker``) arrives on input ``name``."""
+        self._queue.append((self.channel(name), CancelCheckpointMarker(checkpoint_id)))
+        self._drain()
+
+    def end(self, name: str) -> None:
+        """Input ``name`` ends, after what was pushed on it before."""
+        c = self.channel(name)
+        self.ended.append(name)
+        self._queue.append((c, _END))  # type: ignore[arg-type]
+        self._drain()
+
+    # -- coordinator and runtime -------------------------------------------------------------
+    def timeout(self) -> None:
+        """The task's alignment has lasted the alignment timeout (protocol ``abs-timeout``)."""
+        self._run(lambda sends: self.task.alignment_timeout(sends))
+
+    def decline(self, checkpoint_id: CheckpointId, reason: str = "declined in a test") -> None:
+        """The task declines ``checkpoint_id``."""
+        self._run(lambda sends: self.task.decline(checkpoint_id, reason, sends))
+
+    def complete(self, checkpoint_id: CheckpointId) -> None:
+        """The coordinator notifies that ``checkpoint_id`` completed."""
+        self._run(lambda sends: self.task.checkpoint_complete(checkpoint_id, sends))
+
+    def abort(self, checkpoint_id: CheckpointId) -> None:
+        """The coordinator notifies that ``checkpoint_id`` was aborted."""
+        self._run(lambda sends: self.task.checkpoint_aborted(checkpoint_id, sends))
+
+    # -- observation -------------------------------------------------------------------------
+    @property
+    def blocked(self) -> list[str]:
+        """The blocked inputs, by name, in input order."""
+        return [n for n, c in self.channels.items() if c in self._blocked]
+
+    @property
+    def queued(self) -> dict[str, list[Any]]:
+        """What waits on each input (behind a block), as values and message names."""
+        out: dict[str, list[Any]] = {}
+        for c, m in self._queue:
+            out.setdefault(self._names[c], []).append(_show(m))
+        return out
+
+    @property
+    def state(self) -> Any:
+        """The operator state of the task."""
+        return self.task.state
+
+    def in_flight(self, checkpoint_id: CheckpointId) -> dict[str, list[Any]]:
+        """The values recorded as in-flight data (channel state) per input in checkpoint
+        ``checkpoint_id`` (inputs with none recorded are left out)."""
+        for snap in self.checkpoints:
+            if snap.checkpoint_id == checkpoint_id:
+                return {
+                    self._names[c]: [r.value for r in rs]  # type: ignore[union-attr]
+                    for c, rs in snap.channel_states.items()
+                    if rs
+                }
+        taken = [s.checkpoint_id for s in self.checkpoints]
+        raise KeyError(f"the task took no checkpoint {checkpoint_id}; it took {taken}")
+
+    def describe(self) -> str:
+        """The protocol state in one line."""
+        return self.task.describe()
+
+    # -- processing --------------------------------------------------------------------------
+    def _run(self, act: Any) -> None:
+        sends: list[Send] = []
+        controls = act(sends)
+        self._after(sends, controls)
+        self._drain()
+
+    def _after(self, sends: list[Send], controls: Any) -> None:
+        for _, m in sends:
+            self.emitted.append(_show(m))
+        for ctl in controls:
+            kind = type(ctl)
+            if kind is Block:
+                self._blocked.add(ctl.channel)
+            elif kind is Unblock:
+                self._blocked.discard(ctl.channel)
+            elif kind is TaskSnapshot:
+                self.checkpoints.append(ctl)
+            elif kind is Decline:
+                self.declined.append((ctl.checkpoint_id, ctl.reason))
+
+    def process(self) -> None:
+        """Process what can be processed, oldest first, until nothing can (automatic unless
+        the harness was made with ``autoprocess=False``)."""
+        self._drain(force=True)
+
+    def _drain(self, force: bool = False) -> None:
+        if not (self.autoprocess or force):
+            return
+        overtake = self.protocol.barriers_overtake
+        progress = True
+        while progress:
+            progress = False
+            seen: set[ChannelId] = set()
+            for i, (c, m) in enumerate(self._queue):
+                if c in self._blocked or c in seen:
+                    continue
+                if overtake and type(m) in RECORD_TYPES:
+                    j = self._barrier_behind(c, i)
+                    if j is not None:
+                        self._deliver_overtaking(c, j)
+                        progress = True
+                        break
+                seen.add(c)
+                del self._queue[i]
+                self._deliver(c, m)
+                progress = True
+                break
+
+    def _barrier_behind(self, c: ChannelId, i: int) -> int | None:
+        for j in range(i + 1, len(self._queue)):
+            cj, mj = self._queue[j]
+            if cj == c and type(mj) is CheckpointBarrier:
+                return j
+        return None
+
+    def _deliver_overtaking(self, c: ChannelId, j: int) -> None:
+        barrier = self._queue.pop(j)[1]
+        overtaken = tuple(m for cj, m in self._queue[:j] if cj == c and type(m) is Record)
+        sends: list[Send] = []
+        controls = self.task.deliver_overtaking(c, barrier, overtaken, sends)
+        self._after(sends, controls)
+
+    def _deliver(self, c: ChannelId, m: Message | _EndMarker) -> None:
+        sends: list[Send] = []
+        task = self.task
+        if isinstance(m, _EndMarker):
+            controls = task.end_of_input(c, sends)
+        else:
+            controls = task.deliver(c, m, sends)
+        self._after(sends, controls)
+
+    def __repr__(self) -> str:
+        return (
+            f"<TaskHarness {self.protocol.name} inputs={len(self.channels)} "
+            f"blocked={self.blocked} checkpoints={[s.checkpoint_id for s in self.checkpoints]}>"
+        )
+
+
+class _EndMarker:
+    def __str__(self) -> str:
+        return "end of input"
+
+
+_END = _EndMarker()
+
+
+def _show(message: Any) -> Any:
+    return message.value if type(message) is Record else show_message(message)

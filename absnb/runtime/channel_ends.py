@@ -1,0 +1,167 @@
+"""The two ends of a data-plane channel as the I/O loop keeps them (socket, buffers,
+counters), the connections still proving themselves, and the counters a data plane reports
+(:func:`plane_stats`). State only: :mod:`absnb.runtime.transport` does the I/O."""
+
+from __future__ import annotations
+
+import socket
+import time
+from collections import deque
+from typing import Any
+
+from absnb.core.ids import ChannelId
+from absnb.core.messages import RECORD_TYPES, RecordBatch
+from absnb.runtime.flow import SendQueue
+from absnb.runtime.handshake import ServerHandshake
+
+
+def _records(batch: list[Any]) -> int:
+    """The records in a frame's messages (a :class:`RecordBatch` holds many)."""
+    return sum(len(m) if m.__class__ is RecordBatch else m.__class__ in RECORD_TYPES for m in batch)
+
+
+class _Conn:
+    """What both ends of a channel have: a socket, its selector events, unsent bytes."""
+
+    __slots__ = ("channel", "events", "rbuf", "sock", "wbuf")
+
+    def __init__(self, channel: ChannelId) -> None:
+        self.channel = channel
+        self.sock: socket.socket | None = None
+        self.events = 0
+        self.rbuf = bytearray()
+        self.wbuf = bytearray()
+
+
+class _Output(_Conn):
+    """The sending end of one channel."""
+
+    __slots__ = (
+        "address",
+        "batch",
+        "bytes",
+        "error",
+        "frames",
+        "limit",
+        "messages",
+        "next_try",
+        "proof",
+        "records",
+        "sends",
+        "sized",
+        "state",
+    )
+
+    def __init__(self, channel: ChannelId, address: tuple[str, int], sends: SendQueue) -> None:
+        super().__init__(channel)
+        self.address = address
+        # connecting -> nonce (challenge awaited) -> proof (the receiver's proof awaited)
+        # -> ack (first CREDIT awaited) -> open; refused / closed are final.
+        self.state = "connecting"
+        self.proof = b""  # the receiver's proof expected back
+        self.next_try = 0.0
+        self.error = ""
+        self.batch: list[Any] = []
+        self.limit = 1  # until the first record has been sized
+        self.sized = False
+        self.sends = sends  # frames waiting for credit, and the credit
+        self.records = self.messages = self.frames = self.bytes = 0
+
+
+class _Input(_Conn):
+    """The receiving end of one channel."""
+
+    __slots__ = (
+        "blocked",
+        "blocked_seconds",
+        "blocked_since",
+        "bytes",
+        "closed",
+        "connected",
+        "frames",
+        "handed",
+        "messages",
+        "received",
+        "records",
+    )
+
+    def __init__(self, channel: ChannelId) -> None:
+        super().__init__(channel)
+        self.connected = False
+        self.closed = False
+        self.blocked = False
+        self.blocked_since = 0.0
+        self.blocked_seconds = 0.0
+        self.frames: deque[list[Any]] = deque()
+        self.records = self.messages = self.received = self.bytes = self.handed = 0
+
+
+class _Admission:
+    """An accepted connection still proving that it knows the job secret."""
+
+    __slots__ = ("handshake", "peer", "sock")
+
+    def __init__(self, sock: socket.socket, peer: Any, handshake: ServerHandshake) -> None:
+        self.sock = sock
+        self.peer = peer
+        self.handshake = handshake
+
+
+def plane_stats(
+    address: tuple[str, int],
+    outputs: dict[ChannelId, _Output],
+    inputs: dict[ChannelId, _Input],
+    refused: list[str],
+) -> dict[str, Any]:
+    """A data plane's counters: per channel ``sent`` and ``received``, and totals.
+
+    ``sent[c]``: records, messages, frames, bytes (framed), spilled_bytes, dropped_bytes
+    (output lost when the receiver closed), queued_frames (waiting for credit), credit,
+    state. ``received[c]``: records, messages, frames, bytes, handed_frames (handed out by
+    poll), buffered_frames, buffered_messages, blocked_seconds, blocked, closed.
+    Totals: records/bytes/frames sent and received, spilled_bytes, and ``refused``: why
+    each refused connection was refused. ``address``: where this plane listens.
+    """
+    now = time.monotonic()
+    sent = {
+        c: {
+            "records": o.records,
+            "messages": o.messages,
+            "frames": o.frames,
+            "bytes": o.bytes,
+            "spilled_bytes": o.sends.spilled_bytes,
+            "dropped_bytes": o.sends.dropped_bytes,
+            "queued_frames": o.sends.waiting_frames,
+            "credit": o.sends.credit,
+            "state": o.state,
+        }
+        for c, o in outputs.items()
+    }
+    received = {
+        c: {
+            "records": i.records,
+            "messages": i.messages,
+            "frames": i.received,
+            "bytes": i.bytes,
+            "handed_frames": i.handed,
+            "buffered_frames": len(i.frames),
+            "buffered_messages": sum(map(len, i.frames)),
+            "blocked_seconds": i.blocked_seconds + (now - i.blocked_since if i.blocked else 0.0),
+            "blocked": i.blocked,
+            "closed": i.closed,
+        }
+        for c, i in inputs.items()
+    }
+    return {
+        "address": address,
+        "sent": sent,
+        "received": received,
+        "records_sent": sum(s["records"] for s in sent.values()),
+        "records_received": sum(r["records"] for r in received.values()),
+        "bytes_sent": sum(s["bytes"] for s in sent.values()),
+        "bytes_received": sum(r["bytes"] for r in received.values()),
+        "frames_sent": sum(s["frames"] for s in sent.values()),
+        "frames_received": sum(r["frames"] for r in received.values()),
+        "spilled_bytes": sum(s["spilled_bytes"] for s in sent.values()),
+        "refused": list(refused),
+    }

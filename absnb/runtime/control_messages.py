@@ -1,0 +1,215 @@
+"""The control plane's messages between the coordinator (on the driver) and the hosts.
+
+Messages are small frozen dataclasses, pickled (protocol 5) into frames of kind
+:data:`FRAME_KIND` (:mod:`absnb.runtime.wire`); :class:`FrameReader` reassembles them
+from a stream's bytes. Both sides prove they know the job secret first (the client says
+:data:`HELLO`, so that a data-plane peer is refused).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from absnb.core.errors import AbsnbError
+from absnb.core.ids import ChannelId, CheckpointId, TaskId
+from absnb.runtime.wire import HEADER, MAX_FRAME, FrameError, dumps, encode, loads
+
+FRAME_KIND = 0x43
+"""The frame kind of every control-plane message."""
+
+HELLO = "absnb-control/1"
+"""What a control client says in the handshake, so that a data-plane peer is refused."""
+
+
+class ControlError(AbsnbError, ConnectionError):
+    """The control plane failed: the coordinator refused a host, or a connection broke."""
+
+
+class HostFailure(AbsnbError, RuntimeError):
+    """A host failed with an exception that could not travel to the driver as itself."""
+
+
+# -- messages ---------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Register:
+    """Host -> server, first frame: who the host is and where its data plane listens."""
+
+    host_id: int
+    attempt: int
+    tasks: tuple[TaskId, ...]
+    data_address: tuple[str, int]
+
+    def problem(
+        self,
+        job: str,
+        attempt: int,
+        hosts: int,
+        registered: Collection[int],
+        tasks: Collection[TaskId],
+        task_host: Collection[TaskId],
+    ) -> str | None:
+        """Why the coordinator refuses this registration (None: it accepts it), given the
+        current ``attempt`` of ``hosts`` hosts, the hosts ``registered`` so far, the job's
+        ``tasks`` and the tasks some host already runs (``task_host``)."""
+        if self.attempt != attempt:
+            return (
+                f"host {self.host_id} registered for attempt {self.attempt} of job {job!r}, "
+                f"but the current attempt is {attempt}"
+            )
+        if self.host_id in registered:
+            return f"host {self.host_id} of attempt {self.attempt} has already registered"
+        if len(registered) >= hosts:
+            return f"all {hosts} hosts of attempt {self.attempt} have already registered"
+        unknown = [str(t) for t in self.tasks if t not in tasks]
+        taken = [str(t) for t in self.tasks if t in task_host]
+        if unknown or taken:
+            return (
+                f"host {self.host_id} registered tasks that are not tasks of job {job!r} "
+                f"({unknown}) or belong to another host ({taken})"
+            )
+        return None
+
+
+@dataclass(frozen=True)
+class AddressBook:
+    """Server -> every host once all hosts of the attempt registered."""
+
+    attempt: int
+    hosts: dict[int, tuple[str, int]]
+    task_host: dict[TaskId, int]
+    restore_checkpoint: CheckpointId
+    """The checkpoint every task restores; 0 for none (a fresh start)."""
+
+
+@dataclass(frozen=True)
+class Trigger:
+    """Server -> hosts of initiator tasks: start checkpoint ``checkpoint_id`` at ``tasks``."""
+
+    checkpoint_id: CheckpointId
+    tasks: tuple[TaskId, ...]
+
+
+@dataclass(frozen=True)
+class Ack:
+    """Host -> server: ``task``'s part of a checkpoint is written to storage."""
+
+    task: TaskId
+    checkpoint_id: CheckpointId
+    snapshot_key: str
+    state_bytes: int
+    alignment_s: float
+    metrics: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Notify:
+    """Server -> every host: the checkpoint is complete (its manifest is written)."""
+
+    checkpoint_id: CheckpointId
+
+
+@dataclass(frozen=True)
+class Aborted:
+    """Server -> hosts: the checkpoint is aborted (subsumed, or the attempt failed)."""
+
+    checkpoint_id: CheckpointId
+
+
+@dataclass(frozen=True)
+class Finished:
+    """Host -> server: every task of the host has finished."""
+
+    host_id: int
+    attempt: int
+    metrics: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Failed:
+    """Host -> server, its last word: the host failed with ``error`` (its peers hear why).
+
+    ``exception`` is the pickled exception (empty if it does not pickle), so that the
+    driver can raise the user's own error; ``setup`` says that the host failed before its
+    attempt ran (setting up its tasks, its data plane or its channels). A host that fails
+    before it registers sends this on a connection of its own, as its only frame."""
+
+    host_id: int
+    attempt: int
+    error: str
+    exception: bytes = b""
+    setup: bool = False
+
+
+@dataclass(frozen=True)
+class Stop:
+    """Server -> hosts: stop now, failing (the host's attempt is over, a host of the attempt
+    was lost, or the server is stopping)."""
+
+    reason: str = field(default="", compare=False)
+
+
+@dataclass(frozen=True)
+class Probe:
+    """Server -> every host: report your counts for termination-detection round ``round``."""
+
+    round: int
+
+
+@dataclass(frozen=True)
+class Report:
+    """Host -> server, the answer to :class:`Probe`: whether the host is idle (its own input
+    logs consumed, nothing queued locally) and its tasks' records sent and received per
+    channel (the channel sequence numbers, restored with the tasks after a failure)."""
+
+    host_id: int
+    attempt: int
+    round: int
+    idle: bool
+    sent: dict[ChannelId, int]
+    received: dict[ChannelId, int]
+
+
+@dataclass(frozen=True)
+class Terminate:
+    """Server -> every host: the job has terminated (quiescence detected); finish now."""
+
+
+@dataclass(frozen=True)
+class Refused:
+    """Server -> host, then the connection is closed: why the registration was refused."""
+
+    reason: str
+
+
+Command = Trigger | Notify | Aborted | Stop | Probe | Terminate
+"""What :meth:`ControlClient.poll` returns."""
+
+
+class FrameReader:
+    """Reassembles frames from the bytes of a stream, as they come."""
+
+    def __init__(self) -> None:
+        self._buffer = bytearray()
+
+    def feed(self, data: bytes) -> Iterator[Any]:
+        """Add ``data``; yields every message now complete. Raises FrameError if malformed."""
+        self._buffer += data
+        while len(self._buffer) >= HEADER.size:
+            length, kind = HEADER.unpack_from(self._buffer)
+            if length > MAX_FRAME or kind != FRAME_KIND:
+                raise FrameError(f"not a control frame (kind {kind}, {length} bytes)")
+            end = HEADER.size + length
+            if len(self._buffer) < end:
+                return
+            payload = bytes(self._buffer[HEADER.size : end])
+            del self._buffer[:end]
+            try:
+                yield loads(payload)
+            except Exception as e:  # the peer is authenticated; its frame is just malformed
+                raise FrameError(f"a control frame could not be unpickled: {e}") from e
+
+
+def frame(message: Any) -> bytes:
+    return encode(FRAME_KIND, dumps(message))

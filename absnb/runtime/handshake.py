@@ -1,0 +1,120 @@
+"""The accepting side of the job-secret handshake, sans-IO, with a deadline.
+
+The protocol is :mod:`absnb.runtime.wire`'s mutual challenge-response; this is the
+server's half as a state machine that never touches a socket (h11's style): the I/O loop
+feeds it the bytes it receives (:meth:`ServerHandshake.receive`), sends what it returns
+(:meth:`ServerHandshake.outgoing`), and asks it whether the connection's time is up
+(:meth:`ServerHandshake.expired`). So an accepting loop (the coordinator's, a data
+plane's) never blocks on a peer: a peer that sends nothing, or a byte a second, costs one
+idle socket until its deadline and is then dropped, while every other connection is
+served. The client's proof is checked with :func:`hmac.compare_digest` before anything it
+sent is unpickled.
+"""
+
+from __future__ import annotations
+
+import hmac
+import os
+import struct
+from typing import Any
+
+from absnb.runtime.wire import (
+    CLIENT_LABEL,
+    MAC_BYTES,
+    MAX_HELLO,
+    NONCE_BYTES,
+    SERVER_LABEL,
+    loads,
+    mac,
+)
+
+HANDSHAKE_SECONDS = 5.0
+"""The most time a connecting peer has to prove it knows the job secret."""
+
+_LENGTH = struct.Struct(">I")
+
+
+class ServerHandshake:
+    """One accepted connection's handshake: ``waiting`` for the client's answer, then
+    ``done`` (:attr:`hello` is the client's hello) or ``failed`` (:attr:`error` says why).
+
+    Args:
+        secret: the per-job secret.
+        now: the time the connection was accepted (seconds, any monotonic clock).
+        timeout: the connection's deadline is ``now + timeout``.
+        nonce: the challenge (random by default; given in tests).
+    """
+
+    def __init__(
+        self,
+        secret: bytes,
+        now: float,
+        timeout: float = HANDSHAKE_SECONDS,
+        nonce: bytes | None = None,
+    ) -> None:
+        if not timeout > 0:
+            raise ValueError(f"a handshake timeout must be above 0 seconds, not {timeout!r}")
+        self.secret = secret
+        self.nonce = nonce if nonce is not None else os.urandom(NONCE_BYTES)
+        if len(self.nonce) != NONCE_BYTES:
+            raise ValueError(f"a nonce has {NONCE_BYTES} bytes, not {len(self.nonce)}")
+        self.deadline = now + timeout
+        self.state = "waiting"
+        self.hello: Any = None
+        self.error = ""
+        self._out = bytearray(self.nonce)  # the challenge goes first
+        self._buffer = bytearray()
+        self._length: int | None = None
+
+    def outgoing(self) -> bytes:
+        """What to send now (and forget): the challenge, later the server's proof."""
+        out, self._out = bytes(self._out), bytearray()
+        return out
+
+    def expired(self, now: float) -> bool:
+        """True if the handshake was still waiting at its deadline (it has failed then):
+        drop the connection."""
+        if self.state == "waiting" and now >= self.deadline:
+            self._fail("no answer to the challenge before the deadline")
+            return True
+        return False
+
+    def receive(self, data: bytes) -> None:
+        """Bytes from the peer (``b""``: it closed the connection)."""
+        if self.state != "waiting":
+            if data:
+                self._fail("the peer sent more before the handshake was answered")
+            return
+        if not data:
+            self._fail("the peer closed the connection during the handshake")
+            return
+        self._buffer += data
+        head = MAC_BYTES + _LENGTH.size
+        if self._length is None and len(self._buffer) >= head:
+            (length,) = _LENGTH.unpack_from(self._buffer, MAC_BYTES)
+            if not NONCE_BYTES <= length <= NONCE_BYTES + MAX_HELLO:
+                self._fail(f"a hello of {length} bytes is malformed")
+                return
+            self._length = length
+        if self._length is None or len(self._buffer) < head + self._length:
+            return
+        if len(self._buffer) > head + self._length:
+            self._fail("the peer sent more than its answer before the proof")
+            return
+        proof, body = bytes(self._buffer[:MAC_BYTES]), bytes(self._buffer[head:])
+        self._buffer.clear()
+        if not hmac.compare_digest(proof, mac(self.secret, CLIENT_LABEL, self.nonce, body)):
+            self._fail("the peer does not know the job secret")
+            return
+        try:
+            self.hello = loads(body[NONCE_BYTES:])  # proven: the peer knows the secret
+        except Exception as e:
+            self._fail(f"the hello cannot be unpickled: {e}")
+            return
+        self._out += mac(self.secret, SERVER_LABEL, self.nonce, body)
+        self.state = "done"
+
+    def _fail(self, why: str) -> None:
+        self.state = "failed"
+        self.error = why
+        self._out.clear()

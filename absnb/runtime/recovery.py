@@ -1,0 +1,104 @@
+"""What the driver decides between the attempts of a run on Spark: which checkpoint to
+restore (never one behind the newest completed checkpoint of a job with two-phase-commit
+sinks, whose transactions may be committed), and whether a host's error is the user's, to
+be raised as itself rather than retried, and what a failed stage's message says."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from absnb.protocols import CheckpointCoordinator
+from absnb.runtime.failures import InjectedFailure
+from absnb.runtime.plan import HostPlan
+
+if TYPE_CHECKING:
+    from absnb.core.graph import ExecutionGraph
+
+
+def restore_point(
+    storage: Any,
+    job_id: str,
+    graph: ExecutionGraph,
+    coordinator: CheckpointCoordinator,
+    restore_older: bool,
+) -> Any:
+    """The checkpoint to restore: the newest that verifies, but never one behind the newest
+    completed checkpoint when the job has two-phase-commit sinks (unless ``restore_older``)."""
+    from absnb.runtime.storage_fs import CommittedCheckpointLostError
+
+    external = any(graph.function(t).external for t in graph.tasks)
+    completed = coordinator.completed
+    committed = completed[-1].checkpoint_id if completed and external else None
+    if restore_older:
+        committed = None
+    try:
+        if committed is None:
+            return storage.latest(job_id, graph.fingerprint)
+        return storage.latest(job_id, graph.fingerprint, committed=committed)
+    except CommittedCheckpointLostError as e:
+        raise CommittedCheckpointLostError(
+            f"{e}. Restoring an older checkpoint would commit output the sinks have already "
+            "committed a second time: restore the file from a backup, or pass "
+            "restore_older=True to SparkRuntime.run() to restore the newest older checkpoint "
+            "and accept duplicates",
+            checkpoint_id=e.checkpoint_id,
+            path=e.path,
+        ) from None
+
+
+REPORT_WAIT = 0.2
+"""Seconds the driver waits, after a stage failed, for a host's report of why."""
+
+
+def users_error(error: BaseException) -> bool:
+    """Whether ``error`` is the user's (a bad operator, a missing module, a full port
+    range), raised as itself, rather than the runtime's own way of failing (an injected
+    failure, a host stopped or lost, a connection broken)."""
+    from absnb.runtime.control_messages import HostFailure
+    from absnb.runtime.host import HostStopped
+
+    return not isinstance(
+        error, (InjectedFailure, HostStopped, HostFailure, ConnectionError, TimeoutError)
+    )
+
+
+def noted(error: BaseException, note: str) -> BaseException:
+    """``error`` with ``note`` added (Python 3.11's ``add_note``; the message before)."""
+    add_note = getattr(error, "add_note", None)
+    if add_note is not None:
+        add_note(note)
+    return error
+
+
+def unpickle_plan(
+    pickled: bytes, host_id: int, attempt: int, coordinator: tuple[str, int], secret: bytes
+) -> HostPlan:
+    """The host's plan; if it cannot be unpickled here, the coordinator hears why first."""
+    import pickle
+
+    from absnb.runtime.control_client import failure_message, report_failure
+
+    try:
+        plan: HostPlan = pickle.loads(pickled)  # the driver's own plan, as Spark ships it
+        return plan
+    except BaseException as e:
+        report_failure(coordinator, secret, failure_message(host_id, attempt, e, setup=True))
+        raise
+
+
+def first_line(error: BaseException) -> str:
+    """The line of a (Java-wrapped) task failure that says what happened."""
+    lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+    for line in lines:
+        if "injected failure of" in line and 'f"' not in line:
+            return line[line.index("injected failure of") :][:300]
+    wanted: Callable[[str], bool]
+    for wanted in (
+        lambda s: "exited unexpectedly" in s or "crashed" in s,
+        lambda s: not s.startswith("at ") and ("Error: " in s or "Exception: " in s),
+    ):
+        for line in lines:
+            if wanted(line):
+                return line[:300]
+    return lines[0][:300] if lines else type(error).__name__

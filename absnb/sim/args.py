@@ -1,0 +1,93 @@
+"""Checks of the arguments of :class:`~absnb.sim.world.World`, the schedulers and the
+:class:`~absnb.sim.stepper.Stepper`, made when they are called (see
+:mod:`absnb.core.validate`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from absnb.core import validate
+from absnb.core.errors import GraphError, InvalidTypeError
+from absnb.jobs.base import Job
+
+
+def check_job(job: Any, where: str) -> Job:
+    """``job`` is a :class:`Job` whose every operator has a function to run."""
+    if not isinstance(job, Job):
+        raise InvalidTypeError(
+            f"{where} needs a Job, such as absnb.word_count() or absnb.build_job('bank'), "
+            f"not {job!r:.80} ({type(job).__name__})"
+        )
+    missing = [n for n, op in job.graph.operators.items() if op.function is None]
+    if missing:
+        raise GraphError(
+            f"operator {missing[0]!r} of job {job.name!r} has no function (None), so it cannot "
+            "run: pass an absnb.operators.Operator to JobGraph.add"
+        )
+    return job
+
+
+def check_world(
+    job: Any,
+    checkpoint_interval: Any,
+    max_checkpoints: Any,
+    allow_deadlock: Any,
+    notify_steps: Any,
+) -> None:
+    """The arguments of ``World(...)``."""
+    check_job(job, "World")
+    validate.optional_whole("checkpoint_interval", checkpoint_interval, minimum=1)
+    validate.optional_whole("max_checkpoints", max_checkpoints, minimum=0)
+    validate.flag("allow_deadlock", allow_deadlock)
+    if notify_steps is not None:
+        validate.flag("notify_steps (or None)", notify_steps)
+
+
+def check_policy(seed: Any, crash_at: Any, recovery: Any) -> None:
+    """The arguments of the automatic schedulers."""
+    validate.whole("seed", seed, minimum=0)
+    validate.optional_whole("crash_at", crash_at, minimum=0)
+    validate.choice("recovery", recovery, ("full", "partial"))
+
+
+def check_run(until: Any, max_steps: Any) -> None:
+    """The arguments of ``Stepper.run(...)``."""
+    if until is not None and not callable(until):
+        validate.whole("until (a number of steps, a function of the world, or None)", until)
+    validate.whole("max_steps", max_steps, minimum=0)
+
+
+def check_script(actions: Any, start: Any) -> None:
+    """The arguments of ``ScriptedScheduler(...)``: a list of actions."""
+    from absnb.sim.actions import (
+        Crash,
+        Decline,
+        Deliver,
+        Emit,
+        Notify,
+        Recover,
+        Transfer,
+        TriggerCheckpoint,
+        Wait,
+    )
+
+    kinds = (Deliver, Emit, Transfer, TriggerCheckpoint, Notify, Crash, Recover, Wait, Decline)
+    if isinstance(actions, str | bytes) or not hasattr(actions, "__iter__"):
+        raise InvalidTypeError(f"a script must be a list of actions, not {actions!r:.80}")
+    for i, action in enumerate(actions):
+        if not isinstance(action, kinds):
+            raise InvalidTypeError(
+                f"script entry {i} is {action!r:.80}, not an action: use Deliver, Emit, "
+                "Transfer, TriggerCheckpoint, Notify, Crash, Recover, Wait or Decline "
+                "(absnb.sim.actions)"
+            )
+    validate.whole("start", start, minimum=0)
+
+
+def check_chooser(chooser: Any) -> None:
+    """``ManualScheduler``'s chooser: a function of (world, enabled actions)."""
+    if not callable(chooser):
+        raise InvalidTypeError(
+            f"ManualScheduler needs a function chooser(world, enabled) -> action or None, "
+            f"not {chooser!r:.80}"
+        )

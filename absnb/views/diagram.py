@@ -1,0 +1,459 @@
+"""The geometry of the space-time diagram, which both renderers draw.
+
+:func:`layout` turns a trace, the world it ended in and a list of cuts into a
+:class:`Diagram`: one lane per task (time to the right), one straight stroke per message,
+one line per cut through every task's point, every place a message crosses a cut, and the
+labels, placed in pixels so that none overlaps another. :mod:`absnb.views.timeline_static`
+draws it as an SVG document, :func:`absnb.views.timeline.space_time` as a plotly figure.
+
+The cut is drawn as a function of the lane: it meets each task's lane exactly once, at the
+task's point, so every event of a task before its point lies left of the cut and every
+later one right of it. A message's *net* crossing of the cut (forward minus backward) is
+then always what :func:`~absnb.views.cut.classify` says: +1 for channel state, -1 for an
+offending message, 0 otherwise. A message between neighbouring lanes crosses at most once.
+One that spans several lanes may pass over a lane on that task's other side of the cut (it
+was sent after that task recorded its state, say); it then crosses the cut and crosses
+back. Those pairs are kept as ``genuine=False`` crossings, which the SVG draws as a hop
+of the message over the cut.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal, NamedTuple
+
+from absnb.core.ids import TaskId
+from absnb.sim.events import Event
+from absnb.views.arrows import (
+    Arrow,
+    CrashPoint,
+    RecoveryPoint,
+    crash_steps,
+    message_arrows,
+    recovery_steps,
+)
+from absnb.views.cut import Cut, classify, side, snapshot_cuts
+
+if TYPE_CHECKING:
+    from absnb.sim.world import World
+
+LABEL_PX = 18
+"""Font size of every label on the diagram: readable on a projector at 1280 px wide."""
+WIDTH = 1024
+"""Default width of the diagram in pixels: a notebook's output area in a 1280 px wide
+JupyterLab window holds it without scaling it down, so labels stay at 18 px."""
+LANE_PX = 20
+TITLE_PX = 24
+CHAR_EM = 0.62
+"""Width of one character in ems, a generous estimate for a sans-serif font."""
+MAX_STATE_LABELS = 8
+"""Channel-state labels beyond this many are left out (the messages stay emphasised)."""
+
+Emphasis = Literal["", "channel state", "offending"]
+
+
+class Point(NamedTuple):
+    """A point in diagram coordinates: ``x`` a step, ``y`` a lane (0: the top task)."""
+
+    x: float
+    y: float
+
+
+@dataclass(frozen=True, slots=True)
+class Stroke:
+    """One message as drawn: a straight segment from its send to its delivery.
+
+    ``state`` is ``delivered``, ``in flight`` (the segment ends at the current step half
+    way to the receiver's lane: it has not arrived) or ``lost`` (discarded by a recovery;
+    it ends half way at the recovery). ``emphasis`` is the strongest class the message has
+    with respect to any cut drawn: ``offending`` over ``channel state``.
+    """
+
+    arrow: Arrow
+    start: Point
+    end: Point
+    state: Literal["delivered", "in flight", "lost"]
+    emphasis: Emphasis
+
+
+class Crossing(NamedTuple):
+    """A message stroke crossing a cut line at ``at``.
+
+    ``forward``: from the before side to the after side. ``genuine``: the crossing that
+    makes the message channel state (or offending); False for a pass over the cut that
+    the same message undoes.
+    """
+
+    cut: int
+    stroke: int
+    at: Point
+    forward: bool
+    genuine: bool
+
+
+@dataclass(frozen=True, slots=True)
+class CutLine:
+    """A cut as drawn: one point per lane, top to bottom, joined by straight pieces."""
+
+    cut: Cut
+    points: tuple[Point, ...]
+
+
+class Box(NamedTuple):
+    """A label's bounding box in pixels."""
+
+    x0: float
+    y0: float
+    x1: float
+    y1: float
+
+    def overlaps(self, other: Box) -> bool:
+        return (
+            self.x0 < other.x1 and other.x0 < self.x1 and self.y0 < other.y1 and other.y0 < self.y1
+        )
+
+
+class Label(NamedTuple):
+    """A text label, centred on ``(x, y)`` in pixels, with its bounding box."""
+
+    text: str
+    x: float
+    y: float
+    kind: str
+    box: Box
+
+
+@dataclass(frozen=True, slots=True)
+class Scale:
+    """Diagram coordinates to pixels (and back)."""
+
+    first: float
+    last: float
+    width: float
+    left: float
+    right: float
+    top: float
+    gap: float
+
+    def px(self, p: Point) -> tuple[float, float]:
+        span = max(self.last - self.first, 1.0)
+        x = self.left + (p.x - self.first) / span * (self.width - self.left - self.right)
+        return x, self.top + p.y * self.gap
+
+    def point(self, x: float, y: float) -> Point:
+        span = max(self.last - self.first, 1.0)
+        step = self.first + (x - self.left) / (self.width - self.left - self.right) * span
+        return Point(step, (y - self.top) / self.gap)
+
+
+@dataclass(frozen=True, slots=True)
+class Diagram:
+    """Everything both renderers draw, computed once."""
+
+    title: str
+    tasks: tuple[TaskId, ...]
+    first: float
+    now: float
+    strokes: tuple[Stroke, ...]
+    cuts: tuple[CutLine, ...]
+    crossings: tuple[Crossing, ...]
+    crashes: tuple[CrashPoint, ...]
+    recoveries: tuple[RecoveryPoint, ...]
+    bands: tuple[tuple[float, float, TaskId], ...]
+    labels: tuple[Label, ...]
+    reach: tuple[float, ...]
+    """How far each cut line reaches above the top lane, up to its label (pixels)."""
+    scale: Scale
+    height: float
+
+    def lane(self, task: TaskId) -> int:
+        return self.tasks.index(task)
+
+
+def text_box(text: str, x: float, y: float, size: float = LABEL_PX) -> Box:
+    """The bounding box of ``text`` centred on ``(x, y)`` (estimated, generously)."""
+    w = len(text) * size * CHAR_EM / 2 + 4
+    h = size * 0.7
+    return Box(x - w, y - h, x + w, y + h)
+
+
+def _cut_x(line: CutLine, y: float) -> float:
+    """Where the cut line is at height ``y`` (between the top and the bottom lane)."""
+    pts = line.points
+    i = min(max(int(y), 0), len(pts) - 1)
+    if i == len(pts) - 1 or y <= pts[0].y:
+        return pts[i].x
+    a, b = pts[i], pts[i + 1]
+    return a.x + (b.x - a.x) * (y - a.y)
+
+
+def _crossings(stroke: Stroke, line: CutLine, cut_index: int, stroke_index: int) -> list[Crossing]:
+    """Where ``stroke`` crosses ``line``: the side is known at its two ends (from the
+    steps, so ties at a task's own point follow :func:`~absnb.views.cut.side`) and
+    measured where it passes every lane in between."""
+    a, s, e = stroke.arrow, stroke.start, stroke.end
+    cut = line.cut
+    ys = [s.y]
+    lo, hi = sorted((s.y, e.y))
+    inner = [float(k) for k in range(int(lo) + 1, int(-(-hi // 1))) if lo < k < hi]
+    ys += inner if e.y > s.y else inner[::-1]
+    ys.append(e.y)
+
+    def x_at(y: float) -> float:
+        return s.x + (e.x - s.x) * (y - s.y) / (e.y - s.y)
+
+    gaps = [x_at(y) - _cut_x(line, y) for y in ys]
+    sides = [side(cut, a.src, a.sent_step, sending=True)]
+    for g in gaps[1:-1]:
+        sides.append("before" if g < 0 else "after" if g > 0 else sides[-1])
+    if stroke.state == "delivered":
+        assert a.received_step is not None
+        sides.append(side(cut, a.dst, a.received_step, sending=False))
+    else:
+        sides.append("before" if gaps[-1] < 0 else "after")
+    found: list[tuple[Point, bool]] = []
+    for j in range(len(ys) - 1):
+        if sides[j] == sides[j + 1]:
+            continue
+        g0, g1 = gaps[j], gaps[j + 1]
+        t = g0 / (g0 - g1) if g0 != g1 else 0.5
+        t = min(max(t, 0.0), 1.0)
+        y = ys[j] + (ys[j + 1] - ys[j]) * t
+        found.append((Point(x_at(y), y), sides[j] == "before"))
+    net = sides[-1] != sides[0]
+    out, genuine_done = [], False
+    for at, forward in found:
+        genuine = net and not genuine_done and forward == (sides[0] == "before")
+        genuine_done = genuine_done or genuine
+        out.append(Crossing(cut_index, stroke_index, at, forward, genuine))
+    return out
+
+
+def _strokes(
+    arrows: list[Arrow], lanes: dict[TaskId, int], now: float, cuts: Sequence[Cut]
+) -> list[Stroke]:
+    """One stroke per message, in the order sent. A message not delivered ends half way
+    or so: the head of its channel nearest the receiver, the ones queued behind it
+    further back, so the picture shows the channel's FIFO order."""
+    queued: dict[object, list[Arrow]] = {}
+    for a in arrows:
+        if a.received_step is None:
+            queued.setdefault((a.channel, a.lost_step), []).append(a)
+    depth = {id(a): (k, len(q)) for q in queued.values() for k, a in enumerate(q)}
+    out = []
+    order = sorted(range(len(arrows)), key=lambda i: (arrows[i].sent_step, i))
+    for i in order:
+        a = arrows[i]
+        y0, y1 = lanes[a.src], lanes[a.dst]
+        start = Point(float(a.sent_step), float(y0))
+        if a.received_step is not None:
+            end, state = Point(float(a.received_step), float(y1)), "delivered"
+        else:
+            k, n = depth[id(a)]
+            y = y0 + (y1 - y0) * (0.75 - 0.5 * k / n)
+            if a.lost_step is not None:
+                end, state = Point(float(a.lost_step), y), "lost"
+            else:
+                end, state = Point(now, y), "in flight"
+        out.append(Stroke(a, start, end, state, ""))  # type: ignore[arg-type]
+    # Emphasis: only messages overlapping a cut's span of steps can cross it.
+    starts = [s.start.x for s in out]
+    longest = max((s.end.x - s.start.x for s in out if s.state == "delivered"), default=0.0)
+    open_ended = [i for i, s in enumerate(out) if s.state != "delivered"]
+    strongest: dict[int, Emphasis] = {}
+    for cut in cuts:
+        lo, hi = min(cut.positions.values()), max(cut.positions.values())
+        near = range(bisect.bisect_left(starts, lo - longest), bisect.bisect_right(starts, hi))
+        for i in (*near, *open_ended):
+            s = out[i]
+            if s.start.x > hi or s.end.x < lo or strongest.get(i) == "offending":
+                continue
+            kind = classify(s.arrow, cut)
+            if kind == "offending" or kind == "channel state":
+                strongest[i] = kind
+    for i, emphasis in strongest.items():
+        s = out[i]
+        out[i] = Stroke(s.arrow, s.start, s.end, s.state, emphasis)
+    return out
+
+
+class _Placer:
+    """Greedy label placement: a label takes the first candidate position whose box
+    overlaps no label placed before it and no obstacle (arrowheads, snapshot points)."""
+
+    def __init__(self, left: float, right: float, top: float) -> None:
+        self.left, self.right, self.top = left, right, top
+        self.labels: list[Label] = []
+        self.obstacles: list[Box] = []
+
+    def place(
+        self, text: str, kind: str, candidates: Sequence[tuple[float, float]]
+    ) -> Label | None:
+        for x, y in candidates:
+            box = text_box(text, x, y)
+            if box.x0 < self.left:
+                x += self.left - box.x0
+            elif box.x1 > self.right:
+                x -= box.x1 - self.right
+            box = text_box(text, x, y)
+            if box.y0 < self.top:
+                continue
+            if not any(box.overlaps(other.box) for other in self.labels) and not any(
+                box.overlaps(o) for o in self.obstacles
+            ):
+                label = Label(text, x, y, kind, box)
+                self.labels.append(label)
+                return label
+        return None
+
+
+def _around(x: float, y: float, far: int) -> list[tuple[float, float]]:
+    """Candidate label centres around a point, nearest first."""
+    out = []
+    for r in range(1, far + 1):
+        d = 16.0 * r
+        out += [
+            (x, y - d),
+            (x, y + d),
+            (x + 3 * d, y - d),
+            (x - 3 * d, y - d),
+            (x + 3 * d, y + d),
+            (x - 3 * d, y + d),
+        ]
+    return out
+
+
+def _ticks(first: float, now: float, scale: Scale) -> list[float]:
+    """Step numbers for the time axis, at least 70 px apart, on a 1-2-5 grid."""
+    per_step = scale.px(Point(first + 1, 0))[0] - scale.px(Point(first, 0))[0]
+    every = next(k * 10**e for e in range(7) for k in (1, 2, 5) if k * 10**e * per_step >= 70)
+    start = -(-max(first, 0.0) // every) * every
+    return [start + every * i for i in range(int((now - start) // every) + 1)]
+
+
+def layout(
+    trace: Sequence[Event],
+    world: World,
+    *,
+    cuts: Sequence[Cut] | None = None,
+    title: str | None = None,
+    width: float = WIDTH,
+) -> Diagram:
+    """The geometry of ``trace`` (ending in ``world``) with ``cuts`` (default: the cut of
+    every completed or pending checkpoint of the run), laid out ``width`` pixels wide."""
+    graph = world.graph
+    tasks = tuple(graph.tasks)
+    lanes = {t: i for i, t in enumerate(tasks)}
+    first = float(trace[0].step) if trace else float(world.clock)
+    now = float(max(world.clock, trace[-1].step + 1 if trace else 0))
+    if cuts is None:
+        cuts = snapshot_cuts(trace, world)
+    for cut in cuts:
+        for t in tasks:
+            first = min(first, cut.position(t) - 0.5)
+    arrows = message_arrows(trace, world)
+    strokes = _strokes(arrows, lanes, now, cuts)
+    lines = tuple(
+        CutLine(c, tuple(Point(c.positions[t], float(i)) for i, t in enumerate(tasks)))
+        for c in cuts
+    )
+
+    starts = [s.start.x for s in strokes]
+    longest = max((s.end.x - s.start.x for s in strokes if s.state == "delivered"), default=0.0)
+    open_ended = [i for i, s in enumerate(strokes) if s.state != "delivered"]
+    crossings: list[Crossing] = []
+    for ci, line in enumerate(lines):
+        lo = min(p.x for p in line.points)
+        hi = max(p.x for p in line.points)
+        near = range(bisect.bisect_left(starts, lo - longest), bisect.bisect_right(starts, hi))
+        for si in sorted({*near, *open_ended}):
+            s = strokes[si]
+            if s.arrow.kind == "record" and s.start.x <= hi and s.end.x >= lo:
+                crossings += _crossings(s, line, ci, si)
+
+    crashes = tuple(crash_steps(trace))
+    recoveries = tuple(recovery_steps(trace))
+    bands = []
+    for c in crashes:
+        ends = [r.step for r in recoveries if r.step >= c.step]
+        bands.append((float(c.step), float(min(ends)) if ends else now, c.task))
+
+    # Labels: checkpoint names in rows above the top lane, then everything else.
+    name = title or f"{graph.name} under {world.protocol.name}"
+    left = 24 + max(len(str(t)) * LANE_PX for t in (*tasks, "step")) * CHAR_EM + 16
+    right = 40.0
+    row_px = LABEL_PX * 1.6
+    probe = Scale(first, now, width, left, right, 0.0, 1.0)
+    rows = _Placer(left, width - right, -float("inf"))
+    row_of = []
+    for line in lines:
+        x, _ = probe.px(line.points[0])
+        text = line.cut.label + (" (pending)" if line.cut.status == "pending" else "")
+        label = rows.place(text, "", [(x, -row_px * r) for r in range(len(lines))])
+        assert label is not None  # one row per cut always fits
+        row_of.append(round(-label.y / row_px))
+    top = 56 + row_px * (max(row_of, default=0) + 2)
+    gap = 170.0 if len(tasks) <= 2 else 120.0 if len(tasks) <= 4 else 90.0
+    scale = Scale(first, now, width, left, right, top, gap)
+    placer = _Placer(left, width - right, TITLE_PX * 1.8)
+    for line, row in zip(lines, row_of, strict=True):
+        x, _ = scale.px(line.points[0])
+        text = line.cut.label + (" (pending)" if line.cut.status == "pending" else "")
+        kind = "by hand" if line.cut.status == "by hand" else "checkpoint"
+        placer.place(text, kind, [(x, top - row_px * (row + 1))])
+    reach = tuple(row_px * row + 18 for row in row_of)
+    bottom = top + gap * (len(tasks) - 1)
+    if len(strokes) <= 300:  # labels keep off arrowheads and snapshot points
+        marks = [scale.px(st.end) for st in strokes]
+        marks += [scale.px(p) for line in lines for p in line.points]
+        placer.obstacles = [Box(mx - 10, my - 10, mx + 10, my + 10) for mx, my in marks]
+    tick_y = bottom + 0.3 * gap + 20
+    for step in _ticks(first, now, scale):
+        x, _ = scale.px(Point(step, 0))
+        placer.place(f"{step:g}", "step", [(x, tick_y)])
+    for crash in crashes:
+        x, y = scale.px(Point(crash.step, lanes[crash.task]))
+        placer.place(f"{crash.task} crashes", "crash", _around(x, y, 6))
+    for rec in recoveries:
+        x, _ = scale.px(Point(rec.step, 0))
+        what = f"checkpoint {rec.checkpoint_id}" if rec.checkpoint_id else "the initial state"
+        placer.place(
+            f"recover from {what}", "recovery", [(x, tick_y + 30 * k) for k in range(1, 7)]
+        )
+    for cr in crossings:
+        if not cr.genuine:
+            continue
+        s = strokes[cr.stroke]
+        if s.emphasis == "offending" and classify(s.arrow, lines[cr.cut].cut) == "offending":
+            px, py = scale.px(cr.at)
+            placer.place(
+                f"✗ {s.arrow.label}: received before, sent after", "offending", _around(px, py, 12)
+            )
+    placed_states = 0
+    for cr in crossings:
+        if not cr.genuine or placed_states >= MAX_STATE_LABELS:
+            continue
+        s = strokes[cr.stroke]
+        if classify(s.arrow, lines[cr.cut].cut) == "channel state":
+            px, py = scale.px(cr.at)
+            if placer.place(f"channel state {s.arrow.label}", "channel state", _around(px, py, 3)):
+                placed_states += 1
+    height = max([bottom + 60, *(lb.box.y1 for lb in placer.labels)]) + 16
+    return Diagram(
+        name,
+        tasks,
+        first,
+        now,
+        tuple(strokes),
+        lines,
+        tuple(crossings),
+        crashes,
+        recoveries,
+        tuple(bands),
+        tuple(placer.labels),
+        reach,
+        scale,
+        height,
+    )

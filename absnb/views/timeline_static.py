@@ -1,0 +1,310 @@
+"""The space-time diagram as a static SVG document, and a display object for notebooks.
+
+:func:`timeline_svg` draws the :class:`~absnb.views.diagram.Diagram` of a trace: same input,
+same bytes. :func:`show_timeline` returns a :class:`Timeline` whose rich display carries the
+interactive plotly figure *and* the SVG as an ``<img>`` with a ``data:`` URL in
+``text/html``, the one picture JupyterLab shows for an untrusted notebook (it renders
+neither raw SVG nor plotly output there).
+
+Colours are from the Okabe-Ito palette (safe for colour-blind readers), and nothing is
+told apart by colour alone: control messages are dotted, messages in flight dashed, an
+offending message thick with a cross in its label, cuts of the run solid, pending ones
+dashed and cuts by hand dash-dotted.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from absnb.sim.events import Event
+from absnb.views.cut import Cut
+from absnb.views.diagram import (
+    LABEL_PX,
+    LANE_PX,
+    TITLE_PX,
+    WIDTH,
+    CutLine,
+    Diagram,
+    Point,
+    Stroke,
+    layout,
+)
+
+if TYPE_CHECKING:
+    from absnb.sim.world import World
+
+RECORD = "#0072B2"
+CONTROL = "#E69F00"
+OFFENDING = "#D55E00"
+CUT = "#5E2B97"
+BY_HAND = "#000000"
+RECOVERY = "#009E73"
+LOST = "#8C8C8C"
+LANE = "#333333"
+FONT = "DejaVu Sans, Verdana, Arial, sans-serif"
+_CUT_DASH = {"completed": "", "pending": "12 7", "by hand": "14 6 3 6"}
+
+
+def _n(v: float) -> str:
+    """A coordinate with one decimal, without a trailing ``.0``: deterministic text."""
+    text = f"{v:.1f}"
+    return text[:-2] if text.endswith(".0") else text
+
+
+def _text(x: float, y: float, text: str, *, size: int = LABEL_PX, fill: str = "#111111",
+          anchor: str = "middle", weight: str = "normal") -> str:  # fmt: skip
+    return (
+        f'<text x="{_n(x)}" y="{_n(y)}" font-size="{size}" fill="{fill}" text-anchor="{anchor}" '
+        f'dominant-baseline="central" font-weight="{weight}" stroke="#ffffff" '
+        f'stroke-width="5" stroke-linejoin="round" paint-order="stroke">{html.escape(text)}</text>'
+    )
+
+
+def _stroke_style(s: Stroke) -> tuple[str, float, str, str]:
+    """Colour, width, dash pattern and arrowhead id of one message."""
+    if s.emphasis == "offending":
+        return OFFENDING, 5.0, "", "head-offending"
+    if s.state == "lost":
+        return LOST, 2.0, "3 4", "head-lost"
+    control = s.arrow.kind != "record"
+    colour = CONTROL if control else RECORD
+    width = 3.0 if control else 2.0
+    if s.emphasis == "channel state":
+        width += 1.5
+    dash = "3 5" if control else ""
+    if s.state == "in flight":
+        dash = "10 6"
+        return colour, width, dash, "head-open-control" if control else "head-open-record"
+    return colour, width, dash, "head-control" if control else "head-record"
+
+
+def _strokes(d: Diagram, strokes: list[Stroke], dense: bool) -> list[str]:
+    """The message lines; with many markers or barriers those are drawn thinner and
+    paler so that the records and the cuts stay readable."""
+    out = []
+    for s in strokes:
+        colour, width, dash, head = _stroke_style(s)
+        (xa, ya), (xb, yb) = d.scale.px(s.start), d.scale.px(s.end)
+        coords = f'x1="{_n(xa)}" y1="{_n(ya)}" x2="{_n(xb)}" y2="{_n(yb)}"'
+        if s.emphasis == "offending":
+            out.append(
+                f'<line {coords} stroke="#ffffff" stroke-width="{_n(width + 6)}" '
+                'stroke-linecap="round"/>'
+            )
+        extra = f' stroke-dasharray="{dash}"' if dash else ""
+        if dense and s.arrow.kind != "record":
+            width, extra = width - 1, extra + ' stroke-opacity="0.6"'
+        out.append(
+            f'<line {coords} stroke="{colour}" stroke-width="{_n(width)}"{extra} '
+            f'marker-end="url(#{head})"><title>{html.escape(s.arrow.describe())}</title></line>'
+        )
+    return out
+
+
+def _defs() -> str:
+    heads = []
+    for name, colour in (("record", RECORD), ("control", CONTROL), ("offending", OFFENDING)):
+        heads.append(
+            f'<marker id="head-{name}" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="5" '
+            f'markerHeight="5" orient="auto-start-reverse" markerUnits="strokeWidth">'
+            f'<path d="M0,0 L10,5 L0,10 z" fill="{colour}"/></marker>'
+        )
+        heads.append(
+            f'<marker id="head-open-{name}" viewBox="0 0 10 10" refX="9" refY="5" '
+            f'markerWidth="6" markerHeight="6" orient="auto" markerUnits="strokeWidth">'
+            f'<path d="M0,0 L10,5 L0,10" fill="none" stroke="{colour}" stroke-width="2"/>'
+            "</marker>"
+        )
+    heads.append(
+        '<marker id="head-lost" viewBox="0 0 10 10" refX="5" refY="5" markerWidth="6" '
+        'markerHeight="6" orient="auto" markerUnits="strokeWidth">'
+        f'<path d="M1,1 L9,9 M9,1 L1,9" stroke="{LOST}" stroke-width="2"/></marker>'
+    )
+    heads.append(
+        '<pattern id="down" width="14" height="14" patternUnits="userSpaceOnUse" '
+        'patternTransform="rotate(45)"><rect width="14" height="14" fill="#000000" '
+        'fill-opacity="0.10"/><line x1="0" y1="0" x2="0" y2="14" stroke="#000000" '
+        'stroke-opacity="0.35" stroke-width="5"/></pattern>'
+    )
+    return "<defs>" + "".join(heads) + "</defs>"
+
+
+def _cut_path(d: Diagram, line: CutLine, reach: float) -> str:
+    """The cut line, reaching up to its label above the top lane and a little below the
+    bottom one."""
+    sc = d.scale
+    pts = [sc.px(p) for p in line.points]
+    pts = [(pts[0][0], pts[0][1] - reach), *pts, (pts[-1][0], pts[-1][1] + 0.3 * sc.gap)]
+    return "M" + " L".join(f"{_n(x)},{_n(y)}" for x, y in pts)
+
+
+def _legend(d: Diagram, y: float) -> tuple[list[str], float]:
+    """The legend entries present in ``d``, laid out in rows from ``y``; returns the
+    elements and the height used."""
+    entries: list[tuple[str, str, float, str]] = []  # colour, dash, width, text
+    kinds = {s.arrow.kind for s in d.strokes}
+    if "record" in kinds:
+        entries.append((RECORD, "", 2.0, "record"))
+    if kinds & {"barrier", "marker"}:
+        entries.append((CONTROL, "3 5", 3.0, " / ".join(sorted(kinds - {"record"}))))
+    if any(s.state == "in flight" for s in d.strokes):
+        entries.append((RECORD, "10 6", 2.0, "in flight (not yet delivered)"))
+    if any(s.emphasis == "channel state" for s in d.strokes):
+        entries.append((RECORD, "", 3.5, "channel state: sent before the cut, received after"))
+    if any(s.emphasis == "offending" for s in d.strokes):
+        entries.append((OFFENDING, "", 5.0, "✗ received before the cut, sent after: inconsistent"))
+    if any(s.state == "lost" for s in d.strokes):
+        entries.append((LOST, "3 4", 2.0, "discarded by a recovery"))
+    for status in ("completed", "pending", "by hand"):
+        if any(line.cut.status == status for line in d.cuts):
+            colour = BY_HAND if status == "by hand" else CUT
+            name = "cut by hand" if status == "by hand" else f"cut of a {status} checkpoint"
+            entries.append((colour, _CUT_DASH[status], 4.0, name))
+    if d.bands:
+        entries.append(("url(#down)", "", 14.0, "task down: crash to recovery"))
+    out = []
+    x, row = d.scale.left, 0
+    for colour, dash, width, text in entries:
+        w = 56 + len(text) * LABEL_PX * 0.62 + 28
+        if x + w > d.scale.width - d.scale.right and x > d.scale.left:
+            x, row = d.scale.left, row + 1
+        cy = y + row * 32
+        dash_attr = f' stroke-dasharray="{dash}"' if dash else ""
+        out.append(
+            f'<line x1="{_n(x)}" y1="{_n(cy)}" x2="{_n(x + 44)}" y2="{_n(cy)}" '
+            f'stroke="{colour}" stroke-width="{_n(width)}"{dash_attr}/>'
+        )
+        out.append(_text(x + 54, cy, text, anchor="start"))
+        x += w
+    return out, 32.0 * (row + 1) if entries else 0.0
+
+
+def render_svg(d: Diagram) -> str:
+    """The diagram as a complete SVG document."""
+    sc = d.scale
+    W = sc.width
+    top, bottom = sc.top, sc.top + sc.gap * (len(d.tasks) - 1)
+    body: list[str] = [_defs(), f'<rect width="{_n(W)}" height="HEIGHT" fill="#ffffff"/>']
+    body.append(_text(sc.left, TITLE_PX, d.title, size=TITLE_PX, anchor="start", weight="bold"))
+    y0, y1 = top - 0.5 * sc.gap, bottom + 0.5 * sc.gap
+    for start, end, _task in d.bands:
+        x0, _ = sc.px(Point(start, 0))
+        x1, _ = sc.px(Point(end, 0))
+        body.append(
+            f'<rect x="{_n(x0)}" y="{_n(y0)}" width="{_n(max(x1 - x0, 4))}" '
+            f'height="{_n(y1 - y0)}" fill="url(#down)"/>'
+        )
+    xn, _ = sc.px(Point(d.now, 0))
+    body.append(
+        f'<line x1="{_n(xn)}" y1="{_n(y0)}" x2="{_n(xn)}" y2="{_n(y1)}" stroke="#555555" '
+        'stroke-width="1.5" stroke-dasharray="2 4"/>'
+    )
+    for i, task in enumerate(d.tasks):
+        x0, y = sc.px(Point(d.first, i))
+        body.append(
+            f'<line x1="{_n(x0)}" y1="{_n(y)}" x2="{_n(xn)}" y2="{_n(y)}" stroke="{LANE}" '
+            'stroke-width="2"/>'
+        )
+        body.append(_text(sc.left - 14, y, str(task), size=LANE_PX, anchor="end", weight="bold"))
+    tick_y = bottom + 0.3 * sc.gap + 20
+    body.append(_text(sc.left - 14, tick_y, "step", fill="#444444", anchor="end"))
+    for r in d.recoveries:
+        x, _ = sc.px(Point(r.step, 0))
+        body.append(
+            f'<line x1="{_n(x)}" y1="{_n(y0)}" x2="{_n(x)}" y2="{_n(y1)}" stroke="{RECOVERY}" '
+            'stroke-width="3" stroke-dasharray="1 5" stroke-linecap="round"/>'
+        )
+    dense = sum(s.arrow.kind != "record" for s in d.strokes) > 30
+    body += _strokes(d, [s for s in d.strokes if s.arrow.kind != "record"], dense)
+    for line, reach in zip(
+        d.cuts, d.reach, strict=True
+    ):  # over the markers and barriers (the marker often runs along it)
+        colour = BY_HAND if line.cut.status == "by hand" else CUT
+        dash = _CUT_DASH[line.cut.status]
+        dash_attr = f' stroke-dasharray="{dash}"' if dash else ""
+        body.append(
+            f'<path d="{_cut_path(d, line, reach)}" fill="none" stroke="{colour}" stroke-width="4" '
+            f'stroke-opacity="0.85" stroke-linejoin="round"{dash_attr}/>'
+        )
+    for c in d.crossings:  # a message passing over a cut it does not cross: a hop
+        if c.genuine:
+            continue
+        s = d.strokes[c.stroke]
+        (xa, ya), (xb, yb) = sc.px(s.start), sc.px(s.end)
+        x, y = sc.px(c.at)
+        length = max(((xb - xa) ** 2 + (yb - ya) ** 2) ** 0.5, 1.0)
+        dx, dy = (xb - xa) / length * 12, (yb - ya) / length * 12
+        body.append(
+            f'<line x1="{_n(x - dx)}" y1="{_n(y - dy)}" x2="{_n(x + dx)}" y2="{_n(y + dy)}" '
+            f'stroke="#ffffff" stroke-width="{_n(_stroke_style(s)[1] + 8)}"/>'
+        )
+    body += _strokes(d, [s for s in d.strokes if s.arrow.kind == "record"], dense)
+    for line in d.cuts:
+        shape = "circle" if line.cut.status == "by hand" else "diamond"
+        colour = BY_HAND if line.cut.status == "by hand" else CUT
+        for task, p in zip(d.tasks, line.points, strict=True):
+            if task in line.cut.waiting:
+                continue
+            x, y = sc.px(p)
+            if shape == "circle":
+                body.append(f'<circle cx="{_n(x)}" cy="{_n(y)}" r="8" fill="{colour}"/>')
+            else:
+                body.append(
+                    f'<path d="M{_n(x)},{_n(y - 11)} L{_n(x + 9)},{_n(y)} L{_n(x)},{_n(y + 11)} '
+                    f'L{_n(x - 9)},{_n(y)} z" fill="{colour}" stroke="#ffffff" stroke-width="1.5"/>'
+                )
+    for crash in d.crashes:
+        x, y = sc.px(Point(crash.step, d.lane(crash.task)))
+        body.append(
+            f'<path d="M{_n(x - 11)},{_n(y - 11)} L{_n(x + 11)},{_n(y + 11)} M{_n(x + 11)},'
+            f'{_n(y - 11)} L{_n(x - 11)},{_n(y + 11)}" stroke="#000000" stroke-width="5" '
+            'stroke-linecap="round"/>'
+        )
+    for label in d.labels:
+        fill = {"offending": OFFENDING, "checkpoint": CUT, "by hand": BY_HAND}.get(
+            label.kind, "#00684A" if label.kind == "recovery" else "#111111"
+        )
+        weight = (
+            "bold" if label.kind in ("offending", "checkpoint", "by hand", "crash") else "normal"
+        )
+        body.append(_text(label.x, label.y, label.text, fill=fill, weight=weight))
+    legend, used = _legend(d, d.height + 8)
+    body += legend
+    height = d.height + used + 16
+    doc = "\n".join(body).replace('height="HEIGHT"', f'height="{_n(height)}"', 1)
+    return (
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{_n(W)}" height="{_n(height)}" '
+        f'viewBox="0 0 {_n(W)} {_n(height)}" font-family="{FONT}">\n{doc}\n</svg>\n'
+    )
+
+
+def timeline_svg(
+    trace: Sequence[Event],
+    world: World,
+    *,
+    cuts: Sequence[Cut] | None = None,
+    title: str | None = None,
+    width: float = WIDTH,
+) -> str:
+    """The space-time diagram of ``trace`` (ending in ``world``) as a complete SVG
+    document, ``width`` pixels wide: the same bytes for the same trace.
+
+    Args:
+        cuts: the cuts to draw; default the cut of every completed or pending checkpoint
+            of the run. Add a :class:`~absnb.views.cut.Cut` composed by hand to see what
+            an inconsistent one looks like.
+        title: the heading; default ``<job> under <protocol>``.
+    """
+    return render_svg(layout(trace, world, cuts=cuts, title=title, width=width))
+
+
+def svg_img(svg: str, alt: str) -> str:
+    """An ``<img>`` carrying ``svg`` as a ``data:`` URL, which sanitized HTML keeps."""
+    data = base64.b64encode(svg.encode()).decode()
+    return (
+        f'<img src="data:image/svg+xml;base64,{data}" alt="{html.escape(alt)}" '
+        'style="max-width:100%;height:auto"/>'
+    )
