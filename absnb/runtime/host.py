@@ -289,8 +289,7 @@ class Host:
             else:  # Aborted
                 controls = task.checkpoint_aborted(n, sends)
             self._controls(t, controls, client)
-            if t not in self.finished:  # nothing follows the end of a finished task's output
-                self._dispatch(sends)
+            self._send_from(t, sends, client)
 
     def _notified(self, t: TaskId, n: int, *, after_commit: bool) -> None:
         for f in self.failures:
@@ -392,13 +391,28 @@ class Host:
         if controls:
             self._controls(t, controls, client)
         if sends:
-            self._dispatch(sends)
+            self._send_from(t, sends, client)
         if kind is RecordBatch:
             self._count(t, len(m))
         elif kind is Record:
             self._count(t, 1)
         else:
             self._barrier(t, c, m, client)
+
+    def _send_from(self, t: TaskId, sends: list, client: Any) -> None:
+        """Send ``t``'s output; nothing follows the end of a finished task's output, but the
+        barrier of a checkpoint triggered after its input ended reaches a finished local task
+        behind it directly (a running one has it on its ended input already, see
+        :meth:`_barrier`), so that the chain still acknowledges: a synchronous checkpoint
+        halting the other sources would otherwise never complete (Flink: FLIP-147)."""
+        if t not in self.finished:
+            self._dispatch(sends)
+            return
+        for c, m in sends:
+            if type(m) not in (CheckpointBarrier, Marker) or c.dst not in self.local:
+                continue
+            if c.dst in self.finished and self.last_barrier.get(c, 0) < _checkpoint_of(m):
+                self._deliver(c, m, client)
 
     def _barrier(self, t: TaskId, c: ChannelId, m: Message, client: Any) -> None:
         """``t`` has had barrier (or marker) ``m`` on ``c``: its ended inputs have it too, as

@@ -32,3 +32,31 @@ def test_exactly_once_after_a_failure_on_spark(runtime) -> None:
     assert run.restarts == 1
     assert run.restored[-1] >= 1  # the restart restored a completed checkpoint
     assert run.output == expected_output(job)
+
+
+def test_synchronous_checkpoints_after_a_source_finished_complete(runtime) -> None:
+    """Source 0 ends long before source 1: checkpoints triggered after it ended must still
+    complete (its finished chain acknowledges), or the halted source 1 waits forever."""
+    import dataclasses
+    import threading
+
+    from absnb.jobs.paper_topology import GeneratedLog
+
+    job = paper_topology(parallelism=2, records=2, keys=5_000, groups=97, seed=5)
+    inputs = {t: GeneratedLog(5, t.subtask, 300 if t.subtask == 0 else 200_000) for t in job.inputs}
+    job = dataclasses.replace(job, inputs=inputs)
+    done: list = []
+    worker = threading.Thread(
+        target=lambda: done.append(runtime.run(job, "synchronous", checkpoint_interval=0.05))
+    )
+    worker.start()
+    worker.join(120)
+    if worker.is_alive():
+        runtime.spark.sparkContext.cancelAllJobs()
+        worker.join(30)
+        pytest.fail("a synchronous checkpoint triggered after source 0 ended never completed")
+    run = done[0]
+    assert run.restarts == 0
+    assert run.checkpoints  # every one triggered after source 0's 300 records had ended
+    assert run.output == expected_output(job)
+    assert sum(n for _, n in run.output) == 200_300
