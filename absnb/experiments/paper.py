@@ -19,6 +19,7 @@ within one call, not absolute numbers across machines.
 
 from __future__ import annotations
 
+import gc
 import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -231,7 +232,8 @@ def _rows(
     job: JobFn | None = None,
 ) -> list[dict[str, Any]]:
     """Run every ``(protocol, interval, parallelism)`` of ``plan`` ``repeats`` times, the
-    plan over and over (interleaved: a change of the machine's load hits every protocol);
+    plan over and over (interleaved: a change of the machine's load hits every protocol),
+    each round rotated by one;
     one row each, with ``repeat``. ``job(scale, parallelism)`` builds each run's job
     (default :func:`paper_job`)."""
     make = job or paper_job
@@ -248,7 +250,11 @@ def _rows(
     total = len(plan) * repeats
     rows = []
     for r in range(repeats):
-        for protocol, interval, p in plan:
+        # Each round starts one step further into the plan: the first run of a round pays
+        # for the previous run's leftovers (its workers winding down, garbage), and that
+        # cost must not land on the same protocol every time.
+        for protocol, interval, p in [*plan[r % len(plan) :], *plan[: r % len(plan)]]:
+            gc.collect()
             run = runtime.run(make(scale, p), protocol, checkpoint_interval=interval)
             row = {**run_row(run, interval, p), "repeat": r}
             rows.append(row)

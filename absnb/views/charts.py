@@ -211,3 +211,196 @@ def alignment_chart(df: pd.DataFrame) -> Any:
         template="plotly_white",
     )
     return fig
+
+
+# -- static pictures (untrusted notebooks, GitHub, nbviewer) --------------------------------
+def _spread_series(df: pd.DataFrame, x: str, y: str) -> list[dict[str, Any]]:
+    series = []
+    for protocol, part in _spread(df, x, y).groupby("protocol", sort=False):
+        name = NAMES.get(str(protocol), str(protocol))
+        series.append(
+            {
+                "name": f"{name} (measured)" if x == "interval" else name,
+                "color": COLORS.get(str(protocol), "#000000"),
+                "points": [
+                    (float(r[x]), float(r["median"]), float(r["minus"]), float(r["plus"]))
+                    for r in part.to_dict("records")
+                ],
+            }
+        )
+    return series
+
+
+def static_chart(
+    series: list[dict[str, Any]],
+    *,
+    title: str,
+    subtitle: str,
+    xlabel: str,
+    ylabel: str,
+    hline: float | None = None,
+    width: int = 720,
+    height: int = 420,
+) -> str:
+    """A line chart as an SVG document, drawn without a browser: one line per series
+    (``name``, ``color``, ``points`` of ``(x, y, minus, plus)``; error bars from ``y -
+    minus`` to ``y + plus``; ``dash`` for a dotted line), a legend, and ``hline`` dashed.
+    The picture a notebook keeps for readers whose notebook is not trusted."""
+    from html import escape as esc
+
+    left, right, top, bottom = 70, 250, 60, 50
+    pw, ph = width - left - right, height - top - bottom
+    xs = [p[0] for s in series for p in s["points"]] or [0.0, 1.0]
+    lows = [p[1] - p[2] for s in series for p in s["points"]]
+    highs = [p[1] + p[3] for s in series for p in s["points"]]
+    ys = lows + highs + ([hline] if hline is not None else []) or [0.0, 1.0]
+    x0, x1 = 0.0, max(xs) * 1.05 or 1.0
+    y0, y1 = min(0.0, min(ys)), max(ys) * 1.08 or 1.0
+
+    def px(x: float) -> float:
+        return left + (x - x0) / (x1 - x0) * pw
+
+    def py(y: float) -> float:
+        return top + ph - (y - y0) / (y1 - y0) * ph
+
+    out = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+        f'viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="12">',
+        f'<rect width="{width}" height="{height}" fill="white"/>',
+        f'<text x="{left}" y="20" font-size="15">{esc(title)}</text>',
+        f'<text x="{left}" y="38" fill="#555">{esc(subtitle)}</text>',
+        f'<line x1="{left}" y1="{top + ph}" x2="{left + pw}" y2="{top + ph}" stroke="#333"/>',
+        f'<line x1="{left}" y1="{top}" x2="{left}" y2="{top + ph}" stroke="#333"/>',
+    ]
+    for i in range(6):
+        xv, yv = x0 + (x1 - x0) * i / 5, y0 + (y1 - y0) * i / 5
+        out.append(
+            f'<text x="{px(xv):.1f}" y="{top + ph + 16}" text-anchor="middle">{xv:.3g}</text>'
+        )
+        out.append(f'<text x="{left - 6}" y="{py(yv) + 4:.1f}" text-anchor="end">{yv:.3g}</text>')
+        out.append(
+            f'<line x1="{left}" y1="{py(yv):.1f}" x2="{left + pw}" y2="{py(yv):.1f}" '
+            'stroke="#eee"/>'
+        )
+    out.append(
+        f'<text x="{left + pw / 2}" y="{height - 10}" text-anchor="middle">{esc(xlabel)}</text>'
+    )
+    out.append(
+        f'<text transform="translate(16 {top + ph / 2}) rotate(-90)" text-anchor="middle">'
+        f"{esc(ylabel)}</text>"
+    )
+    if hline is not None:
+        out.append(
+            f'<line x1="{left}" y1="{py(hline):.1f}" x2="{left + pw}" y2="{py(hline):.1f}" '
+            'stroke="#7f7f7f" stroke-dasharray="6 4"/>'
+        )
+    for k, s in enumerate(series):
+        color, pts = esc(s["color"]), sorted(s["points"])
+        dash = ' stroke-dasharray="2 3"' if s.get("dash") else ""
+        path = " ".join(f"{px(x):.1f},{py(y):.1f}" for x, y, _, _ in pts)
+        out.append(
+            f'<polyline points="{path}" fill="none" stroke="{color}"{dash} stroke-width="2"/>'
+        )
+        for x, y, minus, plus in pts:
+            if minus or plus:
+                out.append(
+                    f'<line class="error-bar" x1="{px(x):.1f}" y1="{py(y - minus):.1f}" '
+                    f'x2="{px(x):.1f}" y2="{py(y + plus):.1f}" stroke="{color}"/>'
+                )
+            out.append(f'<circle cx="{px(x):.1f}" cy="{py(y):.1f}" r="3.5" fill="{color}"/>')
+        ly = top + 14 + 18 * k
+        out.append(
+            f'<line x1="{left + pw + 12}" y1="{ly - 4}" x2="{left + pw + 32}" y2="{ly - 4}" '
+            f'stroke="{color}"{dash} stroke-width="2"/>'
+        )
+        out.append(f'<text x="{left + pw + 38}" y="{ly}">{esc(s["name"])}</text>')
+    out.append("</svg>")
+    return "\n".join(out)
+
+
+class Chart:
+    """A plotly figure and its static picture in one output: Jupyter shows the figure
+    where plotly renders (a trusted notebook) and the SVG ``<img>`` elsewhere."""
+
+    def __init__(self, figure: Any, svg: str, alt: str) -> None:
+        self.figure, self.svg, self.alt = figure, svg, alt
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
+        from absnb.views.timeline_static import svg_img
+
+        bundle = dict(self.figure.to_plotly_json())
+        return {
+            "application/vnd.plotly.v1+json": {"data": bundle["data"], "layout": bundle["layout"]},
+            "text/html": svg_img(self.svg, self.alt),
+            "text/plain": self.alt,
+        }
+
+
+def figure6_picture(df: pd.DataFrame, machine: str = "", paper: bool = True) -> Chart:
+    """:func:`figure6_chart` with its static picture (the paper's values at its own
+    intervals, scaled onto this run's largest interval, are the dotted lines)."""
+    from absnb.experiments.paper import PAPER_FIGURE6
+
+    snapshots = df[df["protocol"] != "none"]
+    series = _spread_series(snapshots, "interval", "relative_runtime")
+    if paper:
+        largest = float(snapshots["interval"].max())
+        for protocol, values in PAPER_FIGURE6.items():
+            scale = largest / max(values)
+            series.append(
+                {
+                    "name": f"{NAMES[protocol]} (paper, x{1 / scale:.3g} s)",
+                    "color": COLORS[protocol],
+                    "dash": True,
+                    "points": [(i * scale, v, 0.0, 0.0) for i, v in values.items()],
+                }
+            )
+    svg = static_chart(
+        series,
+        title="Runtime against the snapshot interval (Figure 6, the Figure 5 job)",
+        subtitle=caption(df, machine),
+        xlabel="snapshot interval (s)",
+        ylabel="runtime / runtime without snapshots",
+        hline=1.0,
+    )
+    return Chart(figure6_chart(df, machine, paper), svg, "Figure 6, measured and the paper's")
+
+
+def figure7_picture(df: pd.DataFrame, machine: str = "") -> Chart:
+    """:func:`figure7_chart` with its static picture."""
+    interval = df["interval"].dropna()
+    every = f" (snapshots every {interval.iloc[0]:g} s)" if len(interval) else ""
+    svg = static_chart(
+        _spread_series(df, "parallelism", "seconds"),
+        title=f"Runtime against parallelism{every} (Figure 7)",
+        subtitle=caption(df, machine),
+        xlabel="parallelism (tasks per operator)",
+        ylabel="runtime (s)",
+    )
+    return Chart(figure7_chart(df, machine), svg, "Figure 7, measured")
+
+
+def job_dot(job: Any) -> str:
+    """The job's operators as DOT text: one box per operator with its parallelism, one
+    edge per job-graph edge labelled with its partitioning; full shuffles (every task
+    sends to every task) bold."""
+    g = job.graph.job
+    lines = ["digraph job {", "rankdir=LR;", 'node [shape=box, style=rounded, fontname="sans"];']
+    for name, spec in g.operators.items():
+        lines.append(f'"{name}" [label="{name}\\n{spec.kind}, x{spec.parallelism}"];')
+    for e in g.edges:
+        kind = type(e.partitioning).__name__.lower()
+        shuffle = kind != "forward"
+        style = ', penwidth=2.5, color="#d62728"' if shuffle else ""
+        label = f"{kind} (shuffle)" if shuffle else kind
+        lines.append(f'"{e.src}" -> "{e.dst}" [label="{label}", fontname="sans"{style}];')
+    lines.append("}")
+    return "\n".join(lines)
+
+
+def job_picture(job: Any) -> str:
+    """:func:`job_dot` drawn by Graphviz, as an ``<img>`` (shows in untrusted notebooks)."""
+    from absnb.views.graph import render_svg
+    from absnb.views.timeline_static import svg_img
+
+    return svg_img(render_svg(job_dot(job)), f"the operators of {job.builder}")
