@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import os
 from collections import deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, overload
 
@@ -224,3 +224,141 @@ class PartitionLog:
         if not 0 <= offset < self.length:
             raise IndexError(f"offset {offset} is outside source {self.source}'s rows")
         return self.reader.read(self.source, offset)
+
+
+# -- text files read by the sources themselves ----------------------------------------------
+def local_files(inputs: Any) -> list[str] | None:
+    """The text files a plain local path names (a file, a folder's visible files, or a
+    glob), sorted; None for anything else (a DataFrame, a URL such as ``file://``,
+    ``hdfs://`` or ``s3a://``, which Spark reads) or a path that names no file (Spark then
+    says why)."""
+    import glob
+
+    if not isinstance(inputs, (str, os.PathLike)):
+        return None
+    where = os.fspath(inputs)
+    if "://" in where:
+        return None
+    if os.path.isdir(where):
+        names = [os.path.join(where, n) for n in os.listdir(where) if n[0] not in "._"]
+        files = [f for f in names if os.path.isfile(f)]
+    elif os.path.isfile(where):
+        files = [where]
+    else:
+        files = [f for f in glob.glob(where) if os.path.isfile(f)]
+    return sorted(files) or None
+
+
+Segment = tuple[str, int, int]
+"""Bytes ``[start, end)`` of one file, starting at the start of a line."""
+
+
+def _line_start(path: str, at: int, size: int) -> int:
+    """The first line start at or after byte ``at`` of ``path`` (``size`` at the end)."""
+    if at <= 0:
+        return 0
+    with open(path, "rb") as f:
+        f.seek(at - 1)
+        while at < size:
+            chunk = f.read(65536)
+            if not chunk:
+                return size
+            newline = chunk.find(b"\n")
+            if newline >= 0:
+                return min(size, at + newline)
+            at += len(chunk)
+    return size
+
+
+def splits(files: list[str], sources: int) -> list[list[Segment]]:
+    """``files`` cut into ``sources`` shares of about equal bytes, every cut at a line
+    start (Flink's file source reads splits the same way; a line belongs to the share its
+    first byte is in)."""
+    sizes = [os.path.getsize(f) for f in files]
+    total = sum(sizes)
+    cuts = [round(total * j / sources) for j in range(sources + 1)]
+    shares: list[list[Segment]] = [[] for _ in range(sources)]
+    base = 0
+    for path, size in zip(files, sizes, strict=True):
+        for j in range(sources):
+            lo, hi = cuts[j] - base, cuts[j + 1] - base
+            if hi <= 0 or lo >= size:
+                continue
+            start = _line_start(path, max(0, lo), size)
+            end = _line_start(path, min(size, hi), size) if hi < size else size
+            if start < end:
+                shares[j].append((path, start, end))
+        base += size
+    return shares
+
+
+class FileLines(Sequence[str]):
+    """A source's share of text files as its input log: line ``i`` of the share, read
+    from the files by the host itself on first use (no Spark in between). Small to pickle
+    (the segments); the offset into it is the source's state, so recovery rewinds by
+    reading the same bytes again."""
+
+    def __init__(self, segments: list[Segment]) -> None:
+        self.segments = list(segments)
+        self._text: bytes | None = None
+        self._starts: Any = None
+
+    def _load(self) -> None:
+        import numpy as np
+
+        parts = []
+        for path, start, end in self.segments:
+            with open(path, "rb") as f:
+                f.seek(start)
+                data = f.read(end - start)
+            parts.append(data if data.endswith(b"\n") or not data else data + b"\n")
+        text = b"".join(parts)
+        ends = np.flatnonzero(np.frombuffer(text, dtype=np.uint8) == 10)
+        self._starts = np.concatenate(([0], ends + 1))  # line i: starts[i] .. starts[i+1]-1
+        self._text = text
+
+    def __len__(self) -> int:
+        if self._text is None:
+            self._load()
+        return len(self._starts) - 1
+
+    @overload
+    def __getitem__(self, index: int) -> str: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[str]: ...
+
+    def __getitem__(self, index: int | slice) -> str | list[str]:
+        n = len(self)
+        assert self._text is not None
+        if isinstance(index, slice):
+            lo, hi, step = index.indices(n)
+            if step != 1:
+                return [self[i] for i in range(lo, hi, step)]
+            if hi <= lo:
+                return []
+            chunk = self._text[self._starts[lo] : self._starts[hi] - 1]
+            return [line.rstrip("\r") for line in chunk.decode("utf-8").split("\n")]
+        if index < 0:
+            index += n
+        if not 0 <= index < n:
+            raise IndexError(f"line {index} is outside this share's {n} lines")
+        return self._text[self._starts[index] : self._starts[index + 1] - 1].decode().rstrip("\r")
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return FileLines, (self.segments,)
+
+    def __repr__(self) -> str:
+        return f"FileLines({self.segments!r})"
+
+
+def file_logs(inputs: Any, job: Job) -> dict[TaskId, FileLines] | None:
+    """The job's sources reading ``inputs``' files directly, one share each (see
+    :func:`splits`), if ``inputs`` is a plain local path of files; None otherwise."""
+    files = local_files(inputs)
+    if files is None:
+        return None
+    sources = source_tasks(job)
+    return {
+        t: FileLines(share) for t, share in zip(sources, splits(files, len(sources)), strict=True)
+    }

@@ -201,9 +201,11 @@ class SparkRuntime:
         """Run ``job`` to the end under ``protocol``, restarting after failures.
 
         ``inputs``, if given, replaces the job's own input logs: a Spark DataFrame of one
-        string column, or a path of text files (read with ``spark.read.text``), whose rows
+        string column, or a URL of text files (read with ``spark.read.text``), whose rows
         are dealt to the job's sources and reach each host as its barrier partition (see
         :mod:`absnb.runtime.inputs`); e.g. ``run(absnb.word_count(sources=2), inputs=df)``.
+        A plain local path (a file, folder or glob) is read by the sources themselves,
+        each its share of the bytes, as Flink's file source reads splits.
 
         ``source_rate``, if given, is the most input-log entries (lines, transfers) each source
         task reads per second (Flink: ``RateLimiterStrategy.perSecond``): a small input then
@@ -268,9 +270,14 @@ class SparkRuntime:
                 f"cores), or pass hosts={self.slots()} to run several subtasks per Spark task"
             )
         data = None
+        logs = None
         if inputs is not None:
-            from absnb.runtime.inputs import prepare
+            from absnb.runtime.inputs import file_logs, prepare
 
+            logs = file_logs(inputs, job)  # local text files: each source reads its share
+        if logs is not None:
+            job = replace(job, inputs=logs)
+        elif inputs is not None:
             data = prepare(self.spark, inputs, job, hosts)
             job = replace(job, inputs={})  # the hosts read their barrier partitions instead
         job_id = f"{graph.name}-{uuid.uuid4().hex[:8]}"

@@ -1,20 +1,31 @@
-"""Job inputs prepared by Spark: sources read their barrier partitions by offset, and an
-exactly-once run on a DataFrame or on text files equals Spark's own ``groupBy(word).count()``."""
+"""Job inputs prepared by Spark or read from files by the sources: sources read their
+barrier partitions or file shares by offset, and an exactly-once run on a DataFrame or on
+text files equals Spark's own ``groupBy(word).count()``."""
 
 from __future__ import annotations
 
+import os
+import pickle
+import tempfile
+from pathlib import Path
+
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import absnb
 from absnb import datasets
 from absnb.runtime.host import Failure
 from absnb.runtime.inputs import (
+    FileLines,
     InputBinding,
     PartitionLog,
     PartitionReader,
     SparkInputError,
     lines_frame,
+    local_files,
     source_tasks,
+    splits,
 )
 from absnb.runtime.spark import SparkRuntime, final_counts, word_count_answer_from
 
@@ -146,7 +157,7 @@ class WatchedRuntime(SparkRuntime):
 
 
 def test_text_files_read_by_spark_with_more_sources_than_hosts(spark, tmp_path) -> None:
-    path = datasets.path("text/large")
+    path = "file://" + str(Path(datasets.path("text/large")).resolve())  # a URL: Spark reads it
     answer = word_count_answer_from(spark, path)
     job = absnb.word_count(sources=4, counters=2, sinks=2)
     runtime = WatchedRuntime(spark, checkpoint_dir=str(tmp_path), hosts=2)
@@ -182,3 +193,66 @@ def test_a_dataframe_that_is_not_one_string_column_is_refused_with_the_fix(
 def test_a_missing_path_is_refused_with_the_fix(runtime, tmp_path) -> None:
     with pytest.raises(SparkInputError, match=r"cannot read the text files.*every executor"):
         runtime.run(absnb.word_count(), "abs", inputs=tmp_path / "missing")
+
+
+# -- text files read by the sources themselves ----------------------------------------------
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.lists(st.text("ab \u00e9", max_size=12), max_size=8), min_size=1, max_size=4),
+    st.integers(1, 5),
+    st.booleans(),
+)
+def test_file_shares_hold_every_line_once_in_order(files, sources, last_newline) -> None:
+    with tempfile.TemporaryDirectory() as d:
+        paths = []
+        for i, lines in enumerate(files):
+            paths.append(os.path.join(d, f"part-{i}.txt"))
+            text = "\n".join(lines) + ("\n" if last_newline and lines else "")
+            Path(paths[-1]).write_text(text, encoding="utf-8")
+        expected = [
+            line for p in paths for line in Path(p).read_text(encoding="utf-8").splitlines()
+        ]
+        shares = [FileLines(s) for s in splits(paths, sources)]
+        assert len(shares) == sources
+        assert [line for share in shares for line in share[:]] == expected
+        for share in shares:  # a restored source reads from its offset on
+            for k in range(len(share) + 1):
+                assert share[k:] == [share[i] for i in range(k, len(share))]
+            assert pickle.loads(pickle.dumps(share))[:] == share[:]
+
+
+def test_local_paths_are_read_directly_and_urls_by_spark(tmp_path) -> None:
+    (tmp_path / "a.txt").write_text("to be\n")
+    (tmp_path / "_SUCCESS").write_text("")
+    assert local_files(tmp_path) == [str(tmp_path / "a.txt")]
+    assert local_files(str(tmp_path / "*.txt")) == [str(tmp_path / "a.txt")]
+    assert local_files("file://" + str(tmp_path)) is None
+    assert local_files(tmp_path / "missing") is None
+
+
+def test_exactly_once_reading_files_directly_after_a_raise_and_a_kill(spark, tmp_path) -> None:
+    text = [line for part in datasets.text_partitions("large") for line in part] * 3
+    for i in range(3):
+        (tmp_path / f"part-{i}.txt").write_text("\n".join(text[i::3]) + "\n")
+    answer = word_count_answer_from(spark, "file://" + str(tmp_path))
+    runtime = WatchedRuntime(spark, checkpoint_dir=str(tmp_path / "checkpoints"), hosts=2)
+    failures = [
+        Failure("count[1]", during_checkpoint=2, kind="raise"),
+        Failure("source[0]", after_records=2_000, kind="kill", attempt=1),
+    ]
+    files = str(tmp_path / "part-*.txt")
+    run = runtime.run(
+        absnb.word_count(sources=2),
+        "abs",
+        checkpoint_interval=0.02,
+        failures=failures,
+        inputs=files,
+        source_rate=6_000,
+    )
+    assert run.restarts == 2
+    assert run.restored[:2] == [0, 1]  # the second attempt rewound the sources to offsets > 0
+    assert final_counts(run.output) == answer
+    assert sorted(run.output) == running_counts(answer)
+    for plans, data in runtime.stages:  # no Spark input stage: the hosts read the files
+        assert data is None
+        assert all(isinstance(log, FileLines) for p in plans for log in p.job.inputs.values())
