@@ -32,7 +32,8 @@ class Written:
     key: str
     alignment_s: float
     stats: dict[str, Any]
-    """``state_size``, ``channel_state_size`` (bytes, pickled), ``channel_state_records``,
+    """``state_size`` (bytes: the pickled snapshot less its channel state),
+    ``channel_state_size`` (bytes, pickled), ``channel_state_records``,
     ``async_duration`` (seconds spent writing: the asynchronous part of the snapshot)."""
 
 
@@ -96,12 +97,14 @@ class SnapshotWriter:
 
     def _write(self, snapshot: TaskSnapshot, alignment_s: float) -> Written:
         began = time.monotonic()
-        key = self.storage.write_task(self.job_id, snapshot)
+        payload = dumps(snapshot)  # pickled once, for the storage and for the sizes below
+        key = self.storage.write_task(self.job_id, snapshot, payload)
         written = time.monotonic() - began
         recorded = [rs for rs in snapshot.channel_states.values() if rs]
+        channel_state_size = sum(len(dumps(rs)) for rs in recorded)
         stats = {  # for absnb.runtime.metrics
-            "state_size": len(dumps(snapshot.state)),
-            "channel_state_size": sum(len(dumps(rs)) for rs in recorded),
+            "state_size": max(0, len(payload) - channel_state_size),
+            "channel_state_size": channel_state_size,
             "channel_state_records": sum(count_records(rs) for rs in recorded),
             "async_duration": written,
         }

@@ -153,10 +153,11 @@ class CheckpointStorage:
 
     # -- writing
 
-    def write_task(self, job_id: str, snapshot: TaskSnapshot) -> str:
-        """Store one task's snapshot atomically; returns its key (relative to the root)."""
+    def write_task(self, job_id: str, snapshot: TaskSnapshot, payload: bytes | None = None) -> str:
+        """Store one task's snapshot atomically; returns its key (relative to the root).
+        ``payload``: ``snapshot`` already pickled, by a caller that also measures it."""
         key = self._key(job_id, snapshot.checkpoint_id, snapshot.task)
-        payload = dumps(snapshot)
+        payload = dumps(snapshot) if payload is None else payload
         header = HEADER.pack(MAGIC, FORMAT_VERSION, hashlib.sha256(payload).digest(), len(payload))
         path = self._path(key)
         try:

@@ -57,10 +57,10 @@ def test_snapshots_are_durable_in_order_with_their_statistics(tmp_path) -> None:
 
 def test_the_write_happens_off_the_caller_thread(tmp_path) -> None:
     class SlowStorage(CheckpointStorage):
-        def write_task(self, job_id, snapshot):  # type: ignore[no-untyped-def]
+        def write_task(self, job_id, snapshot, payload=None):  # type: ignore[no-untyped-def]
             assert threading.current_thread() is not threading.main_thread()
             released.wait(10)
-            return super().write_task(job_id, snapshot)
+            return super().write_task(job_id, snapshot, payload)
 
     released = threading.Event()
     writer = SnapshotWriter(SlowStorage(str(tmp_path)), JOB)
@@ -72,7 +72,7 @@ def test_the_write_happens_off_the_caller_thread(tmp_path) -> None:
 
 def test_a_failed_write_raises_its_error_to_the_caller(tmp_path) -> None:
     class FullDisk(CheckpointStorage):
-        def write_task(self, job_id, snapshot):  # type: ignore[no-untyped-def]
+        def write_task(self, job_id, snapshot, payload=None):  # type: ignore[no-untyped-def]
             raise StorageError(f"no space left writing checkpoint {snapshot.checkpoint_id}")
 
     writer = SnapshotWriter(FullDisk(str(tmp_path)), JOB)
