@@ -239,12 +239,14 @@ def static_chart(
     xlabel: str,
     ylabel: str,
     hline: float | None = None,
+    xticks: list[float] | None = None,
     width: int = 720,
     height: int = 420,
 ) -> str:
     """A line chart as an SVG document, drawn without a browser: one line per series
     (``name``, ``color``, ``points`` of ``(x, y, minus, plus)``; error bars from ``y -
-    minus`` to ``y + plus``; ``dash`` for a dotted line), a legend, and ``hline`` dashed.
+    minus`` to ``y + plus``; ``dash`` for a dotted line), a legend, ``hline`` dashed, ticks
+    on the x axis at ``xticks`` (default: six evenly spaced).
     The picture a notebook keeps for readers whose notebook is not trusted."""
     from html import escape as esc
 
@@ -272,11 +274,12 @@ def static_chart(
         f'<line x1="{left}" y1="{top + ph}" x2="{left + pw}" y2="{top + ph}" stroke="#333"/>',
         f'<line x1="{left}" y1="{top}" x2="{left}" y2="{top + ph}" stroke="#333"/>',
     ]
-    for i in range(6):
-        xv, yv = x0 + (x1 - x0) * i / 5, y0 + (y1 - y0) * i / 5
+    for xv in xticks if xticks is not None else [x0 + (x1 - x0) * i / 5 for i in range(6)]:
         out.append(
             f'<text x="{px(xv):.1f}" y="{top + ph + 16}" text-anchor="middle">{xv:.3g}</text>'
         )
+    for i in range(6):
+        yv = y0 + (y1 - y0) * i / 5
         out.append(f'<text x="{left - 6}" y="{py(yv) + 4:.1f}" text-anchor="end">{yv:.3g}</text>')
         out.append(
             f'<line x1="{left}" y1="{py(yv):.1f}" x2="{left + pw}" y2="{py(yv):.1f}" '
@@ -362,6 +365,7 @@ def figure6_picture(df: pd.DataFrame, machine: str = "", paper: bool = True) -> 
         xlabel="snapshot interval (s)",
         ylabel="runtime / runtime without snapshots",
         hline=1.0,
+        xticks=sorted({float(i) for i in snapshots["interval"]}),
     )
     return Chart(figure6_chart(df, machine, paper), svg, "Figure 6, measured and the paper's")
 
@@ -376,6 +380,7 @@ def figure7_picture(df: pd.DataFrame, machine: str = "") -> Chart:
         subtitle=caption(df, machine),
         xlabel="parallelism (tasks per operator)",
         ylabel="runtime (s)",
+        xticks=sorted({float(p) for p in df["parallelism"]}),
     )
     return Chart(figure7_chart(df, machine), svg, "Figure 7, measured")
 
