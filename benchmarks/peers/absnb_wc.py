@@ -1,0 +1,57 @@
+"""absnb's word count over the corpus, as a user runs it (one line of JSON per mode).
+
+    python3 absnb_wc.py CORPUS_DIR MODE...   (MODE: none, or a checkpoint interval in s)
+
+One Spark session (local[2]), one warm-up run, then one run per MODE; each run is the
+whole ``SparkRuntime.run`` call with ``inputs=CORPUS_DIR`` (reading the files included).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import tempfile
+import time
+
+from absnb import word_count
+from absnb.experiments.paper import FinalCountSink, quiet_session
+from absnb.runtime.spark import SparkRuntime
+
+
+def job():  # type: ignore[no-untyped-def]
+    return word_count(sources=2, counters=2, sinks=2, sink=FinalCountSink())
+
+
+def main(corpus: str, modes: list[str]) -> None:
+    runtime = SparkRuntime(quiet_session("local[2]"), checkpoint_dir=tempfile.mkdtemp())
+    runtime.run(job(), "abs", checkpoint_interval=1.0, inputs=corpus)  # warm-up
+    for mode in modes:
+        interval = None if mode == "none" else float(mode)
+        began = time.monotonic()
+        run = runtime.run(
+            job(),
+            "none" if interval is None else "abs",
+            checkpoint_interval=interval,
+            inputs=corpus,
+        )
+        seconds = time.monotonic() - began
+        states = [s for t, s in run.states.items() if t.operator == "sink"]
+        counts: dict[str, int] = {}
+        for s in states:
+            counts.update(s)
+        print(
+            json.dumps(
+                {
+                    "mode": mode,
+                    "seconds": seconds,
+                    "words": sum(counts.values()),
+                    "distinct": len(counts),
+                    "checkpoints": len(run.checkpoints),
+                }
+            ),
+            flush=True,
+        )
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], sys.argv[2:])
