@@ -5,10 +5,13 @@
 - :mod:`absnb.views.tables`: snapshots as pandas tables, and the diff of two.
 - :mod:`absnb.views.transactions`: a two-phase-commit sink's external system: its
   transactions and committed output as tables, and drawn beside the graph.
-- :mod:`absnb.views.widgets`: the stepper widget and the side-by-side comparison.
+- :mod:`absnb.views.widgets`: the stepper widget (its controls in
+  :mod:`absnb.views.controls`); :mod:`absnb.views.side_by_side`: protocols compared.
+- :mod:`absnb.views.pictures`: static pictures (``<img>`` of SVG) for untrusted notebooks.
 """
 
 from absnb.views.graph import graph_svg, show_graph, to_dot
+from absnb.views.side_by_side import SideBySide, compare
 from absnb.views.tables import snapshot_diff, snapshot_tables, task_table
 from absnb.views.timeline import message_arrows, space_time
 from absnb.views.transactions import (
@@ -18,7 +21,7 @@ from absnb.views.transactions import (
     transaction_table,
     transactions_dot,
 )
-from absnb.views.widgets import SideBySide, StepperWidget, compare, stepper_widget
+from absnb.views.widgets import StepperWidget, stepper_widget
 
 __all__ = [
     "SideBySide",

@@ -6,6 +6,7 @@ Golden files live in ``tests/views/golden``; regenerate them with
 
 from __future__ import annotations
 
+import base64
 import os
 import re
 import shutil
@@ -23,6 +24,7 @@ from absnb.operators import KeyedCount, Source
 from absnb.views.graph import (
     BLOCKED_COLOUR,
     RECORDING_COLOUR,
+    STATUS_COLOURS,
     GraphvizNotFoundError,
     channel_contents,
     graph_svg,
@@ -107,8 +109,8 @@ def test_backup_log_is_marked_with_its_count() -> None:
 
 def test_marker_is_distinct_from_records() -> None:
     line = edge_line(to_dot(bank_marker_at_b()), "B->A")
-    contents = line.split("<BR/>", 1)[1]
-    assert contents.startswith("1,000 · 2,000 · ")  # head first, plain records
+    contents = line.split("</B></FONT><BR/>", 1)[1]  # after the "recording" note
+    assert contents.startswith("1,000 · 2,000<BR/>")  # head first, plain records, two a line
     assert "<B>◆marker 1</B>" in contents
     assert "barrier" not in line  # Chandy-Lamport sends markers, never barriers
     assert "<B>1,000" not in line
@@ -117,7 +119,7 @@ def test_marker_is_distinct_from_records() -> None:
 
 def test_barrier_is_distinct_from_records() -> None:
     line = edge_line(to_dot(SCENARIOS["word_count_blocked"]()), "source[1]->count[0]")
-    assert re.search(r"to · be · <FONT COLOR=\"#[0-9a-f]{6}\"><B>▌barrier 1</B></FONT>>", line)
+    assert re.search(r"to · be<BR/><FONT COLOR=\"#[0-9a-f]{6}\"><B>▌barrier 1</B></FONT>>", line)
     assert "marker" not in line
 
 
@@ -132,10 +134,10 @@ def test_recording_channel_counts_what_arrived() -> None:
 def test_long_channel_is_shortened() -> None:
     world = bank_long_channel()
     line = edge_line(to_dot(world), "B->A")
-    assert "100 · 200 · 300 · 400 · 500 · 600 · … +4 more" in line
-    assert "700" not in line
+    assert "100 · 200<BR/>300 · 400<BR/>… +6 more" in line
+    assert "500" not in line
     short = edge_line(to_dot(world, max_messages=2), "B->A")
-    assert "label=<100 · 200 · … +8 more>" in short
+    assert "label=<100 · 200<BR/>… +8 more>" in short
     full = edge_line(to_dot(world, max_messages=10), "B->A")
     assert "1,000>" in full
     assert "more" not in full
@@ -151,7 +153,10 @@ def test_channel_contents() -> None:
 def test_failed_and_restoring_tasks() -> None:
     failed = SCENARIOS["word_count_failed"]()
     assert task_status(failed, "count[1]") == ("failed", "FAILED")
-    assert "#f8cecc" in node_line(to_dot(failed), "count[1]")
+    line = node_line(to_dot(failed), "count[1]")
+    assert STATUS_COLOURS["failed"] in line
+    assert "penwidth=4" in line  # not by colour alone: a heavy border and the word
+    assert "<I>FAILED</I>" in line
     recovering = SCENARIOS["word_count_partial_recovery"]()
     assert task_status(recovering, "count[1]") == ("restoring", "restoring (replaying 1 input)")
     assert task_status(recovering, "count[0]") == ("idle", "not in a snapshot")
@@ -240,7 +245,14 @@ def test_render_svg_names_every_task() -> None:
 def test_graph_view_in_a_notebook() -> None:
     view = show_graph(bank_marker_at_b())
     assert repr(view) == "<GraphView bank_transfer chandy-lamport step=6>"
-    assert "<svg" in view._repr_svg_()
+    assert "<svg" in view.svg()
+    bundle = view._repr_mimebundle_()
+    assert set(bundle) == {"text/html", "text/plain"}  # no raw SVG: untrusted shows html
+    assert bundle["text/plain"] == "execution graph: bank_transfer chandy-lamport, step 6"
+    assert "<GraphView" not in bundle["text/plain"]
+    src = re.search(r'src="data:image/svg\+xml;base64,([^"]+)"', bundle["text/html"])
+    assert src is not None
+    assert base64.b64decode(src[1]).decode() == view.svg()
 
 
 def test_missing_dot_says_how_to_install(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -305,11 +305,11 @@ def test_without_an_external_system_the_drawing_is_the_graph() -> None:
 def test_show_transactions_renders_svg() -> None:
     stepper = stepper_after(OPEN + PRE_COMMIT)
     view = show_transactions(stepper)
-    svg = view._repr_svg_()
+    svg = view.svg()
     assert svg.lstrip().startswith("<?xml") or "<svg" in svg
     assert "pre&#45;committed" in svg or "pre-committed" in svg
     assert repr(view) == "<TransactionsView word_count abs step=9>"
-    assert view._repr_svg_() == svg  # deterministic
+    assert view.svg() == svg  # deterministic
 
 
 def test_transactions_html_colours_each_status() -> None:

@@ -7,7 +7,8 @@ import shutil
 import pytest
 
 import absnb
-from absnb.views.widgets import SideBySide, StepperWidget, compare, stepper_widget
+from absnb.views.side_by_side import SideBySide, compare
+from absnb.views.widgets import StepperWidget, stepper_widget
 
 pytestmark = pytest.mark.skipif(shutil.which("dot") is None, reason="Graphviz dot not installed")
 
