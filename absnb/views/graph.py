@@ -65,6 +65,7 @@ BARRIER_COLOUR = "#b35c00"
 MARKER_COLOUR = "#7b3294"
 FONT_SIZE = 18
 """Point size of labels: drawn at one pixel per point (:mod:`absnb.views.pictures`), 18 px."""
+NONE = "–"  # in a table where there is no value (no offset), never pandas' <NA>
 LINE_CHARS = 24  # longest status or channel note line (characters) before it is wrapped
 MAX_TEXT = 40
 """Longest shown state value (characters) before it is cut with an ellipsis."""
