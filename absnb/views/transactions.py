@@ -135,7 +135,8 @@ def transaction_table(source: Any, *, max_records: int | None = 4) -> pd.DataFra
 
     Columns: ``transaction``, ``task``, ``status`` (open, pre-committed, committed,
     aborted), ``checkpoint`` (the one it was pre-committed for; a dash, :data:`NONE`, while
-    open), ``rows`` (records written; a dash when the system does not list them) and ``records`` (shown, ``max_records`` of them; None: all). With
+    open), ``rows`` (records written; a dash when the system does not list them) and
+    ``records`` (shown, ``max_records`` of them; None: all). With
     several stores behind ``source`` a first column ``store`` names each one's.
     """
     import pandas as pd
