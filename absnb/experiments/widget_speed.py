@@ -183,6 +183,10 @@ def _drive(proc: subprocess.Popen[bytes], port: int, steps: int, sync_playwright
             browser.close()
 
 
+def _percentile(values: list[float], q: float) -> float:
+    return sorted(values)[min(len(values) - 1, int(len(values) * q))]
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=30)
@@ -190,19 +194,15 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     rows = []
     if not args.no_browser:
-        try:
-            times = browser_click_times(args.steps)
-            rows.append(
-                (
-                    "Step + full redraw in the browser, median",
-                    f"{statistics.median(times) * 1e3:.0f} ms",
-                )
-            )
-            rows.append(
-                ("  90th percentile", f"{sorted(times)[int(len(times) * 0.9)] * 1e3:.0f} ms")
-            )
-        except (RuntimeError, ImportError) as e:
-            rows.append(("Step + full redraw in the browser", f"not measured: {e}"))
+        for timeline, what in ((True, "with"), (False, "without")):
+            label = f"Step + full redraw in the browser, {what} the diagram"
+            try:
+                times = browser_click_times(args.steps, timeline=timeline)
+            except (RuntimeError, ImportError) as e:
+                rows.append((label, f"not measured: {e}"))
+                continue
+            rows.append((f"{label}, median", f"{statistics.median(times) * 1e3:.0f} ms"))
+            rows.append(("  90th percentile", f"{_percentile(times, 0.9) * 1e3:.0f} ms"))
     times = click_times(args.steps)
     rows.append(
         (

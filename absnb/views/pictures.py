@@ -39,7 +39,9 @@ def svg_size(svg: str) -> tuple[float, float]:
 def fit_svg(svg: str) -> str:
     """``svg`` (Graphviz's) drawn to the width of its container, at most one pixel per
     viewBox unit; the viewBox is kept, so it scales as a whole. For inline display (the
-    XML prologue and doctype are dropped)."""
+    XML prologue and doctype are dropped). An SVG without a viewBox is returned as it is."""
+    if _VIEWBOX.search(svg) is None:
+        return svg
     width, _ = svg_size(svg)
     start = svg.find("<svg")
     end = svg.find(">", start)

@@ -49,6 +49,13 @@ def diagram(trace: Sequence[Event], world: World) -> Any:
     return space_time(trace, world)
 
 
+def diagram_svg_available() -> bool:
+    """Whether :func:`diagram_svg` can draw (the timeline module has ``timeline_svg``)."""
+    from absnb.views import timeline
+
+    return callable(getattr(timeline, "timeline_svg", None))
+
+
 def diagram_svg(trace: Sequence[Event], world: World) -> str | None:
     """The space-time diagram as SVG text, when the timeline module can draw one."""
     from absnb.views import timeline
@@ -137,7 +144,9 @@ class StepperWidget:
         self.snapshot = w.HTML()
         self.log = w.HTML()
         self.transactions = w.HTML() if stores_of(stepper.world) else None
-        self.timeline = w.Output() if timeline else None
+        self.timeline: w.Widget | None = None
+        if timeline:  # the static SVG diagram when the timeline module draws one (fast)
+            self.timeline = w.HTML() if diagram_svg_available() else w.Output()
         self.files = self._file_tools()
         c.step.on_click(lambda _: self.step())
         c.back.on_click(lambda _: self.back())
@@ -384,7 +393,9 @@ class StepperWidget:
             if lines
             else "<i>no steps yet</i>"
         )
-        if self.timeline is not None:
+        if isinstance(self.timeline, w.HTML):
+            self.timeline.value = fit_svg(diagram_svg(trace, world) or "")
+        elif self.timeline is not None:
             self.timeline.outputs = (figure_output(diagram(trace, world)),)
 
     def describe(self) -> str:
