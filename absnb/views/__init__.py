@@ -21,7 +21,7 @@ from absnb.views.transactions import (
     transaction_table,
     transactions_dot,
 )
-from absnb.views.widgets import StepperWidget, stepper_widget
+from absnb.views.widgets import StepperWidget, show_diagram, stepper_widget
 
 __all__ = [
     "SideBySide",
@@ -31,6 +31,7 @@ __all__ = [
     "graph_svg",
     "message_arrows",
     "output_copies",
+    "show_diagram",
     "show_graph",
     "show_transactions",
     "snapshot_diff",

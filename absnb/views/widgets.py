@@ -64,6 +64,31 @@ def diagram_svg(trace: Sequence[Event], world: World) -> str | None:
     return draw(trace, world) if draw is not None else None
 
 
+class DiagramView:
+    """The space-time diagram of a run for a notebook: plotly (zoom, hover) in a trusted
+    notebook, and a static picture (:func:`diagram_svg`, when the timeline module draws
+    one) that an untrusted notebook shows."""
+
+    def __init__(self, trace: Sequence[Event], world: World, title: str | None = None) -> None:
+        from absnb.views.timeline import space_time
+
+        self.figure = space_time(trace, world, title=title)
+        self.svg = diagram_svg(trace, world)
+        self.title = title or "space-time diagram"
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
+        data = dict(figure_output(self.figure)["data"])
+        data["text/plain"] = f"space-time diagram: {self.title}"
+        if self.svg is not None:
+            data["text/html"] = img_html(self.svg, data["text/plain"])
+        return data
+
+
+def show_diagram(trace: Sequence[Event], world: World, *, title: str | None = None) -> DiagramView:
+    """The space-time diagram of ``trace`` (ending in ``world``) for display in a notebook."""
+    return DiagramView(trace, world, title)
+
+
 def figure_output(fig: Any) -> dict[str, Any]:
     """A display-data output for an Output widget holding a plotly figure (the mimetype
     JupyterLab renders offline), built without needing a running IPython shell."""

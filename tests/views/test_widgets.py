@@ -14,7 +14,12 @@ from hypothesis import strategies as st
 import absnb
 from absnb.sim.format import show_message
 from absnb.views.side_by_side import SideBySide, compare
-from absnb.views.widgets import StepperWidget, stepper_widget
+from absnb.views.widgets import (
+    StepperWidget,
+    diagram_svg_available,
+    show_diagram,
+    stepper_widget,
+)
 
 pytestmark = pytest.mark.skipif(shutil.which("dot") is None, reason="Graphviz dot not installed")
 
@@ -344,3 +349,14 @@ def test_compare_chooser_offers_only_actions_every_pane_can_take() -> None:
     assert data["text/html"].count("<img") == 2
     assert "HBox(" not in data["text/plain"]
     assert "VBox(" not in data["text/plain"]
+
+
+def test_show_diagram_is_plotly_with_a_text_line_not_a_repr() -> None:
+    stepper = absnb.Stepper(absnb.World(absnb.word_count(), "abs", checkpoint_interval=3))
+    stepper.run(10)
+    data = show_diagram(stepper.trace, stepper.world, title="ten steps")._repr_mimebundle_()
+    assert data["text/plain"] == "space-time diagram: ten steps"
+    figure = data["application/vnd.plotly.v1+json"]
+    assert figure["layout"]["title"]["text"] == "ten steps"
+    if diagram_svg_available():  # the static picture an untrusted notebook shows
+        assert data["text/html"].startswith('<img class="absnb-picture"')
