@@ -8,8 +8,10 @@ Debian's chromium (/usr/bin/chromium, never a browser fetched by `playwright ins
 For every notebook in notebooks/ (a glob: a new notebook is included):
 
 1. **Untrusted**, at 1280x720 and at 1920x1080: every stored output that matters (a graph,
-   a widget, an SVG) shows a picture (an ``<img>`` or ``<svg>``), and no output shows the
-   text of a Python object instead (``VBox(``, ``<GraphView``).
+   a widget, an SVG) shows a picture (an ``<img>`` or ``<svg>``), and no
+   output shows the text of a Python object instead (``VBox(``, ``<GraphView``). JupyterLab
+   shows neither raw SVG nor plotly nor widgets untrusted: a stored output needs a PNG or
+   an ``<img>`` in ``text/html`` (:mod:`absnb.views.pictures`).
 2. **Run All** (notebooks that start Spark, :data:`UNTRUSTED_ONLY`, are checked untrusted
    only: starting Spark in the browser test costs minutes): no error output, every widget
    renders.
@@ -426,6 +428,8 @@ def test_notebook_in_the_browser(lab, notebook):
                 shoot(page, f"{stem}-{size}-run")
                 for i, root in enumerate(roots):
                     drive(page, root, f"{notebook.name} widget {i} at {size}")
+                if roots:
+                    roots[0].evaluate("(r) => r.scrollIntoView({block: 'start'})")
                 shoot(page, f"{stem}-{size}-driven")
         except Exception:
             shoot(page, f"{stem}-failure")
@@ -434,6 +438,19 @@ def test_notebook_in_the_browser(lab, notebook):
             raise
         finally:
             browser.close()
+            shut_down_kernels(base)
+
+
+def shut_down_kernels(base: str) -> None:
+    """Stop the kernels this notebook started, so that the next one has the machine."""
+    url = f"{base}/api/kernels?token={TOKEN}"
+    with urllib.request.urlopen(url, timeout=10) as response:
+        kernels = json.loads(response.read())
+    for kernel in kernels:
+        request = urllib.request.Request(
+            f"{base}/api/kernels/{kernel['id']}?token={TOKEN}", method="DELETE"
+        )
+        urllib.request.urlopen(request, timeout=30).close()
 
 
 def expected_widgets(notebook: Path) -> int:
