@@ -13,6 +13,7 @@ it is imported when called, so ``to_dot`` works without it.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
@@ -47,16 +48,6 @@ STATUS_BORDERS: dict[str, str] = {
     "failed": 'style="rounded,filled,bold" penwidth=4',
 }
 """Node attributes per status kind: the shape of the border says what the fill says."""
-
-STATUS_WORDS: dict[str, str] = {
-    "idle": "not in a snapshot",
-    "aligning": "aligning",
-    "taken": "state taken",
-    "halted": "halted",
-    "restoring": "restoring",
-    "failed": "failed",
-}
-"""The legend's word per status kind."""
 
 EDGE_COLOUR = "#555555"
 BLOCKED_COLOUR = "#c03c00"
@@ -341,33 +332,11 @@ def _title(world: World) -> str:
     return " · ".join(head) + "<BR/>" + " · ".join(parts)
 
 
-def legend(world: World) -> str:
-    """The in-graph legend: one cell per node status this protocol can show (its fill and
-    word), then the channel marks. An HTML-like table."""
-    kinds = ["idle", "aligning", "taken"]
-    if world.protocol.name == "synchronous":
-        kinds = ["idle", "halted"]
-    elif world.protocol.name == "chandy-lamport":
-        kinds = ["idle", "taken"]
-    kinds += ["restoring", "failed"]
-    size = FONT_SIZE - 2
-    cells = [
-        f'<TD BGCOLOR="{STATUS_COLOURS[k]}" BORDER="1"><FONT POINT-SIZE="{size}">'
-        f"{STATUS_WORDS[k]}</FONT></TD>"
-        for k in kinds
-    ]
-    marks = (
-        f'<FONT COLOR="{BLOCKED_COLOUR}"><B>blocked</B></FONT> · '
-        f'<FONT COLOR="{RECORDING_COLOUR}"><B>recorded</B></FONT> · '
-        f'<FONT COLOR="{BARRIER_COLOUR}"><B>▌barrier</B></FONT> · '
-        f'<FONT COLOR="{MARKER_COLOUR}"><B>◆marker</B></FONT>'
-    )
-    return (
-        '<TABLE BORDER="0" CELLSPACING="3" CELLPADDING="2">'
-        f"<TR>{''.join(cells)}</TR>"
-        f'<TR><TD COLSPAN="{len(cells)}"><FONT POINT-SIZE="{size}">{marks}</FONT></TD></TR>'
-        "</TABLE>"
-    )
+def _in_order(tasks: Iterable[TaskId]) -> str:
+    """An operator's tasks side by side in index order, whatever the labels: without it
+    dot may swap ``count[0]`` and ``count[1]`` from one step to the next."""
+    names = [_quote(str(t)) for t in tasks]
+    return f"    {{ rank=same; {' -> '.join(names)} [style=invis]; }}"
 
 
 def to_dot(
@@ -394,6 +363,8 @@ def to_dot(
     graph = world.graph
     label = _title(world)
     if with_legend:
+        from absnb.views.legend import legend
+
         label = (
             f'<TABLE BORDER="0" CELLSPACING="0"><TR><TD>{label}</TD></TR>'
             f"<TR><TD>{legend(world)}</TD></TR></TABLE>"
@@ -416,6 +387,7 @@ def to_dot(
             f'style="rounded,dashed"; color="#999999"; fontsize={FONT_SIZE - 2};'
         )
         out.extend(f"    {n}" for n in nodes)
+        out.append(_in_order(graph.tasks_of(name)))
         out.append("  }")
     recording = _recording(world)
     out.extend(f"  {_channel_edge(world, c, recording, max_messages)}" for c in graph.channels)
@@ -452,11 +424,13 @@ def render_svg(dot: str) -> str:
         ) from None
 
 
+@functools.lru_cache(maxsize=512)
 def render_svg_fast(dot: str) -> str:
     """:func:`render_svg` through one long-lived ``dot`` process
     (:mod:`absnb.views.dot_process`): about 5 ms a graph instead of 40-80 ms, for redraws.
     The same drawing, though ``dot`` may order a stream's clusters differently in the
-    text; falls back to :func:`render_svg`."""
+    text; falls back to :func:`render_svg`. Remembers the latest 512 drawings, so Back and
+    the go-to slider redraw a step already seen without Graphviz, as it was drawn."""
     from absnb.views import dot_process
 
     svg = dot_process.render(dot)

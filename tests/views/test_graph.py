@@ -260,3 +260,40 @@ def test_missing_dot_says_how_to_install(monkeypatch: pytest.MonkeyPatch) -> Non
     monkeypatch.setenv("PATH", "")
     with pytest.raises(GraphvizNotFoundError, match="apt-get install graphviz"):
         render_svg("digraph { a -> b }")
+
+
+@needs_dot
+def test_the_long_lived_dot_draws_what_a_fresh_dot_draws() -> None:
+    from absnb.views import dot_process
+
+    def positions(svg: str) -> dict[str, str]:
+        found = re.findall(
+            r"<title>([^<]+)</title>\n<(?:path|polygon)[^>]*? (?:d|points)=\"([^\"]+)", svg
+        )
+        return dict(found)
+
+    for name in sorted(SCENARIOS):
+        dot = to_dot(SCENARIOS[name]())
+        fast = dot_process.render(dot)
+        assert fast is not None
+        assert positions(fast) == positions(render_svg(dot)), name
+    assert dot_process.render("digraph { a -> }") is None  # rejected: no SVG, no wait
+    assert "<svg" in (dot_process.render("digraph { x -> y }") or "")  # and it goes on
+
+
+@needs_dot
+def test_tasks_of_an_operator_stay_in_index_order_at_every_step() -> None:
+    def left(svg: str, task: str) -> float:
+        m = re.search(re.escape(f"<title>{task}</title>") + r'\n<path[^>]*d="M([\d.-]+)', svg)
+        return float(m[1])
+
+    for protocol in ("abs", "chandy-lamport", "synchronous"):
+        stepper = absnb.Stepper(
+            absnb.World(absnb.word_count(), protocol, checkpoint_interval=4),
+            absnb.RandomScheduler(seed=3),
+        )
+        for _ in range(25):
+            svg = render_svg(to_dot(stepper.world))
+            for op in ("source", "count", "sink"):
+                assert left(svg, f"{op}[0]") < left(svg, f"{op}[1]"), (protocol, op)
+            stepper.step()
