@@ -321,7 +321,7 @@ def click(root, label: str) -> None:
 
 
 def drive(page, root, name: str) -> None:
-    """Step, the → key, Back, the slider, Crash and Recover on one widget; geometry after
+    """Step, the → key, Back, Crash and Recover, the slider on one widget; geometry after
     each."""
     root.scroll_into_view_if_needed()
     graphs = page.evaluate(GRAPHS_JS, root)
@@ -336,11 +336,6 @@ def drive(page, root, name: str) -> None:
     click(root, "◀ Back")
     graphs = wait_changed(page, root, graphs)
     check_geometry(page, root, f"{name} after Back")
-    slider = root.query_selector(".widget-slider .noUi-target, .widget-slider .slider")
-    box = slider.bounding_box()
-    page.mouse.click(box["x"] + box["width"] * 0.5, box["y"] + box["height"] / 2)
-    graphs = wait_changed(page, root, graphs)
-    check_geometry(page, root, f"{name} after the slider")
     crash = root.query_selector("xpath=.//button[normalize-space(.)='Crash']")
     if crash is not None and crash.is_enabled():
         crash.click()
@@ -354,6 +349,11 @@ def drive(page, root, name: str) -> None:
         click(root, "Recover (full)")
         graphs = wait_changed(page, root, graphs)
         check_geometry(page, root, f"{name} after Crash and Recover")
+    slider = root.query_selector(".widget-slider .noUi-target, .widget-slider .slider")
+    box = slider.bounding_box()
+    page.mouse.click(box["x"] + box["width"] * 0.9, box["y"] + box["height"] / 2)
+    graphs = wait_changed(page, root, graphs)
+    check_geometry(page, root, f"{name} after the slider")
 
 
 def open_notebook(page, base: str, notebook: Path, code_cells: int) -> None:
