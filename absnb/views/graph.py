@@ -57,7 +57,7 @@ MARKER_COLOUR = "#7b3294"
 FONT_SIZE = 18
 """Point size of labels: drawn at one pixel per point (:mod:`absnb.views.pictures`), 18 px."""
 NONE = "–"  # in a table where there is no value (no offset), never pandas' <NA>
-LINE_CHARS = 24  # longest status or channel note line (characters) before it is wrapped
+LINE_CHARS = 22  # longest status or channel note line (characters) before it is wrapped
 MAX_TEXT = 40
 """Longest shown state value (characters) before it is cut with an ellipsis."""
 
@@ -277,11 +277,11 @@ def _task_node(world: World, t: TaskId, max_state_items: int | None) -> str:
     if isinstance(st.state, TwoPhaseCommitState):
         lines.extend(escape(line) for line in transaction_lines(st.state))
     elif state := short_state(st.state, max_state_items):
-        lines.append(escape(state))
+        lines.extend(escape(part) for part in wrap(state))
     if world.graph.kind(t) in ("source", "process"):
         lines.append(f"offset {st.offset:,}/{len(world.inputs[t]):,}")
     if short := node_status(kind, status):
-        lines.append(f"<I>{escape(short)}</I>")
+        lines.extend(f"<I>{escape(part)}</I>" for part in wrap(short))
     label = "<BR/>".join(lines)
     style = STATUS_BORDERS[kind]
     return f'{_quote(str(t))} [label=<{label}> fillcolor="{STATUS_COLOURS[kind]}" {style}];'
@@ -303,7 +303,7 @@ def _channel_edge(world: World, c: ChannelId, recording: dict[ChannelId, str], n
         if not blocked:
             attrs += [f'color="{RECORDING_COLOUR}"', "penwidth=2"]
     if q:
-        lines.append(channel_contents(q, n, per_line=2))
+        lines.append(channel_contents(q, n, per_line=1))
     if c in world.graph.back_edges and _shows_loops(world):
         attrs += ["style=dashed", "constraint=false"]
     if lines:
@@ -342,7 +342,7 @@ def _in_order(tasks: Iterable[TaskId]) -> str:
 def to_dot(
     world: World,
     *,
-    max_messages: int = 4,
+    max_messages: int = 3,
     max_state_items: int | None = 3,
     with_legend: bool = True,
 ) -> str:
