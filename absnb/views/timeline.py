@@ -29,6 +29,7 @@ from absnb.views.arrows import (
 )
 from absnb.views.cut import Cut
 from absnb.views.diagram import LABEL_PX, Diagram, Stroke, layout
+from absnb.views.pictures import img_html
 
 if TYPE_CHECKING:
     import plotly.graph_objects as go
@@ -454,7 +455,7 @@ class Timeline:
         return figure_of(self.diagram)
 
     def _repr_html_(self) -> str:
-        return svg.svg_img(self.svg, self.diagram.title)
+        return img_html(self.svg, self.diagram.title)
 
     def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
         import json

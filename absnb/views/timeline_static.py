@@ -14,7 +14,6 @@ dashed and cuts by hand dash-dotted.
 
 from __future__ import annotations
 
-import base64
 import html
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
@@ -299,12 +298,3 @@ def timeline_svg(
         title: the heading; default ``<job> under <protocol>``.
     """
     return render_svg(layout(trace, world, cuts=cuts, title=title, width=width))
-
-
-def svg_img(svg: str, alt: str) -> str:
-    """An ``<img>`` carrying ``svg`` as a ``data:`` URL, which sanitized HTML keeps."""
-    data = base64.b64encode(svg.encode()).decode()
-    return (
-        f'<img src="data:image/svg+xml;base64,{data}" alt="{html.escape(alt)}" '
-        'style="max-width:100%;height:auto"/>'
-    )
