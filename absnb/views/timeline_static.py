@@ -44,6 +44,8 @@ RECOVERY = "#009E73"
 LOST = "#8C8C8C"
 LANE = "#333333"
 FONT = "DejaVu Sans, Verdana, Arial, sans-serif"
+BURIED = 150
+"""Above this many record arrows the cuts are drawn a second time over them."""
 _CUT_DASH = {"completed": "", "pending": "12 7", "by hand": "14 6 3 6"}
 
 
@@ -181,6 +183,17 @@ def _legend(d: Diagram, y: float) -> tuple[list[str], float]:
     return out, 32.0 * (row + 1) if entries else 0.0
 
 
+def _cut_stroke(d: Diagram, line: CutLine, reach: float, *, opacity: float) -> str:
+    """The path of one cut, solid for a completed checkpoint, dashed otherwise."""
+    colour = BY_HAND if line.cut.status == "by hand" else CUT
+    dash = _CUT_DASH[line.cut.status]
+    dash_attr = f' stroke-dasharray="{dash}"' if dash else ""
+    return (
+        f'<path d="{_cut_path(d, line, reach)}" fill="none" stroke="{colour}" stroke-width="4" '
+        f'stroke-opacity="{opacity}" stroke-linejoin="round"{dash_attr}/>'
+    )
+
+
 def render_svg(d: Diagram) -> str:
     """The diagram as a complete SVG document."""
     sc = d.scale
@@ -193,7 +206,7 @@ def render_svg(d: Diagram) -> str:
         x0, _ = sc.px(Point(start, 0))
         x1, _ = sc.px(Point(end, 0))
         body.append(
-            f'<rect x="{_n(x0)}" y="{_n(y0)}" width="{_n(max(x1 - x0, 4))}" '
+            f'<rect x="{_n(x0)}" y="{_n(y0)}" width="{_n(max(x1 - x0, 14))}" '
             f'height="{_n(y1 - y0)}" fill="url(#down)"/>'
         )
     xn, _ = sc.px(Point(d.now, 0))
@@ -221,13 +234,7 @@ def render_svg(d: Diagram) -> str:
     for line, reach in zip(
         d.cuts, d.reach, strict=True
     ):  # over the markers and barriers (the marker often runs along it)
-        colour = BY_HAND if line.cut.status == "by hand" else CUT
-        dash = _CUT_DASH[line.cut.status]
-        dash_attr = f' stroke-dasharray="{dash}"' if dash else ""
-        body.append(
-            f'<path d="{_cut_path(d, line, reach)}" fill="none" stroke="{colour}" stroke-width="4" '
-            f'stroke-opacity="0.85" stroke-linejoin="round"{dash_attr}/>'
-        )
+        body.append(_cut_stroke(d, line, reach, opacity=0.85))
     for c in d.crossings:  # a message passing over a cut it does not cross: a hop
         if c.genuine:
             continue
@@ -240,7 +247,11 @@ def render_svg(d: Diagram) -> str:
             f'<line x1="{_n(x - dx)}" y1="{_n(y - dy)}" x2="{_n(x + dx)}" y2="{_n(y + dy)}" '
             f'stroke="#ffffff" stroke-width="{_n(_stroke_style(s)[1] + 8)}"/>'
         )
-    body += _strokes(d, [s for s in d.strokes if s.arrow.kind == "record"], dense)
+    records = [s for s in d.strokes if s.arrow.kind == "record"]
+    body += _strokes(d, records, dense)
+    if len(records) > BURIED:  # so many records that the cuts under them vanish: again on top
+        pairs = zip(d.cuts, d.reach, strict=True)
+        body += [_cut_stroke(d, line, reach, opacity=0.6) for line, reach in pairs]
     for line in d.cuts:
         shape = "circle" if line.cut.status == "by hand" else "diamond"
         colour = BY_HAND if line.cut.status == "by hand" else CUT
