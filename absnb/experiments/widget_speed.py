@@ -34,7 +34,7 @@ from absnb.jobs import word_count
 from absnb.sim.schedulers import RandomScheduler
 from absnb.sim.stepper import Stepper
 from absnb.sim.world import World
-from absnb.views.widgets import diagram, stepper_widget
+from absnb.views.widgets import diagram_svg, stepper_widget
 
 CHROMIUM = os.environ.get("ABSNB_CHROMIUM", "/usr/bin/chromium")
 QUIET_MS = 400
@@ -93,7 +93,7 @@ def diagram_seconds(events: int) -> float:
     )
     stepper.run(events)
     start = time.perf_counter()
-    diagram(stepper.trace, stepper.world)
+    diagram_svg(stepper.trace, stepper.world)
     return time.perf_counter() - start
 
 
