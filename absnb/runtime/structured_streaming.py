@@ -437,11 +437,16 @@ def _define_spark_classes() -> None:
             )
             return StagedMessage(staged)
 
-        def commit(self, messages: list[StagedMessage | None], batchId: int) -> None:
-            self.committer.commit([m and m.staged for m in messages], batchId)
+        def commit(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:
+            self.committer.commit(_staged(messages), batchId)
 
-        def abort(self, messages: list[StagedMessage | None], batchId: int) -> None:
-            self.committer.abort([m and m.staged for m in messages], batchId)
+        def abort(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:
+            self.committer.abort(_staged(messages), batchId)
+
+    def _staged(messages: list[WriterCommitMessage | None]) -> list[Staged | None]:
+        """Each task's :class:`Staged` transaction (None for a task that sent no message:
+        Spark passes None for a task that failed before committing)."""
+        return [m.staged if isinstance(m, StagedMessage) else None for m in messages]
 
     class FileSinkDataSource(DataSource):
         """Format :data:`FORMAT`: exactly-once JSON-lines files. Options: ``path`` (the
