@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import os
 from collections import deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, overload
 
@@ -202,7 +202,7 @@ class PartitionReader:
                 self.ahead[j].append((at, line))
 
 
-class PartitionLog:
+class PartitionLog(Sequence[str]):
     """A source's input log backed by its host's partition: ``len`` is the number of rows
     (counted when the input was prepared), ``log[i]`` reads forward to offset ``i``."""
 

@@ -17,13 +17,13 @@ import os
 import sys
 import tempfile
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from absnb.core.errors import AbsnbError
-from absnb.core.ids import TaskId
+from absnb.core.ids import CheckpointId, TaskId
 from absnb.jobs.base import Job
 from absnb.protocols import CheckpointCoordinator, get_protocol
 from absnb.protocols.two_phase_commit import END_OF_INPUT
@@ -46,6 +46,7 @@ from absnb.runtime.recovery import (
 
 if TYPE_CHECKING:
     from absnb.core.graph import ExecutionGraph
+    from absnb.runtime.control_messages import Ack
     from absnb.runtime.inputs import PreparedInput
     from absnb.runtime.metrics import RunMetrics
 
@@ -280,7 +281,7 @@ class SparkRuntime:
             graph, proto, checkpoint_interval, timeout=checkpoint_timeout
         )
 
-        def on_complete(checkpoint_id: int, acks: dict) -> None:
+        def on_complete(checkpoint_id: CheckpointId, acks: dict[TaskId, Ack]) -> None:
             storage.complete(
                 job_id,
                 checkpoint_id,
@@ -400,7 +401,9 @@ class SparkRuntime:
         sc = self.spark.sparkContext
         n = len(plans)
         binding = data.binding if data is not None else None
-        pickled = [cloudpickle.dumps(p) for p in plans]
+        # pyspark's vendored cloudpickle has no annotations: its dumps returns bytes
+        dumps = cast("Callable[[HostPlan], bytes]", cloudpickle.dumps)
+        pickled = [dumps(p) for p in plans]
         ids = [(p.host_id, p.attempt, p.coordinator, p.secret) for p in plans]
 
         def run_partition(index: int, rows: Any) -> Any:
@@ -410,7 +413,10 @@ class SparkRuntime:
             yield run_host(plan)
 
         rdd = data.rdd if data is not None else sc.parallelize(range(n), n)
-        return rdd.barrier().mapPartitionsWithIndex(run_partition).collect()
+        # collect() of an RDD is untyped: each partition yielded one HostResult
+        return cast(
+            "list[HostResult]", rdd.barrier().mapPartitionsWithIndex(run_partition).collect()
+        )
 
 
 def _on_executor(plan: HostPlan) -> HostPlan:

@@ -369,6 +369,8 @@ class CheckpointStorage:
             raise _Corrupt("the manifest disappeared") from None
         except (OSError, UnicodeDecodeError, ValueError) as e:
             raise _Corrupt(f"the manifest cannot be read: {e}") from None
+        if not isinstance(manifest, dict):
+            raise _Corrupt(f"the manifest is not a JSON object but a {type(manifest).__name__}")
         try:
             if manifest["format"] != MANIFEST_FORMAT:
                 raise _Corrupt(f"unknown manifest format {manifest['format']!r}")

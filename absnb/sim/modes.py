@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from absnb.core.ids import ChannelId, CheckpointId, TaskId
 from absnb.core.messages import CheckpointBarrier, Message
 from absnb.sim.actions import Decline, TriggerCheckpoint
+from absnb.sim.effects import outcome
 from absnb.sim.events import Event
 from absnb.task import Send
 
@@ -43,7 +44,7 @@ def alignment_timeouts(world: World, event: Event) -> None:
             sends: list[Send] = []
             controls = task.alignment_timeout(sends)
             event.switched += (t,)
-            world._outcome(task, sends, controls, event)
+            outcome(world, task, sends, controls, event)
 
 
 def late_barrier(world: World, queue: deque[Message]) -> bool:
@@ -70,7 +71,7 @@ def deliver_overtaking(world: World, channel: ChannelId, queue: deque[Message], 
     controls = task.deliver_overtaking(channel, barrier, overtaken, sends)  # type: ignore[arg-type]
     event = Event(world.clock, world._s.deliver[channel], channel.dst, barrier)
     event.overtaken = len(overtaken)
-    return world._outcome(task, sends, controls, event)
+    return outcome(world, task, sends, controls, event)
 
 
 def declinable(world: World, t: TaskId) -> CheckpointId | None:
@@ -89,4 +90,4 @@ def decline(world: World, action: Decline) -> Event:
     task = world.writable_task(action.task)
     sends: list[Send] = []
     controls = task.decline(n, action.reason, sends)
-    return world._outcome(task, sends, controls, Event(world.clock, action, action.task))
+    return outcome(world, task, sends, controls, Event(world.clock, action, action.task))

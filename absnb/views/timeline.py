@@ -28,7 +28,7 @@ from absnb.views.arrows import (
     snapshot_points,
 )
 from absnb.views.cut import Cut
-from absnb.views.diagram import LABEL_PX, Diagram, Stroke, layout
+from absnb.views.diagram import LABEL_PX, WIDTH, Diagram, Stroke, layout
 from absnb.views.pictures import img_html
 
 if TYPE_CHECKING:
@@ -474,7 +474,7 @@ def show_timeline(
     *,
     cuts: Sequence[Cut] | None = None,
     title: str | None = None,
-    width: float = svg.WIDTH,
+    width: float = WIDTH,
 ) -> Timeline:
     """The space-time diagram of ``trace`` for display in a notebook (see :class:`Timeline`);
     arguments as for :func:`~absnb.views.timeline_static.timeline_svg`."""
