@@ -22,7 +22,9 @@ For every notebook in notebooks/ (a glob: a new notebook is included):
 
 Screenshots go to tests/e2e/screenshots/ (ignored by git; the path is printed), with stable
 names: ``<notebook>-<width>x<height>-<phase>.png``, phases ``untrusted``, ``run`` (the first
-widget after Run All) and ``driven`` (after the last action on it).
+widget after Run All, else the first picture) and, for a notebook with widgets, ``driven``
+(after the last action on them) and ``scrolled`` (the bottom of the first widget's graph
+scrolled into view: its Step and Back stay on screen above it).
 
 Without chromium, playwright or jupyterlab the test skips, saying what is missing, unless
 ABSNB_REQUIRE_BROWSER=1 (set by .ci/run): then it fails, so CI never passes by skipping.
@@ -320,6 +322,40 @@ def click(root, label: str) -> None:
     root.query_selector(f"xpath=.//button[normalize-space(.)='{label}']").click()
 
 
+def check_controls_stay(page, root, name: str) -> None:
+    """With the bottom of the graph scrolled into view, Step and Back are still on screen
+    (the controls stick to the top of the notebook's view), not scrolled away."""
+    found = page.evaluate(
+        """(r) => {
+        const graph = r.querySelector('.absnb-graph');
+        // Scroll the notebook itself, as a reader does (scrollIntoView would also shift
+        // JupyterLab's own overflow-hidden panels).
+        const outer = r.closest('.jp-WindowedPanel-outer, .jp-Notebook');
+        outer.scrollTop += graph.getBoundingClientRect().bottom
+            - outer.getBoundingClientRect().bottom + 4;
+        const g = graph.getBoundingClientRect();
+        const view = outer.getBoundingClientRect();
+        const out = [];
+        for (const cls of ['absnb-step', 'absnb-back']) {
+            const b = r.querySelector('.' + cls).getBoundingClientRect();
+            const x = b.left + b.width / 2, y = b.top + b.height / 2;
+            const hit = document.elementFromPoint(x, y);
+            out.push({cls, top: b.top, bottom: b.bottom, graphBottom: g.bottom,
+                      viewTop: view.top, viewBottom: view.bottom,
+                      onTop: !!hit && !!hit.closest('.' + cls)});
+        }
+        return out;
+    }""",
+        root,
+    )
+    for b in found:
+        assert b["graphBottom"] <= b["viewBottom"] + 1, f"{name}: graph bottom not in view: {b}"
+        where = f"{name}: {b['cls']} with the graph's bottom in view: {b}"
+        assert b["top"] >= b["viewTop"] - 1, f"scrolled away above: {where}"
+        assert b["bottom"] <= b["viewBottom"], f"below the notebook's view: {where}"
+        assert b["onTop"], f"covered: {where}"
+
+
 def drive(page, root, name: str) -> None:
     """Step, the → key, Back, Crash and Recover, the slider on one widget; geometry after
     each."""
@@ -422,14 +458,18 @@ def test_notebook_in_the_browser(lab, notebook):
             for width, height in reversed(VIEWPORTS):
                 page.set_viewport_size({"width": width, "height": height})
                 size = f"{width}x{height}"
-                if roots:
-                    roots[0].scroll_into_view_if_needed()
-                    check_geometry(page, None, f"{notebook.name} at {size}")
+                if not roots:  # the first picture or chart, as Run All drew it
+                    show_first_picture(page)
+                    shoot(page, f"{stem}-{size}-run")
+                    continue
+                roots[0].scroll_into_view_if_needed()
+                check_geometry(page, None, f"{notebook.name} at {size}")
                 shoot(page, f"{stem}-{size}-run")
                 for i, root in enumerate(roots):
                     drive(page, root, f"{notebook.name} widget {i} at {size}")
-                if roots:
-                    roots[0].evaluate("(r) => r.scrollIntoView({block: 'start'})")
+                check_controls_stay(page, roots[0], f"{notebook.name} at {size}")
+                shoot(page, f"{stem}-{size}-scrolled")
+                roots[0].evaluate("(r) => r.scrollIntoView({block: 'start'})")
                 shoot(page, f"{stem}-{size}-driven")
         except Exception:
             shoot(page, f"{stem}-failure")
