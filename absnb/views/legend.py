@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from absnb.core.messages import Marker
 from absnb.views.graph import (
     BARRIER_COLOUR,
     BLOCKED_COLOUR,
@@ -30,12 +31,16 @@ STATUS_WORDS: dict[str, str] = {
 
 def legend(world: World) -> str:
     """The in-graph legend: one cell per node status this protocol can show (its fill and
-    word), then the channel marks. An HTML-like table."""
-    kinds = ["idle", "aligning", "taken"]
-    if world.protocol.name == "synchronous":
-        kinds = ["idle", "halted"]
-    elif world.protocol.name == "chandy-lamport":
-        kinds = ["idle", "taken"]
+    word), then the channel marks it can draw, all asked of the protocol's capabilities."""
+    can = world.protocol.capabilities
+    if can.max_concurrent == 0:  # takes no checkpoints
+        kinds = ["idle"]
+    elif can.halts_sources:
+        kinds = ["idle", "aligning", "halted"]
+    elif can.records_channel_state and not can.blocks_inputs:
+        kinds = ["idle", "taken"]  # the state is taken at the first marker or barrier
+    else:
+        kinds = ["idle", "aligning", "taken"]
     kinds += ["restoring", "failed"]
     size = FONT_SIZE - 2
     cells = [
@@ -43,15 +48,19 @@ def legend(world: World) -> str:
         f"{STATUS_WORDS[k]}</FONT></TD>"
         for k in kinds
     ]
-    marks = (
-        f'<FONT COLOR="{BLOCKED_COLOUR}"><B>blocked</B></FONT> · '
-        f'<FONT COLOR="{RECORDING_COLOUR}"><B>recorded</B></FONT> · '
-        f'<FONT COLOR="{BARRIER_COLOUR}"><B>▌barrier</B></FONT> · '
-        f'<FONT COLOR="{MARKER_COLOUR}"><B>◆marker</B></FONT>'
-    )
-    return (
-        '<TABLE BORDER="0" CELLSPACING="3" CELLPADDING="2">'
-        f"<TR>{''.join(cells)}</TR>"
-        f'<TR><TD COLSPAN="{len(cells)}"><FONT POINT-SIZE="{size}">{marks}</FONT></TD></TR>'
-        "</TABLE>"
-    )
+    marks = []
+    if can.blocks_inputs:
+        marks.append(f'<FONT COLOR="{BLOCKED_COLOUR}"><B>blocked</B></FONT>')
+    if can.records_channel_state:
+        marks.append(f'<FONT COLOR="{RECORDING_COLOUR}"><B>recorded</B></FONT>')
+    if can.max_concurrent != 0 and can.message is Marker:
+        marks.append(f'<FONT COLOR="{MARKER_COLOUR}"><B>◆marker</B></FONT>')
+    elif can.max_concurrent != 0:
+        marks.append(f'<FONT COLOR="{BARRIER_COLOUR}"><B>▌barrier</B></FONT>')
+    rows = [f"<TR>{''.join(cells)}</TR>"]
+    if marks:
+        rows.append(
+            f'<TR><TD COLSPAN="{len(cells)}"><FONT POINT-SIZE="{size}">{" · ".join(marks)}'
+            "</FONT></TD></TR>"
+        )
+    return f'<TABLE BORDER="0" CELLSPACING="3" CELLPADDING="2">{"".join(rows)}</TABLE>'
