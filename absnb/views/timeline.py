@@ -28,7 +28,8 @@ from absnb.views.arrows import (
     snapshot_points,
 )
 from absnb.views.cut import Cut
-from absnb.views.diagram import LABEL_PX, WIDTH, Diagram, Stroke, layout
+from absnb.views.diagram import WIDTH, Diagram, Stroke, layout
+from absnb.views.labels import LABEL_PX
 
 if TYPE_CHECKING:
     import plotly.graph_objects as go

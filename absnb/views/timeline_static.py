@@ -22,7 +22,6 @@ from typing import TYPE_CHECKING
 from absnb.sim.events import Event
 from absnb.views.cut import Cut
 from absnb.views.diagram import (
-    LABEL_PX,
     LANE_PX,
     TITLE_PX,
     WIDTH,
@@ -32,6 +31,7 @@ from absnb.views.diagram import (
     Stroke,
     layout,
 )
+from absnb.views.labels import LABEL_PX
 
 if TYPE_CHECKING:
     from absnb.sim.world import World
