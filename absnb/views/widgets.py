@@ -38,13 +38,18 @@ from absnb.views.tables import snapshot_tables
 from absnb.views.transactions import stores_of, transactions_html
 
 STICKY_CSS = (
-    "<style>.absnb-stepper .absnb-controls{position:sticky;top:0;z-index:10;"
+    "<style>.absnb-stepper{overflow:visible!important}"
+    ".absnb-stepper .absnb-controls{position:sticky;top:0;z-index:10;"
     "background:var(--jp-layout-color0,#ffffff);border-bottom:1px solid #d0d0d0}"
+    ".absnb-stepper.absnb-present .absnb-controls{top:auto;bottom:0;border-bottom:none;"
+    "border-top:1px solid #d0d0d0}"
     ".jp-OutputArea:has(.absnb-controls),.jp-OutputArea-child:has(.absnb-controls),"
     ".jp-OutputArea-output:has(.absnb-controls){overflow:visible}</style>"
 )
-"""The controls stay at the top of the notebook's view while the graph scrolls under them,
-so on a 720-pixel projector Step and Back are never scrolled away from a tall graph."""
+"""The first row of controls (Step, Back, Play, go to step) stays at the top of the
+notebook's view while a tall graph scrolls under it (at the bottom in the presentation
+layout, where the graph comes first), so on a 720-pixel projector Step and Back are never
+scrolled away; one row, so it hides little of the graph."""
 
 PANEL_FONT = {False: "15px", True: "20px"}
 """Font size of the snapshot, trace and transactions panels (normal, presentation)."""
@@ -146,10 +151,11 @@ class StepperWidget:
         ]
         below = w.HBox(panels, layout=w.Layout(flex_flow="row wrap"))
         keys = w.HTML(_keyboard_html(root_class) + STICKY_CSS)
-        controls = w.VBox([*c.rows(), w.HBox([self.chooser, self.do]), self.status])
-        controls.add_class("absnb-controls")
+        rows = c.rows()
+        rows[0].add_class("absnb-controls")  # Step, Back, Play, go to: always in view
+        controls = [*rows, w.HBox([self.chooser, self.do]), self.status]
         graph = [self.graph]
-        body = [*graph, controls] if present else [controls, *graph]
+        body = [*graph, *controls] if present else [*controls, *graph]
         body += [below, self.files, keys]
         if self.timeline is not None:
             body.append(self.timeline)

@@ -322,38 +322,55 @@ def click(root, label: str) -> None:
     root.query_selector(f"xpath=.//button[normalize-space(.)='{label}']").click()
 
 
+STICKY_ROW_PX = 60
+"""The most of the graph the sticky row of controls may hide: one row of buttons."""
+
+
 def check_controls_stay(page, root, name: str) -> None:
-    """With the bottom of the graph scrolled into view, Step and Back are still on screen
-    (the controls stick to the top of the notebook's view), not scrolled away."""
+    """Scrolled as a reader does to see the bottom of the graph, Step and Back are still on
+    screen and uncovered (their row sticks to the notebook's view), the row is one row
+    high, and the graph's bottom row of nodes is not hidden under it."""
     found = page.evaluate(
         """(r) => {
         const graph = r.querySelector('.absnb-graph');
-        // Scroll the notebook itself, as a reader does (scrollIntoView would also shift
+        const row = r.querySelector('.absnb-controls');
+        // In the presentation layout the row comes after the graph: a reader scrolls it
+        // into view too. Scroll the notebook itself (scrollIntoView would also shift
         // JupyterLab's own overflow-hidden panels).
+        const after = graph.compareDocumentPosition(row) & Node.DOCUMENT_POSITION_FOLLOWING;
         const outer = r.closest('.jp-WindowedPanel-outer, .jp-Notebook');
         outer.scrollTop += graph.getBoundingClientRect().bottom
-            - outer.getBoundingClientRect().bottom + 4;
+            - outer.getBoundingClientRect().bottom + 4
+            + (after ? row.getBoundingClientRect().height : 0);
         const g = graph.getBoundingClientRect();
         const view = outer.getBoundingClientRect();
-        const out = [];
+        const buttons = [];
         for (const cls of ['absnb-step', 'absnb-back']) {
             const b = r.querySelector('.' + cls).getBoundingClientRect();
-            const x = b.left + b.width / 2, y = b.top + b.height / 2;
-            const hit = document.elementFromPoint(x, y);
-            out.push({cls, top: b.top, bottom: b.bottom, graphBottom: g.bottom,
-                      viewTop: view.top, viewBottom: view.bottom,
-                      onTop: !!hit && !!hit.closest('.' + cls)});
+            const hit = document.elementFromPoint(b.left + b.width / 2, b.top + b.height / 2);
+            buttons.push({cls, top: b.top, bottom: b.bottom,
+                          onTop: !!hit && !!hit.closest('.' + cls)});
         }
-        return out;
+        const nodes = Array.from(graph.querySelectorAll('svg g.node'),
+            (n) => [n, n.getBoundingClientRect()]);
+        const lowest = Math.max(...nodes.map(([, b]) => b.top));
+        const hidden = nodes.filter(([, b]) => b.top >= lowest - 2).filter(([, b]) => {
+            const hit = document.elementFromPoint((b.left + b.right) / 2, (b.top + b.bottom) / 2);
+            return !hit || !hit.closest('.absnb-graph');
+        }).map(([n]) => n.querySelector('title').textContent);
+        return {buttons, hidden, graphBottom: g.bottom, viewTop: view.top,
+                viewBottom: view.bottom, rowHeight: row.getBoundingClientRect().height};
     }""",
         root,
     )
-    for b in found:
-        assert b["graphBottom"] <= b["viewBottom"] + 1, f"{name}: graph bottom not in view: {b}"
-        where = f"{name}: {b['cls']} with the graph's bottom in view: {b}"
-        assert b["top"] >= b["viewTop"] - 1, f"scrolled away above: {where}"
-        assert b["bottom"] <= b["viewBottom"], f"below the notebook's view: {where}"
-        assert b["onTop"], f"covered: {where}"
+    where = f"{name}, scrolled to the graph's bottom: {found}"
+    assert found["graphBottom"] <= found["viewBottom"] + 1, f"graph bottom not in view: {where}"
+    assert found["rowHeight"] <= STICKY_ROW_PX, f"the sticky row is too tall: {where}"
+    assert not found["hidden"], f"bottom nodes hidden under the controls: {where}"
+    for b in found["buttons"]:
+        assert b["top"] >= found["viewTop"] - 1, f"{b['cls']} scrolled away above: {where}"
+        assert b["bottom"] <= found["viewBottom"], f"{b['cls']} below the view: {where}"
+        assert b["onTop"], f"{b['cls']} covered: {where}"
 
 
 def drive(page, root, name: str) -> None:
@@ -386,6 +403,7 @@ def drive(page, root, name: str) -> None:
         graphs = wait_changed(page, root, graphs)
         check_geometry(page, root, f"{name} after Crash and Recover")
     slider = root.query_selector(".widget-slider .noUi-target, .widget-slider .slider")
+    slider.scroll_into_view_if_needed()
     box = slider.bounding_box()
     page.mouse.click(box["x"] + box["width"] * 0.9, box["y"] + box["height"] / 2)
     graphs = wait_changed(page, root, graphs)
