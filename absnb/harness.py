@@ -35,6 +35,7 @@ from absnb.core.messages import (
     CheckpointBarrier,
     Message,
     Record,
+    as_records,
 )
 from absnb.core.snapshot import TaskSnapshot
 from absnb.operators import Operator
@@ -102,7 +103,7 @@ class TaskHarness:
             f"in{i}": self.graph.channel(f"in{i}->task") for i in range(inputs)
         }
         self._names = {c: name for name, c in self.channels.items()}
-        self._queue: list[tuple[ChannelId, Message]] = []
+        self._queue: list[tuple[ChannelId, Message | _EndMarker]] = []
         self._sent = dict.fromkeys(self.channels.values(), 0)
         self._blocked: set[ChannelId] = set()
         self.emitted: list[Any] = []
@@ -148,7 +149,7 @@ class TaskHarness:
         """Input ``name`` ends, after what was pushed on it before."""
         c = self.channel(name)
         self.ended.append(name)
-        self._queue.append((c, _END))  # type: ignore[arg-type]
+        self._queue.append((c, _END))
         self._drain()
 
     # -- coordinator and runtime -------------------------------------------------------------
@@ -193,7 +194,7 @@ class TaskHarness:
         for snap in self.checkpoints:
             if snap.checkpoint_id == checkpoint_id:
                 return {
-                    self._names[c]: [r.value for r in rs]  # type: ignore[union-attr]
+                    self._names[c]: [r.value for r in as_records(rs)]
                     for c, rs in snap.channel_states.items()
                     if rs
                 }
@@ -262,6 +263,7 @@ class TaskHarness:
 
     def _deliver_overtaking(self, c: ChannelId, j: int) -> None:
         barrier = self._queue.pop(j)[1]
+        assert isinstance(barrier, CheckpointBarrier)  # j: found by _barrier_behind
         overtaken = tuple(m for cj, m in self._queue[:j] if cj == c and type(m) is Record)
         sends: list[Send] = []
         controls = self.task.deliver_overtaking(c, barrier, overtaken, sends)

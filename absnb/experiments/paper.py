@@ -20,7 +20,7 @@ from __future__ import annotations
 import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from absnb import datasets
 from absnb.jobs import Job, word_count
@@ -288,7 +288,7 @@ def recovery(
     runtime: SparkRuntime,
     *,
     scale: float = 1.0,
-    kinds: Sequence[str] = ("raise", "kill"),
+    kinds: Sequence[Literal["raise", "kill"]] = ("raise", "kill"),
     protocol: str = "abs",
     interval: float = 0.25,
     parallelism: int = 4,
@@ -314,7 +314,7 @@ def recovery(
         if kind not in ("raise", "kill"):
             raise ValueError(f"failure kind {kind!r} is not 'raise' or 'kill'")
         victim = str(job.graph.tasks_of("count")[0])
-        failure = Failure(victim, after_records=after, kind=kind)  # type: ignore[arg-type]
+        failure = Failure(victim, after_records=after, kind=kind)
         with quiet_task_failures(runtime.spark):  # the failures are on purpose
             run = runtime.run(
                 text_job(scale, parallelism),

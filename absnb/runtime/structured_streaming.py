@@ -120,6 +120,13 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
+def _staged(messages: Sequence[object]) -> list[Staged | None]:
+    """Each task's :class:`Staged` transaction from its commit message (None for a task
+    that sent none: Spark passes None for a task that failed before committing)."""
+    staged = [getattr(m, "staged", None) for m in messages]
+    return [s if isinstance(s, Staged) else None for s in staged]
+
+
 def _define_spark_classes() -> None:
     if all(name in globals() for name in _SPARK_CLASSES):
         return
@@ -153,11 +160,6 @@ def _define_spark_classes() -> None:
 
         def abort(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:
             self.committer.abort(_staged(messages), batchId)
-
-    def _staged(messages: list[WriterCommitMessage | None]) -> list[Staged | None]:
-        """Each task's :class:`Staged` transaction (None for a task that sent no message:
-        Spark passes None for a task that failed before committing)."""
-        return [m.staged if isinstance(m, StagedMessage) else None for m in messages]
 
     class FileSinkDataSource(DataSource):
         """Format :data:`FORMAT`: exactly-once JSON-lines files. Options: ``path`` (the

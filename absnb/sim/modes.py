@@ -14,7 +14,7 @@ from collections import deque
 from typing import TYPE_CHECKING
 
 from absnb.core.ids import ChannelId, CheckpointId, TaskId
-from absnb.core.messages import CheckpointBarrier, Message
+from absnb.core.messages import CheckpointBarrier, Message, Record, RecordBatch
 from absnb.sim.actions import Decline, TriggerCheckpoint
 from absnb.sim.effects import outcome
 from absnb.sim.events import Event
@@ -64,11 +64,15 @@ def deliver_overtaking(world: World, channel: ChannelId, queue: deque[Message], 
     """Deliver the barrier at position ``i`` of ``channel`` ahead of the records before it
     (FLIP-76: a barrier is a priority event and overtakes in-flight records)."""
     barrier = queue[i]
-    overtaken = tuple(queue[j] for j in range(i))
+    overtaken: list[Record | RecordBatch] = []
+    for j in range(i):
+        record = queue[j]
+        assert isinstance(record, Record | RecordBatch)  # ``i``: the first non-record queued
+        overtaken.append(record)
     del queue[i]
     task = world.writable_task(channel.dst)
     sends: list[Send] = []
-    controls = task.deliver_overtaking(channel, barrier, overtaken, sends)  # type: ignore[arg-type]
+    controls = task.deliver_overtaking(channel, barrier, tuple(overtaken), sends)
     event = Event(world.clock, world._s.deliver[channel], channel.dst, barrier)
     event.overtaken = len(overtaken)
     return outcome(world, task, sends, controls, event)

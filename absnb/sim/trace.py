@@ -176,28 +176,26 @@ class Trace:
 # -- actions <-> JSON --------------------------------------------------------------------------
 def action_to_json(action: Action) -> dict[str, Any]:
     """One action as a JSON object (the keys a trace line needs)."""
-    kind = type(action)
-    if kind is Deliver:
-        return {"action": "deliver", "channel": str(action.channel)}  # type: ignore[union-attr]
-    if kind is Emit:
-        return {"action": "emit", "task": str(action.task)}  # type: ignore[union-attr]
-    if kind is Transfer:
-        a: Transfer = action  # type: ignore[assignment]
+    if isinstance(action, Deliver):
+        return {"action": "deliver", "channel": str(action.channel)}
+    if isinstance(action, Emit):
+        return {"action": "emit", "task": str(action.task)}
+    if isinstance(action, Transfer):
+        a = action
         return {"action": "transfer", "src": str(a.src), "dst": str(a.dst), "amount": a.amount}
-    if kind is TriggerCheckpoint:
-        at = action.at  # type: ignore[union-attr]
+    if isinstance(action, TriggerCheckpoint):
+        at = action.at
         return {"action": "trigger"} if at is None else {"action": "trigger", "at": str(at)}
-    if kind is Notify:
-        a2: Notify = action  # type: ignore[assignment]
-        return {"action": "notify", "task": str(a2.task), "checkpoint": a2.checkpoint_id}
-    if kind is Crash:
-        return {"action": "crash", "task": str(action.task)}  # type: ignore[union-attr]
-    if kind is Recover:
-        return {"action": "recover", "mode": action.mode}  # type: ignore[union-attr]
-    if kind is Wait:
+    if isinstance(action, Notify):
+        return {"action": "notify", "task": str(action.task), "checkpoint": action.checkpoint_id}
+    if isinstance(action, Crash):
+        return {"action": "crash", "task": str(action.task)}
+    if isinstance(action, Recover):
+        return {"action": "recover", "mode": action.mode}
+    if isinstance(action, Wait):
         return {"action": "wait"}
-    if kind is Decline:
-        return {"action": "decline", "task": str(action.task), "reason": action.reason}  # type: ignore[union-attr]
+    if isinstance(action, Decline):
+        return {"action": "decline", "task": str(action.task), "reason": action.reason}
     raise TraceFormatError(f"{action!r} is not an action, so it cannot be written to a trace")
 
 
