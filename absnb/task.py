@@ -39,13 +39,22 @@ from absnb.core.effects import (
 from absnb.core.errors import GraphError
 from absnb.core.graph import ExecutionGraph, OutputGate, Rebalance
 from absnb.core.ids import ChannelId, CheckpointId, TaskId
-from absnb.core.messages import CancelCheckpointMarker, Message, Record, RecordBatch, as_records
+from absnb.core.messages import (
+    CancelCheckpointMarker,
+    EndOfInput,
+    Message,
+    Record,
+    RecordBatch,
+    as_records,
+)
 from absnb.core.snapshot import TaskSnapshot
 from absnb.core.validate import operator_result
 from absnb.operators.base import Operator, To
 from absnb.protocols.base import SnapshotProtocol
 
-Send = tuple[ChannelId, Message]
+Send = tuple[ChannelId, Message | RecordBatch | EndOfInput]
+"""A message to send on a channel: a task sends records, batches and barriers; its host
+also sends the end of input."""
 InputLog = tuple[Any, Any] | None
 """The consumption order, newest first, as a linked list ``(input, rest)``: ``input`` is the
 channel a record came on, or None for an entry of the task's own input log."""
