@@ -114,9 +114,11 @@ class StreamTask:
 
     __slots__ = (
         "cancelled",
+        "closed",
         "consumed",
         "dedup",
         "dropped",
+        "ended",
         "fn",
         "gates",
         "graph",
@@ -168,6 +170,10 @@ class StreamTask:
         self.dropped = 0
         self.cancelled: CheckpointId = 0
         """The highest checkpoint whose cancellation this task has sent on."""
+        self.ended: frozenset[ChannelId] = frozenset()
+        """Input channels whose end this task has consumed."""
+        self.closed: frozenset[ChannelId] = frozenset()
+        """Output channels this task has ended: nothing more is sent on them."""
 
     # -- inputs ------------------------------------------------------------------------------
     def deliver(self, channel: ChannelId, message: Message, sends: list[Send]) -> Sequence[Control]:
@@ -176,6 +182,8 @@ class StreamTask:
         if type(message) is not Record:
             if type(message) is CancelCheckpointMarker:
                 return self.cancel(message, sends)
+            if type(message) is EndOfInput:
+                return self.end_of_input(channel, sends)
             return self._apply(self.handler.on_barrier(channel, message), sends)  # type: ignore[arg-type]
         if message.seq <= self.received[channel] and self.dedup:
             self.dropped += 1
@@ -247,7 +255,15 @@ class StreamTask:
     def end_of_input(self, channel: ChannelId, sends: list[Send]) -> Sequence[Control]:
         """``channel`` has ended (Flink: ``EndOfPartitionEvent``): the protocol counts it as
         aligned from now on."""
+        self.ended = self.ended | {channel}
         return self._apply(self.handler.on_end_of_input(channel), sends)
+
+    def end_output(self, channel: ChannelId, sends: list[Send]) -> None:
+        """End ``channel``, one of this task's outputs: send its end (Flink: the
+        ``EndOfPartitionEvent`` after the last record); nothing, barriers included, is sent
+        on it afterwards."""
+        self.closed = self.closed | {channel}
+        sends.append((channel, EndOfInput()))
 
     def alignment_timeout(self, sends: list[Send]) -> Sequence[Control]:
         """The task's alignment has lasted the protocol's timeout: switch to unaligned."""
@@ -394,7 +410,8 @@ class StreamTask:
             kind = type(e)
             if kind is Broadcast:
                 msg = e.message  # type: ignore[union-attr]
-                sends.extend((c, msg) for c in self.outputs)
+                closed = self.closed
+                sends.extend((c, msg) for c in self.outputs if not closed or c not in closed)
             elif kind is Block or kind is Unblock or kind is Decline:
                 controls.append(e)  # type: ignore[arg-type]
             elif kind is SnapshotState:
@@ -454,6 +471,7 @@ class StreamTask:
         self.halted = False
         self.replay = ()
         self.cancelled = 0
+        self.ended = self.closed = frozenset()
         if snapshot is None:
             self.state = self.fn.initial_state()
             self.offset = 0
@@ -480,7 +498,7 @@ class StreamTask:
         new.sent, new.received = dict(self.sent), dict(self.received)
         new.parts = {n: p.copy() for n, p in self.parts.items()} if self.parts else {}
         new.halted, new.replay, new.dropped = self.halted, self.replay, self.dropped
-        new.cancelled = self.cancelled
+        new.cancelled, new.ended, new.closed = self.cancelled, self.ended, self.closed
         return new
 
     def key(self) -> object:
@@ -496,6 +514,8 @@ class StreamTask:
             tuple((n, p.key(self.fn)) for n, p in self.parts.items()),
             self.replay,
             self.cancelled,
+            self.ended,
+            self.closed,
         )
 
     def describe(self) -> str:

@@ -48,6 +48,7 @@ from absnb.sim.actions import (
     Decline,
     Deliver,
     Emit,
+    EndInput,
     Notify,
     Recover,
     Transfer,
@@ -61,17 +62,6 @@ from absnb.sim.world import World
 
 FORMAT = "trace"
 VERSION = 1
-KINDS = (
-    "deliver",
-    "emit",
-    "transfer",
-    "trigger",
-    "notify",
-    "crash",
-    "recover",
-    "wait",
-    "decline",
-)
 EXAMPLES = {
     "deliver": '{"action": "deliver", "channel": "A->B"}',
     "emit": '{"action": "emit", "task": "source[0]"}',
@@ -82,7 +72,9 @@ EXAMPLES = {
     "recover": '{"action": "recover", "mode": "full"}',
     "wait": '{"action": "wait"}',
     "decline": '{"action": "decline", "task": "count[0]"}',
+    "end": '{"action": "end", "channel": "source[0]->count[0]"}',
 }
+KINDS = tuple(EXAMPLES)
 HEADER_EXAMPLE = (
     '{"absnb": "trace", "version": 1, "job": "bank_transfer", "params": {}, '
     '"protocol": "chandy-lamport"}'
@@ -198,6 +190,8 @@ def action_to_json(action: Action) -> dict[str, Any]:
         return {"action": "wait"}
     if kind is Decline:
         return {"action": "decline", "task": str(action.task), "reason": action.reason}  # type: ignore[union-attr]
+    if kind is EndInput:
+        return {"action": "end", "channel": str(action.channel)}  # type: ignore[union-attr]
     raise TraceFormatError(f"{action!r} is not an action, so it cannot be written to a trace")
 
 
@@ -298,6 +292,7 @@ _PARSERS: dict[str, Callable[[Mapping[str, Any], ExecutionGraph], Action]] = {
     "crash": _crash,
     "recover": _recover,
     "wait": lambda obj, graph: Wait(),
+    "end": lambda obj, graph: EndInput(graph.channel(_text(obj, "channel"))),
     "decline": lambda obj, graph: Decline(
         graph.task(_text(obj, "task")), str(obj.get("reason", "declined on request"))
     ),

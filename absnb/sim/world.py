@@ -16,7 +16,7 @@ from absnb.core.effects import Decline as Declined
 from absnb.core.errors import ActionNotEnabledError, TransferRefusedError
 from absnb.core.graph import ExecutionGraph
 from absnb.core.ids import ChannelId, CheckpointId, TaskId
-from absnb.core.messages import RECORD_TYPES, Message, Record
+from absnb.core.messages import RECORD_TYPES, EndOfInput, Message, Record
 from absnb.core.snapshot import GlobalSnapshot, TaskSnapshot
 from absnb.jobs.base import Job
 from absnb.operators.base import Operator
@@ -29,6 +29,7 @@ from absnb.sim.actions import (
     Decline,
     Deliver,
     Emit,
+    EndInput,
     Notify,
     Recover,
     Transfer,
@@ -344,6 +345,8 @@ class World:
             event = Event(self.clock, action)
         elif kind is Decline:
             event = modes.decline(self, action)  # type: ignore[arg-type]
+        elif kind is EndInput:
+            event = modes.end_input(self, action)  # type: ignore[arg-type]
         else:
             event = self._recover(action)  # type: ignore[arg-type]
         if self.coordinator.timeout is not None and self.coordinator.pending:
@@ -354,6 +357,8 @@ class World:
             self.aligning or event.blocked or kind is TriggerCheckpoint
         ):
             modes.alignment_timeouts(self, event)
+        if kind is TriggerCheckpoint or type(event.message) is EndOfInput:
+            modes.ended_tasks_join(self, event)
         self.clock += 1
         return event
 
@@ -361,6 +366,8 @@ class World:
         queue = self.writable_channel(channel)
         if type(queue[0]) in RECORD_TYPES and (self._s.overtake or modes.late_barrier(self, queue)):
             for i, m in enumerate(queue):
+                if type(m) is EndOfInput:
+                    break  # an end overtakes nothing
                 if type(m) not in RECORD_TYPES:
                     return modes.deliver_overtaking(self, channel, queue, i)
         message = queue.popleft()
