@@ -24,11 +24,12 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from absnb.core.graph import Hash, JobGraph, stable_hash
-from absnb.core.messages import count_records
+from absnb.core.messages import RECORD_TYPES, CheckpointBarrier, count_records
 from absnb.jobs.base import Job
 from absnb.operators import KeyedCount, Source
 from absnb.operators.library import CollectSink
 from absnb.sim.actions import Deliver
+from absnb.sim.modes import late_barrier
 from absnb.sim.schedulers import RandomScheduler
 from absnb.sim.stepper import Stepper
 from absnb.sim.world import World
@@ -105,8 +106,11 @@ def skewed_job(lines: int = 12, skew: int = 10, delay: float = 0.0) -> Job:
 
 
 class SlowTaskScheduler(RandomScheduler):
-    """Random, but deliveries to ``slow`` happen only one step in ``slowness`` (while
-    anything else can move): the simulator's slow operator, and so its backpressure."""
+    """Random, but deliveries of records to ``slow`` happen only one step in ``slowness``
+    (while anything else can move): the simulator's slow operator, and so its backpressure.
+    The operator is slow per record: a delivery that hands ``slow`` a barrier (at the head
+    of its channel, or overtaking the records before it) is not held back, as a Flink task
+    takes a priority event between two records however slow its operator is."""
 
     def __init__(self, slow: str, slowness: int, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -116,10 +120,24 @@ class SlowTaskScheduler(RandomScheduler):
     def pick(self, world: World, progress: list[Any]) -> Any:
         slow = world.graph.task(self.slow)
         if world.clock % self.slowness:
-            fast = [a for a in progress if not (type(a) is Deliver and a.channel.dst == slow)]
+            fast = [
+                a
+                for a in progress
+                if not (type(a) is Deliver and a.channel.dst == slow and _record_next(world, a))
+            ]
             if fast:
                 progress = fast
         return super().pick(world, progress)
+
+
+def _record_next(world: World, action: Deliver) -> bool:
+    """Whether ``action`` hands its task a record (not a barrier that overtakes)."""
+    queue = world.channels[action.channel]
+    if type(queue[0]) not in RECORD_TYPES:
+        return False
+    if not (world.protocol.barriers_overtake or late_barrier(world, queue)):
+        return True
+    return not any(type(m) is CheckpointBarrier for m in queue)
 
 
 def _hot_counter(job: Job) -> str:

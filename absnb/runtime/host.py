@@ -27,13 +27,11 @@ it at once with :class:`HostStopped`, so that an old attempt frees its Spark slo
 from __future__ import annotations
 
 import time
-import zlib
 from collections import deque
 from collections.abc import Sequence
 from typing import Any
 
 from absnb.core.effects import Block, Decline, SnapshotState, Unblock
-from absnb.core.graph import ExecutionGraph
 from absnb.core.ids import ChannelId, TaskId
 from absnb.core.messages import (
     RECORD_TYPES,
@@ -52,35 +50,20 @@ from absnb.runtime.ended import EndedInputs, checkpoint_of
 from absnb.runtime.failures import Failure as Failure
 from absnb.runtime.failures import InjectedFailure as InjectedFailure
 from absnb.runtime.failures import Injections
+from absnb.runtime.inbox import Inbox, take
 from absnb.runtime.pacing import SourcePacing
 from absnb.runtime.plan import HostPlan as HostPlan
 from absnb.runtime.plan import HostResult as HostResult
+from absnb.runtime.plan import host_of as host_of
+from absnb.runtime.plan import terminates_by_quiescence as terminates_by_quiescence
 from absnb.runtime.priority import Overtaking
 from absnb.runtime.snapshot_writer import SnapshotWriter
 from absnb.runtime.wire import bind_address
 from absnb.task import Control, Dropped, Send, StreamTask
 
-END = EndOfInput()
-
 
 class HostStopped(RuntimeError):
     """The coordinator told this host to stop: its attempt is over or a peer host was lost."""
-
-
-def terminates_by_quiescence(graph: ExecutionGraph) -> bool:
-    """True when the job's end cannot travel as end-of-input: the graph has a cycle, or
-    processes (tasks with their own input log and inputs, like the bank's accounts). Such
-    a job ends when the coordinator detects quiescence."""
-    return graph.is_cyclic or any(graph.kind(t) == "process" for t in graph.tasks)
-
-
-def host_of(task: TaskId, hosts: int) -> int:
-    """The host running ``task``: its subtask index, folded onto the hosts, so that forward
-    edges stay inside one process. An operator with fewer tasks than there are hosts is
-    shifted by a hash of its name, so that single tasks (the bank's accounts) spread out."""
-    if task.parallelism >= hosts:
-        return task.subtask % hosts
-    return (task.subtask + zlib.crc32(task.operator.encode())) % hosts
 
 
 class Host:
@@ -90,8 +73,7 @@ class Host:
         from absnb.runtime.storage import CheckpointStorage
 
         self.plan = plan
-        job = plan.job
-        self.graph = graph = job.graph
+        self.graph = graph = plan.job.graph
         protocol = get_protocol(
             plan.protocol,
             graph,
@@ -121,6 +103,7 @@ class Host:
         self.aligning = AlignmentClock()
         self.injected = Injections(plan.failures, plan.attempt)
         self.overtake = protocol.barriers_overtake  # barriers take the priority lane
+        self.inbox = Inbox()
         self.sources = [t for t in plan.tasks if graph.kind(t) in ("source", "process")]
         self.metrics: dict[str, Any] = {"records_in": 0, "records_out": 0, "checkpoints": []}
         self.quiescence = terminates_by_quiescence(graph)
@@ -208,22 +191,24 @@ class Host:
         plan, net = self.plan, self.net
         started = time.monotonic()
         last_flush = started
-        commands, self.early = self.early, []
         while self.quiescence or len(self.finished) < len(self.tasks):
-            commands += self._stopped(client.poll())
+            commands, self.early = self.early + self._stopped(client.poll()), []
             if any(type(cmd) is Terminate for cmd in commands):
                 # Quiescent: nothing to drain, and the checkpoints no longer matter.
                 return self._end(client, started, drain=False)
             for cmd in commands:
                 self._command(cmd, client)
-            commands = []
             if self.writer.pending:
                 self._acknowledge(client)
                 time.sleep(0)  # let the writer's thread take the GIL between its system calls
             busy = self._emit(client)
             busy = self._local(client) or busy
-            for c, m in net.poll(0.0 if busy else 0.001):
+            self.inbox.extend(net.poll(0.0 if busy else 0.001))
+            while self.inbox:
+                c, m = self.inbox.take(self.overtake)
                 self._deliver(c, m, client)
+                if self.overtake:
+                    self._between(client)
             for t in self.aligning.overdue(plan.alignment_timeout):
                 self._alignment_timeout(t, client)
             now = time.monotonic()
@@ -240,11 +225,29 @@ class Host:
                 busy = True
                 # All of it: a task fed from the network can put more than a batch a
                 # round in a local queue, and a barrier must not wait behind a backlog.
-                for _ in range(len(q)):
-                    if c in self.blocked:
-                        break
-                    self._deliver(c, q.popleft(), client)
+                n = len(q)
+                while n and q and c not in self.blocked:
+                    m, whole = take(q, self.overtake)
+                    n -= whole
+                    self._deliver(c, m, client)
+                    if self.overtake:
+                        self._between(client)
         return busy
+
+    def _between(self, client: Any) -> None:
+        """Between two pieces, when barriers overtake: triggers, priority events and
+        acknowledgements now (:mod:`absnb.runtime.inbox`); other commands wait a round."""
+        if self.writer.pending:
+            self._acknowledge(client)
+        for cmd in self._stopped(client.poll()):
+            if type(cmd) is Trigger:
+                self._command(cmd, client)
+            else:
+                self.early.append(cmd)
+        for c, m in self.net.poll_urgent():
+            if type(m) is Overtaking:  # it overtakes what this host holds for c too
+                m = Overtaking(m.message, (*self.inbox.held(c), *m.overtaken))
+            self._deliver(c, m, client)
 
     def _end(self, client: Any, started: float, drain: bool) -> HostResult:
         """Every task has finished: write out what is unsent if ``drain`` (still answering
@@ -360,14 +363,11 @@ class Host:
             return
         sends: list[Send] = []
         task = self.tasks[t]
-        if kind is RecordBatch:
-            controls = task.deliver_batch(c, m, sends)
+        if kind is RecordBatch or kind is Record:
+            batch = kind is RecordBatch
+            controls = task.deliver_batch(c, m, sends) if batch else task.deliver(c, m, sends)
             self._after(t, controls, sends, client)
-            self._count(t, len(m))
-            return
-        if kind is Record:
-            self._after(t, task.deliver(c, m, sends), sends, client)
-            self._count(t, 1)
+            self._count(t, len(m) if batch else 1)
             return
         barrier = m.message if kind is Overtaking else m
         if type(barrier) is CancelCheckpointMarker:
@@ -480,7 +480,7 @@ class Host:
         if t in self.finished:
             return
         self.finished.add(t)
-        self._dispatch([(c, END) for c in self.graph.outputs[t]])
+        self._dispatch([(c, EndOfInput()) for c in self.graph.outputs[t]])
 
 
 def report_setup_failure(plan: HostPlan, error: BaseException) -> None:

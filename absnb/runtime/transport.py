@@ -226,6 +226,13 @@ class DataPlane(SocketIO):
                 self._write(inp, encode(CREDIT, dumps(handed)))
         return result
 
+    def poll_urgent(self) -> list[tuple[ChannelId, Any]]:
+        """Do socket I/O without waiting, then hand out only the priority events that have
+        arrived (what :meth:`poll` would hand out first); frames stay buffered."""
+        self._io(0.0)
+        urgent, self._urgent = self._urgent, []
+        return urgent
+
     def block(self, channel: ChannelId) -> None:
         """Stop reading the channel's socket and handing out its buffered messages."""
         inp = self._input(channel)
