@@ -30,7 +30,8 @@ def test_one_bar_per_mode_and_panel_proportional_to_the_values():
     duration, duplicates = _bars(svg)[:3], _bars(svg)[3:]
     assert duration[0] == pytest.approx(10 * duration[1], rel=0.01)
     assert duration[2] == 0  # a missing value draws no bar
-    assert duplicates[:2] == [0, 0] and duplicates[2] > 0
+    assert duplicates[:2] == [0, 0]
+    assert duplicates[2] > 0
     for text in ("checkpoint duration", "aligned", "unaligned", "at-least-once", ">200<", ">7<"):
         assert text in svg
 
@@ -44,5 +45,5 @@ def test_the_html_is_an_img_with_the_svg_as_a_data_url():
 
 
 def test_an_unknown_column_is_named_with_the_columns_there_are():
-    with pytest.raises(KeyError, match="no column 'seconds'.*mode, duration, duplicates"):
+    with pytest.raises(KeyError, match=r"no column 'seconds'.*mode, duration, duplicates"):
         charts_svg(TABLE, [("seconds", "time")])
