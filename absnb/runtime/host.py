@@ -299,7 +299,8 @@ class Host:
             else:  # Aborted
                 controls = task.checkpoint_aborted(n, sends)
             self._controls(t, controls, client)
-            if t not in self.finished:  # nothing follows the end of a finished task's output
+            # nothing follows a finished task's end; a finished source's barrier overtakes it
+            if t not in self.finished or (self.overtake and not self.graph.inputs[t]):
                 self._dispatch(sends)
 
     def _report(self, round: int, client: Any) -> None:

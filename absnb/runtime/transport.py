@@ -23,6 +23,11 @@ data is bounded by credits; a sender that runs out of credit queues and past
 ``memory_bytes`` spills to disk. So :meth:`DataPlane.send` never blocks, and a receiver
 buffers at most ``credits`` frames per channel (no receiver-side spill). These decisions
 (batch sizes, credit, spilling) are sans-IO in :mod:`absnb.runtime.flow`.
+
+A priority lane (:meth:`DataPlane.send_priority`, :mod:`absnb.runtime.priority`): a barrier
+of an unaligned checkpoint or a cancellation marker is a frame of its own kind, written
+ahead of the channel's batch and of its frames waiting for credit, and handed out by
+:meth:`DataPlane.poll` (or :meth:`DataPlane.poll_urgent`) ahead of the buffered frames.
 """
 
 from __future__ import annotations
