@@ -5,6 +5,7 @@ from __future__ import annotations
 from absnb.core.graph import stable_hash
 from absnb.core.messages import Record
 from absnb.experiments import backpressure as bp
+from absnb.experiments.mode_charts import charts_svg
 from absnb.sim.actions import Deliver
 from absnb.sim.world import World
 
@@ -65,3 +66,42 @@ def test_the_slow_task_is_served_one_step_in_n():
         world.apply(action)
     assert served > 0
     assert world.is_finished()
+
+
+def test_a_spark_row_takes_medians_over_completed_checkpoints_and_has_the_charted_columns():
+    def ack(n, task, alignment, records, size):
+        info = {
+            "checkpoint_id": n,
+            "task": task,
+            "alignment_s": alignment,
+            "metrics": {"channel_state_records": records, "channel_state_size": size},
+        }
+        return (0.0, "acknowledged", info)
+
+    events = [
+        ack(1, "a", 0.5, 10, 100),
+        ack(1, "b", 0.1, 5, 50),
+        (0.0, "completed", {"checkpoint_id": 1, "duration": 2.0}),
+        ack(2, "a", 0.0, 0, 0),
+        ack(2, "b", 0.2, 1, 8),
+        (0.0, "completed", {"checkpoint_id": 2, "duration": 0.5}),
+        ack(3, "a", 0.3, 40, 400),
+        (0.0, "aborted", {"checkpoint_id": 3, "reason": "timed out"}),
+    ]
+    row = bp.spark_row("unaligned", events, 9.0)
+    assert row["checkpoints"] == 2
+    assert row["duration_s"] == 2.0  # the upper median of 0.5 and 2.0
+    assert row["alignment_s"] == 0.5  # slowest task per completed checkpoint: 0.5, 0.2
+    assert row["in_flight_records"] == 15  # per checkpoint: 15, 1 (the aborted 3 is left out)
+    assert row["in_flight_bytes"] == 150
+    charted = {c for c, _ in bp.SPARK_PANELS} - {"duplicates_after_failure"}
+    assert charted <= set(row)
+
+
+def test_the_simulator_charts_show_every_mode_and_panel():
+    table = bp.simulate(lines=6)
+    svg = charts_svg(table, bp.SIM_PANELS)
+    for _, caption in bp.SIM_PANELS:
+        assert caption in svg
+    for mode in table["mode"]:
+        assert f">{mode}<" in svg

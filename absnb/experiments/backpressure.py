@@ -254,20 +254,6 @@ def on_spark(
             alignment_timeout=t,
             source_rate=source_rate,
         )
-        durations = [info["duration"] for _, kind, info in run.events if kind == "completed"]
-        acks = [info for _, kind, info in run.events if kind == "acknowledged"]
-        by_checkpoint: dict[int, list[dict[str, Any]]] = {}
-        for a in acks:
-            by_checkpoint.setdefault(a["checkpoint_id"], []).append(a)
-        alignment = [max(x["alignment_s"] for x in v) for v in by_checkpoint.values()]
-        in_flight = [
-            sum(x["metrics"].get("channel_state_size", 0) for x in v)
-            for v in by_checkpoint.values()
-        ]
-        in_flight_records = [
-            sum(x["metrics"].get("channel_state_records", 0) for x in v)
-            for v in by_checkpoint.values()
-        ]
         with quiet_task_failures(runtime.spark):
             failed = runtime.run(
                 job,
@@ -277,20 +263,39 @@ def on_spark(
                 source_rate=source_rate,
                 failures=[Failure(_hot_counter(job), after_records=total // 4, kind="raise")],
             )
-        rows.append(
-            {
-                "mode": label,
-                "checkpoints": len(durations),
-                "duration_s": _median(durations),
-                "alignment_s": _median(alignment),
-                "in_flight_records": _median(in_flight_records),
-                "in_flight_bytes": _median(in_flight),
-                "seconds": run.seconds,
-                "restarts": failed.restarts,
-                "duplicates_after_failure": _duplicates(job, failed.output),
-            }
-        )
+        row = spark_row(label, run.events, run.seconds)
+        row["restarts"] = failed.restarts
+        row["duplicates_after_failure"] = _duplicates(job, failed.output)
+        rows.append(row)
     return pd.DataFrame(rows)
+
+
+def spark_row(
+    label: str, events: Sequence[tuple[float, str, Any]], seconds: float
+) -> dict[str, Any]:
+    """One mode's row of :func:`on_spark` from a run's coordinator events: completed
+    checkpoints, and as medians over them the duration, the slowest task's alignment and
+    the in-flight records and bytes the checkpoint holds (over all its tasks)."""
+    completed = {info["checkpoint_id"]: info for _, kind, info in events if kind == "completed"}
+    durations = [info["duration"] for info in completed.values()]
+    by_checkpoint: dict[int, list[dict[str, Any]]] = {}
+    for _, kind, info in events:
+        if kind == "acknowledged" and info["checkpoint_id"] in completed:
+            by_checkpoint.setdefault(info["checkpoint_id"], []).append(info)
+    acks = list(by_checkpoint.values())
+
+    def total(metric: str) -> list[float]:
+        return [sum(a["metrics"].get(metric, 0) for a in v) for v in acks]
+
+    return {
+        "mode": label,
+        "checkpoints": len(durations),
+        "duration_s": _median(durations),
+        "alignment_s": _median([max(a["alignment_s"] for a in v) for v in acks]),
+        "in_flight_records": _median(total("channel_state_records")),
+        "in_flight_bytes": _median(total("channel_state_size")),
+        "seconds": seconds,
+    }
 
 
 SIM_PANELS = (
