@@ -4,8 +4,10 @@ Unaligned checkpoints (FLIP-76): a barrier is delivered ahead of the records que
 it on its channel. Aligned checkpoints with an alignment timeout: a task whose alignment
 has lasted the timeout (in steps) switches to unaligned, and a barrier still queued when
 its checkpoint is older than the timeout overtakes. Decline: a task declines the oldest
-pending checkpoint it has not acknowledged. The :class:`~absnb.sim.world.World` calls these
-from its steps; they change the world they are given.
+pending checkpoint it has not acknowledged. End of input: a finished sender ends one of its
+channels (FLIP-147: the receiver counts it as aligned from then on). The
+:class:`~absnb.sim.world.World` calls these from its steps; they change the world they are
+given.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from absnb.core.ids import ChannelId, CheckpointId, TaskId
 from absnb.core.messages import CheckpointBarrier, Message, Record, RecordBatch
-from absnb.sim.actions import Decline, TriggerCheckpoint
+from absnb.sim.actions import Decline, EndInput, TriggerCheckpoint
 from absnb.sim.effects import outcome
 from absnb.sim.events import Event
 from absnb.task import Send
@@ -76,6 +78,47 @@ def deliver_overtaking(world: World, channel: ChannelId, queue: deque[Message], 
     event = Event(world.clock, world._s.deliver[channel], channel.dst, barrier)
     event.overtaken = len(overtaken)
     return outcome(world, task, sends, controls, event)
+
+
+def unfinished(world: World, channel: ChannelId) -> str | None:
+    """Why the sender of ``channel`` cannot end it now (None: it can)."""
+    t = channel.src
+    task = world.tasks[t]
+    if channel in task.closed:
+        return f"{channel} has ended already"
+    log = world.inputs.get(t, ())
+    if task.offset < len(log):
+        return f"{t} has {len(log) - task.offset} input log entries left"
+    live = [c for c in task.inputs if c not in task.ended]
+    if live:
+        return f"{t} has not had the end of {', '.join(map(str, live))}"
+    return None
+
+
+def end_input(world: World, action: EndInput) -> Event:
+    """The sender of ``action.channel`` ends it: its end goes behind what is queued."""
+    task = world.writable_task(action.channel.src)
+    sends: list[Send] = []
+    task.end_output(action.channel, sends)
+    return outcome(world, task, sends, (), Event(world.clock, action, task.id))
+
+
+def ended_tasks_join(world: World, event: Event) -> None:
+    """A task whose inputs have all ended still takes part in checkpoints (FLIP-147): no
+    barrier can reach it, so it joins every pending checkpoint it has not started, as the
+    coordinator's trigger at a source does, as part of the step of ``event``."""
+    pending = world.coordinator.pending
+    if not pending or world.failed is not None:
+        return
+    for t, task in world.tasks.items():
+        if not task.inputs or len(task.ended) < len(task.inputs):
+            continue
+        started = {w.checkpoint_id for w in task.handler.waiting()}
+        for n, p in sorted(pending.items()):
+            if n in world.coordinator.pending and t not in p.acknowledged and n not in started:
+                task = world.writable_task(t)
+                sends: list[Send] = []
+                outcome(world, task, sends, task.trigger(n, sends), event)
 
 
 def declinable(world: World, t: TaskId) -> CheckpointId | None:

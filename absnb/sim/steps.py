@@ -1,11 +1,11 @@
 """The steps of the simulated world: what each :class:`~absnb.sim.actions.Action` does.
 
 Deliver the head of a channel to its task, a source (or process) emits its next input log
-entry, the coordinator triggers a checkpoint, a task is notified, crashes, declines, the
-job recovers. :meth:`~absnb.sim.world.World.apply` checks that the action is enabled and
-calls :func:`perform`; each step changes the world it is given and returns the
-:class:`~absnb.sim.events.Event` that records it. What a task's step returns is carried out
-by :mod:`absnb.sim.effects`.
+entry, the coordinator triggers a checkpoint, a task is notified, crashes, declines, a
+channel ends, the job recovers. :meth:`~absnb.sim.world.World.apply` checks that the action
+is enabled and calls :func:`perform`; each step changes the world it is given and returns
+the :class:`~absnb.sim.events.Event` that records it. What a task's step returns is carried
+out by :mod:`absnb.sim.effects`.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from absnb.core.ids import ChannelId, TaskId
-from absnb.core.messages import RECORD_TYPES
+from absnb.core.messages import RECORD_TYPES, EndOfInput
 from absnb.sim import modes
 from absnb.sim.actions import (
     Action,
@@ -22,6 +22,7 @@ from absnb.sim.actions import (
     Decline,
     Deliver,
     Emit,
+    EndInput,
     Notify,
     Recover,
     Transfer,
@@ -48,6 +49,8 @@ def deliver(world: World, channel: ChannelId) -> Event:
     queue = world.writable_channel(channel)
     if type(queue[0]) in RECORD_TYPES and (world._s.overtake or modes.late_barrier(world, queue)):
         for i, m in enumerate(queue):
+            if type(m) is EndOfInput:
+                break  # an end overtakes nothing
             if type(m) not in RECORD_TYPES:
                 return modes.deliver_overtaking(world, channel, queue, i)
     message = queue.popleft()
@@ -143,5 +146,6 @@ _STEPS: dict[type, Callable[[World, Any], Event]] = {
     Crash: crash,
     Wait: _wait,
     Decline: modes.decline,
+    EndInput: modes.end_input,
     Recover: recover,
 }

@@ -15,7 +15,7 @@ from typing import Any
 from absnb.core.errors import ActionNotEnabledError, TransferRefusedError
 from absnb.core.graph import ExecutionGraph
 from absnb.core.ids import ChannelId, CheckpointId, TaskId
-from absnb.core.messages import Message, Record
+from absnb.core.messages import EndOfInput, Message, Record
 from absnb.core.snapshot import GlobalSnapshot
 from absnb.jobs.base import Job
 from absnb.operators.base import Operator
@@ -327,6 +327,8 @@ class World:
             )
         event = steps.perform(self, action)
         self._expire_and_time_out(action, event)
+        if type(action) is TriggerCheckpoint or type(event.message) is EndOfInput:
+            modes.ended_tasks_join(self, event)
         self.clock += 1
         return event
 
