@@ -31,3 +31,9 @@ _ = argparse.ArgumentParser().add_subparsers().required
 # Read by name, through views/tables.py's _capability(protocol, "short_title", ""): the
 # heading a protocol gives its snapshot table.
 _ = SnapshotProtocol.short_title
+
+# ipywidgets reads a button's style attributes (font_size, font_weight) in the browser.
+from absnb.views import controls  # noqa: E402
+
+_ = controls.w.ButtonStyle().font_size
+_ = controls.w.ButtonStyle().font_weight

@@ -28,6 +28,7 @@ import tempfile
 import time
 import urllib.request
 from pathlib import Path
+from typing import Any
 
 from absnb.experiments.report import print_table
 from absnb.jobs import word_count
@@ -100,7 +101,8 @@ def diagram_seconds(events: int) -> float:
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+        port: int = s.getsockname()[1]
+        return port
 
 
 def browser_click_times(steps: int, *, timeline: bool = True) -> list[float]:
@@ -147,7 +149,9 @@ def browser_click_times(steps: int, *, timeline: bool = True) -> list[float]:
         shutil.rmtree(root, ignore_errors=True)
 
 
-def _drive(proc: subprocess.Popen[bytes], port: int, steps: int, sync_playwright) -> list[float]:
+def _drive(
+    proc: subprocess.Popen[bytes], port: int, steps: int, sync_playwright: Any
+) -> list[float]:
     base = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 90
     while True:

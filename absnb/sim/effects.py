@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from absnb.core.effects import Block, SnapshotState, Unblock
 from absnb.core.effects import Decline as Declined
 from absnb.core.ids import CheckpointId
+from absnb.core.messages import RecordBatch
 from absnb.core.snapshot import TaskSnapshot
 from absnb.sim.events import Event
 from absnb.task import Dropped, Send, StreamTask
@@ -41,6 +42,8 @@ def push(world: World, sends: list[Send]) -> None:
     """Append each sent message to the tail of its channel (FIFO)."""
     own, channels = world._own, world.channels
     for c, m in sends:
+        if isinstance(m, RecordBatch):  # only a runtime batches (StreamTask.deliver_batch)
+            raise TypeError(f"the simulator moves one record at a time, not {m!r} on {c}")
         (channels[c] if c in own else world.writable_channel(c)).append(m)
 
 

@@ -16,7 +16,7 @@ from collections import deque
 from typing import TYPE_CHECKING
 
 from absnb.core.ids import ChannelId, CheckpointId, TaskId
-from absnb.core.messages import CheckpointBarrier, Message, Record, RecordBatch
+from absnb.core.messages import CheckpointBarrier, EndOfInput, OnChannel, Record, RecordBatch
 from absnb.sim.actions import Decline, EndInput, TriggerCheckpoint
 from absnb.sim.effects import outcome
 from absnb.sim.events import Event
@@ -49,7 +49,7 @@ def alignment_timeouts(world: World, event: Event) -> None:
             outcome(world, task, sends, controls, event)
 
 
-def late_barrier(world: World, queue: deque[Message]) -> bool:
+def late_barrier(world: World, queue: deque[OnChannel]) -> bool:
     """Under an alignment timeout: whether the first barrier queued in ``queue`` belongs to a
     checkpoint triggered at least the timeout ago (it then overtakes, as unaligned)."""
     timeout = world._s.alignment_timeout
@@ -62,10 +62,11 @@ def late_barrier(world: World, queue: deque[Message]) -> bool:
     return False
 
 
-def deliver_overtaking(world: World, channel: ChannelId, queue: deque[Message], i: int) -> Event:
+def deliver_overtaking(world: World, channel: ChannelId, queue: deque[OnChannel], i: int) -> Event:
     """Deliver the barrier at position ``i`` of ``channel`` ahead of the records before it
     (FLIP-76: a barrier is a priority event and overtakes in-flight records)."""
     barrier = queue[i]
+    assert not isinstance(barrier, EndOfInput)  # ``i``: an end overtakes nothing
     overtaken: list[Record | RecordBatch] = []
     for j in range(i):
         record = queue[j]

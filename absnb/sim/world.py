@@ -15,7 +15,7 @@ from typing import Any
 from absnb.core.errors import ActionNotEnabledError, TransferRefusedError
 from absnb.core.graph import ExecutionGraph
 from absnb.core.ids import ChannelId, CheckpointId, TaskId
-from absnb.core.messages import EndOfInput, Message, Record
+from absnb.core.messages import EndOfInput, OnChannel, Record
 from absnb.core.snapshot import GlobalSnapshot
 from absnb.jobs.base import Job
 from absnb.operators.base import Operator
@@ -127,7 +127,7 @@ class World:
         self._s = _Static(job, proto, max_checkpoints, notify_steps)
         graph = job.graph
         self.tasks: dict[TaskId, StreamTask] = {t: StreamTask(graph, t, proto) for t in graph.tasks}
-        self.channels: dict[ChannelId, deque[Message]] = {c: deque() for c in graph.channels}
+        self.channels: dict[ChannelId, deque[OnChannel]] = {c: deque() for c in graph.channels}
         self.blocked: set[ChannelId] = set()
         self.inputs: dict[TaskId, tuple[Any, ...]] = {
             t: tuple(job.inputs.get(t, ())) for t in self._s.emitters
@@ -159,7 +159,7 @@ class World:
         self._own.add(t)
         return task
 
-    def writable_channel(self, c: ChannelId) -> deque[Message]:
+    def writable_channel(self, c: ChannelId) -> deque[OnChannel]:
         """Channel ``c``'s queue, ready to be changed (copied first if shared)."""
         if c in self._own:
             return self.channels[c]
@@ -288,7 +288,7 @@ class World:
         none."""
         return [a for a in self.enabled_actions() if type(a) in (Deliver, Emit, Notify, Wait)]
 
-    def _replay_allows(self, channel: ChannelId, head: Message) -> bool:
+    def _replay_allows(self, channel: ChannelId, head: OnChannel) -> bool:
         replay = self.tasks[channel.dst].replay
         return not replay or type(head) is not Record or replay[0] == channel
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, NamedTuple
 
 from absnb.core.ids import ChannelId, CheckpointId, TaskId
-from absnb.core.messages import RECORD_TYPES, CheckpointBarrier, Marker, Message
+from absnb.core.messages import RECORD_TYPES, CheckpointBarrier, Marker, OnChannel, RecordBatch
 from absnb.sim.actions import Crash, Deliver, Recover, RecoveryMode
 from absnb.sim.events import Event
 from absnb.sim.format import show_message
@@ -108,7 +108,7 @@ class RecoveryPoint(NamedTuple):
     mode: RecoveryMode
 
 
-def message_kind(message: Message) -> MessageKind:
+def message_kind(message: OnChannel | RecordBatch) -> MessageKind:
     """``barrier``, ``marker`` or ``record``."""
     kind = type(message)
     if kind is CheckpointBarrier:
@@ -124,7 +124,9 @@ class _Pending:
 
     __slots__ = ("channel", "dropped", "lost", "message", "received", "restored", "sent")
 
-    def __init__(self, channel: ChannelId, sent: int, message: Message, restored: bool) -> None:
+    def __init__(
+        self, channel: ChannelId, sent: int, message: OnChannel | RecordBatch, restored: bool
+    ) -> None:
         self.channel = channel
         self.sent = sent
         self.message = message
@@ -224,7 +226,9 @@ class _Matcher:
         for c, m in event.sent:
             self.queues.setdefault(c, deque()).append(self._new(c, event.step, m, False))
 
-    def _new(self, c: ChannelId, sent: int, message: Message, restored: bool) -> _Pending:
+    def _new(
+        self, c: ChannelId, sent: int, message: OnChannel | RecordBatch, restored: bool
+    ) -> _Pending:
         p = _Pending(c, sent, message, restored)
         self.pending.append(p)
         return p

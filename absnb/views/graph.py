@@ -22,40 +22,22 @@ from absnb.core.ids import ChannelId, TaskId
 from absnb.core.messages import CancelCheckpointMarker, CheckpointBarrier, Marker
 from absnb.protocols.two_phase_commit import TwoPhaseCommitState
 from absnb.sim.format import show_message, show_value
+from absnb.views.legend import legend
+from absnb.views.palette import (
+    BARRIER_COLOUR,
+    BLOCKED_COLOUR,
+    EDGE_COLOUR,
+    FONT_SIZE,
+    MARKER_COLOUR,
+    RECORDING_COLOUR,
+    STATUS_BORDERS,
+    STATUS_COLOURS,
+)
 
 if TYPE_CHECKING:
     from absnb.sim.world import World
 
-STATUS_COLOURS: dict[str, str] = {
-    "idle": "#ffffff",
-    "aligning": "#f7e98e",
-    "taken": "#a6d2f0",
-    "halted": "#d0d0d0",
-    "restoring": "#fcd3a1",
-    "failed": "#e69f87",
-}
-"""Fill colour of a task node per status kind (see :func:`task_status`): light tints of the
-Okabe-Ito palette, told apart by colour-blind viewers and on a washed-out projector. A
-colour never stands alone: every node also says its status in words and has a border of its
-own (:data:`STATUS_BORDERS`)."""
 
-STATUS_BORDERS: dict[str, str] = {
-    "idle": 'style="rounded,filled"',
-    "aligning": 'style="rounded,filled,dashed" penwidth=2.5',
-    "taken": 'style="rounded,filled" peripheries=2',
-    "halted": 'style="rounded,filled,dotted" penwidth=2.5',
-    "restoring": 'style="rounded,filled,dashed" penwidth=2.5',
-    "failed": 'style="rounded,filled,bold" penwidth=4',
-}
-"""Node attributes per status kind: the shape of the border says what the fill says."""
-
-EDGE_COLOUR = "#555555"
-BLOCKED_COLOUR = "#c03c00"
-RECORDING_COLOUR = "#0062a0"
-BARRIER_COLOUR = "#b35c00"
-MARKER_COLOUR = "#7b3294"
-FONT_SIZE = 18
-"""Point size of labels: drawn at one pixel per point (:mod:`absnb.views.pictures`), 18 px."""
 NONE = "–"  # in a table where there is no value (no offset), never pandas' <NA>
 LINE_CHARS = 22  # longest status or channel note line (characters) before it is wrapped
 MAX_TEXT = 40
@@ -370,8 +352,6 @@ def to_dot(
     graph = world.graph
     label = _title(world)
     if with_legend:
-        from absnb.views.legend import legend
-
         label = (
             f'<TABLE BORDER="0" CELLSPACING="0"><TR><TD>{label}</TD></TR>'
             f"<TR><TD>{legend(world)}</TD></TR></TABLE>"
@@ -424,7 +404,8 @@ def render_svg(dot: str) -> str:
             f"the Python package 'graphviz' is not installed: {_INSTALL}"
         ) from None
     try:
-        return graphviz.Source(dot).pipe(format="svg").decode("utf-8")
+        svg: bytes = graphviz.Source(dot).pipe(format="svg")  # graphviz has no types
+        return svg.decode("utf-8")
     except graphviz.ExecutableNotFound:
         raise GraphvizNotFoundError(
             f"the Graphviz program 'dot' was not found on PATH: {_INSTALL}"

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from absnb.core.messages import Marker
-from absnb.views.graph import (
+from absnb.views.palette import (
     BARRIER_COLOUR,
     BLOCKED_COLOUR,
     FONT_SIZE,
