@@ -14,6 +14,7 @@ it is imported when called, so ``to_dot`` works without it.
 from __future__ import annotations
 
 import functools
+import html
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
@@ -50,10 +51,9 @@ class GraphvizNotFoundError(AbsnbError, RuntimeError):
 
 # -- text helpers ----------------------------------------------------------------------------
 def escape(text: str) -> str:
-    """``text`` made safe inside a Graphviz HTML-like label."""
-    return (
-        text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
-    )
+    """``text`` made safe inside a Graphviz HTML-like label: ``&``, ``<``, ``>`` and ``"``
+    (not ``'``, whose ``&#x27;`` Graphviz would not need)."""
+    return html.escape(text, quote=False).replace('"', "&quot;")
 
 
 def _quote(name: str) -> str:
