@@ -9,7 +9,9 @@ wall-clock times, Spark app ids and UI links, temporary names).
 What is compared, as measured with nbval 0.11, ipywidgets 8.1.9, plotly 7.1, graphviz 0.21
 and dot 2.43 (two executions of the same notebook):
 
-* ``image/svg+xml`` from graphviz: byte-identical, compared.
+* graphs (``show_graph``, ``show_transactions``): ``text/html`` holding an ``<img>`` whose
+  ``data:`` URL is graphviz's SVG (a fresh ``dot`` each time), byte-identical, compared;
+  their ``text/plain`` is one line (``execution graph: word_count abs, step 8``).
 * ``application/vnd.plotly.v1+json`` (plotly's default ``plotly_mimetype`` renderer in a
   kernel): identical, compared (nbval does not sanitize it; it is not a string).
 * ``text/html`` of pandas tables: identical, compared. ``text/html`` is therefore NOT
@@ -17,8 +19,9 @@ and dot 2.43 (two executions of the same notebook):
   whose random div ids the UUID rule sanitizes (keep the default renderer anyway: the
   ``notebook`` one embeds plotly.js, megabytes per notebook, and ``notebook_connected``
   needs a CDN).
-* ``text/plain`` of widgets (``VBox(children=(Button(description='Step', ...``):
-  deterministic, compared.
+* widgets (stepper, compare): stored as their current frame's picture (``text/html``) and
+  one line of ``text/plain``; their cells are marked ``NBVAL_IGNORE_OUTPUT`` (a widget
+  shown twice gets another CSS class number).
 * widget model references (below): random model ids, never comparable, skipped.
 * ``image/png`` / ``image/jpeg``: nbval skips them itself unless ``--nbdime`` is given.
 """

@@ -24,6 +24,10 @@ _ = charts.figure6_chart
 _ = charts.channel_state_chart
 _ = charts.figure7_chart
 _ = charts.alignment_chart
+_ = charts.figure6_picture
+_ = charts.figure7_picture
+_ = charts.job_picture
+_ = paper.quiet_session
 
 # argparse reads the attribute: a subcommand is required (``absnb`` alone is a usage error).
 _ = argparse.ArgumentParser().add_subparsers().required
@@ -31,3 +35,9 @@ _ = argparse.ArgumentParser().add_subparsers().required
 # Read by name, through views/tables.py's _capability(protocol, "short_title", ""): the
 # heading a protocol gives its snapshot table.
 _ = SnapshotProtocol.short_title
+
+# ipywidgets reads a button's style attributes (font_size, font_weight) in the browser.
+from absnb.views import controls  # noqa: E402
+
+_ = controls.w.ButtonStyle().font_size
+_ = controls.w.ButtonStyle().font_weight

@@ -33,8 +33,10 @@ from absnb.core.messages import (
     RECORD_TYPES,
     CancelCheckpointMarker,
     CheckpointBarrier,
+    EndOfInput,
     Message,
     Record,
+    as_records,
 )
 from absnb.core.snapshot import TaskSnapshot
 from absnb.operators import Operator
@@ -102,7 +104,7 @@ class TaskHarness:
             f"in{i}": self.graph.channel(f"in{i}->task") for i in range(inputs)
         }
         self._names = {c: name for name, c in self.channels.items()}
-        self._queue: list[tuple[ChannelId, Message]] = []
+        self._queue: list[tuple[ChannelId, Message | EndOfInput]] = []
         self._sent = dict.fromkeys(self.channels.values(), 0)
         self._blocked: set[ChannelId] = set()
         self.emitted: list[Any] = []
@@ -148,10 +150,15 @@ class TaskHarness:
         """Input ``name`` ends, after what was pushed on it before."""
         c = self.channel(name)
         self.ended.append(name)
-        self._queue.append((c, _END))  # type: ignore[arg-type]
+        self._queue.append((c, EndOfInput()))
         self._drain()
 
     # -- coordinator and runtime -------------------------------------------------------------
+    def trigger(self, checkpoint_id: CheckpointId) -> None:
+        """The coordinator triggers ``checkpoint_id`` at the task, as it does at a source or
+        at a task whose inputs have all ended (FLIP-147: no barrier can reach it)."""
+        self._run(lambda sends: self.task.trigger(checkpoint_id, sends))
+
     def timeout(self) -> None:
         """The task's alignment has lasted the alignment timeout (protocol ``abs-timeout``)."""
         self._run(lambda sends: self.task.alignment_timeout(sends))
@@ -193,7 +200,7 @@ class TaskHarness:
         for snap in self.checkpoints:
             if snap.checkpoint_id == checkpoint_id:
                 return {
-                    self._names[c]: [r.value for r in rs]  # type: ignore[union-attr]
+                    self._names[c]: [r.value for r in as_records(rs)]
                     for c, rs in snap.channel_states.items()
                     if rs
                 }
@@ -262,33 +269,21 @@ class TaskHarness:
 
     def _deliver_overtaking(self, c: ChannelId, j: int) -> None:
         barrier = self._queue.pop(j)[1]
+        assert isinstance(barrier, CheckpointBarrier)  # j: found by _barrier_behind
         overtaken = tuple(m for cj, m in self._queue[:j] if cj == c and type(m) is Record)
         sends: list[Send] = []
         controls = self.task.deliver_overtaking(c, barrier, overtaken, sends)
         self._after(sends, controls)
 
-    def _deliver(self, c: ChannelId, m: Message | _EndMarker) -> None:
+    def _deliver(self, c: ChannelId, m: Message | EndOfInput) -> None:
         sends: list[Send] = []
-        task = self.task
-        if isinstance(m, _EndMarker):
-            controls = task.end_of_input(c, sends)
-        else:
-            controls = task.deliver(c, m, sends)
-        self._after(sends, controls)
+        self._after(sends, self.task.deliver(c, m, sends))
 
     def __repr__(self) -> str:
         return (
             f"<TaskHarness {self.protocol.name} inputs={len(self.channels)} "
             f"blocked={self.blocked} checkpoints={[s.checkpoint_id for s in self.checkpoints]}>"
         )
-
-
-class _EndMarker:
-    def __str__(self) -> str:
-        return "end of input"
-
-
-_END = _EndMarker()
 
 
 def _show(message: Any) -> Any:

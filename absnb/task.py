@@ -36,16 +36,25 @@ from absnb.core.effects import (
     SnapshotState,
     Unblock,
 )
-from absnb.core.errors import GraphError
-from absnb.core.graph import ExecutionGraph, OutputGate, Rebalance
+from absnb.core.graph import ExecutionGraph, OutputGate
 from absnb.core.ids import ChannelId, CheckpointId, TaskId
-from absnb.core.messages import CancelCheckpointMarker, Message, Record, RecordBatch, as_records
+from absnb.core.messages import (
+    CancelCheckpointMarker,
+    EndOfInput,
+    Message,
+    Record,
+    RecordBatch,
+    as_records,
+)
 from absnb.core.snapshot import TaskSnapshot
 from absnb.core.validate import operator_result
-from absnb.operators.base import Operator, To
+from absnb.operators.base import Operator
 from absnb.protocols.base import SnapshotProtocol
+from absnb.routing import route, route_batch
 
-Send = tuple[ChannelId, Message]
+Send = tuple[ChannelId, Message | RecordBatch | EndOfInput]
+"""A message to send on a channel: a task sends records, batches and barriers; its host
+also sends the end of input."""
 InputLog = tuple[Any, Any] | None
 """The consumption order, newest first, as a linked list ``(input, rest)``: ``input`` is the
 channel a record came on, or None for an entry of the task's own input log."""
@@ -67,7 +76,14 @@ class _Part:
 
     __slots__ = ("channel_states", "consumed", "offset", "received", "sent", "state")
 
-    def __init__(self, state: Any, offset: int, sent: dict, received: dict, consumed: int):
+    def __init__(
+        self,
+        state: Any,
+        offset: int,
+        sent: dict[ChannelId, int],
+        received: dict[ChannelId, int],
+        consumed: int,
+    ) -> None:
         self.state = state
         self.offset = offset
         self.sent = sent
@@ -105,9 +121,11 @@ class StreamTask:
 
     __slots__ = (
         "cancelled",
+        "closed",
         "consumed",
         "dedup",
         "dropped",
+        "ended",
         "fn",
         "gates",
         "graph",
@@ -159,14 +177,22 @@ class StreamTask:
         self.dropped = 0
         self.cancelled: CheckpointId = 0
         """The highest checkpoint whose cancellation this task has sent on."""
+        self.ended: frozenset[ChannelId] = frozenset()
+        """Input channels whose end this task has consumed."""
+        self.closed: frozenset[ChannelId] = frozenset()
+        """Output channels this task has ended: nothing more is sent on them."""
 
     # -- inputs ------------------------------------------------------------------------------
-    def deliver(self, channel: ChannelId, message: Message, sends: list[Send]) -> Sequence[Control]:
+    def deliver(
+        self, channel: ChannelId, message: Message | EndOfInput, sends: list[Send]
+    ) -> Sequence[Control]:
         """Consume the head of ``channel``: a record goes to the operator, anything else to the
         protocol handler."""
         if type(message) is not Record:
             if type(message) is CancelCheckpointMarker:
                 return self.cancel(message, sends)
+            if type(message) is EndOfInput:
+                return self.end_of_input(channel, sends)
             return self._apply(self.handler.on_barrier(channel, message), sends)  # type: ignore[arg-type]
         if message.seq <= self.received[channel] and self.dedup:
             self.dropped += 1
@@ -179,7 +205,7 @@ class StreamTask:
             result = operator_result(self.fn, "process", result)  # refused unless iterable
         self.state, outs = result
         if outs:
-            self._route(outs, message.origin, sends)
+            route(self, outs, message.origin, sends)
         return self._apply(effects, sends) if effects else ()
 
     def deliver_overtaking(
@@ -195,7 +221,8 @@ class StreamTask:
         The handler hears only of the overtaken records the task will process: those it
         will drop as duplicates (partial recovery's replays) are not in flight."""
         if self.dedup:
-            last, kept = self.received[channel], []
+            last = self.received[channel]
+            kept: list[Record | RecordBatch] = []
             for m in overtaken:
                 if type(m) is RecordBatch:
                     if m.first > last:
@@ -238,7 +265,15 @@ class StreamTask:
     def end_of_input(self, channel: ChannelId, sends: list[Send]) -> Sequence[Control]:
         """``channel`` has ended (Flink: ``EndOfPartitionEvent``): the protocol counts it as
         aligned from now on."""
+        self.ended = self.ended | {channel}
         return self._apply(self.handler.on_end_of_input(channel), sends)
+
+    def end_output(self, channel: ChannelId, sends: list[Send]) -> None:
+        """End ``channel``, one of this task's outputs: send its end (Flink: the
+        ``EndOfPartitionEvent`` after the last record); nothing, barriers included, is sent
+        on it afterwards."""
+        self.closed = self.closed | {channel}
+        sends.append((channel, EndOfInput()))
 
     def alignment_timeout(self, sends: list[Send]) -> Sequence[Control]:
         """The task's alignment has lasted the protocol's timeout: switch to unaligned."""
@@ -255,7 +290,7 @@ class StreamTask:
             result = operator_result(self.fn, "act", result)
         self.state, outs = result
         if outs:
-            self._route(outs, origin, sends)
+            route(self, outs, origin, sends)
 
     def deliver_batch(
         self, channel: ChannelId, batch: RecordBatch, sends: list[Send]
@@ -276,7 +311,7 @@ class StreamTask:
             self.fn, "process_batch", self.fn.process_batch(self.state, values)
         )
         if outs:
-            self._route_batch(outs, sends)
+            route_batch(self, outs, sends)
         return self._apply(effects, sends) if effects else ()
 
     def emit_batch(self, entries: Sequence[Any], sends: list[Send]) -> None:
@@ -288,7 +323,7 @@ class StreamTask:
         self._consumed(None, n)
         self.state, outs = _checked(self.fn, "act_batch", self.fn.act_batch(self.state, entries))
         if outs:
-            self._route_batch(outs, sends)
+            route_batch(self, outs, sends)
 
     def _consumed(self, channel: ChannelId | None, n: int = 1) -> None:
         self.consumed += n
@@ -297,67 +332,6 @@ class StreamTask:
                 self.log = (channel, self.log)
         if self.replay:
             self.replay = self.replay[n:]
-
-    def _route(
-        self, outs: Sequence[Any], origin: tuple[str, int] | None, sends: list[Send]
-    ) -> None:
-        sent = self.sent
-        for out in outs:
-            target = None
-            if type(out) is To:
-                target, out = out
-            routed = False
-            for gate in self.gates:
-                if target is not None and gate.target != target:
-                    continue
-                routed = True
-                chans = gate.channels
-                if len(chans) == 1:
-                    picked: Sequence[ChannelId] = chans
-                else:
-                    done = (
-                        sum(sent[c] for c in chans) if type(gate.partitioning) is Rebalance else 0
-                    )
-                    picked = [
-                        chans[i]
-                        for i in gate.partitioning.targets(out, self.id.subtask, len(chans), done)
-                    ]
-                for c in picked:
-                    n = sent[c] + 1
-                    sent[c] = n
-                    sends.append((c, Record(out, n, origin)))
-            if not routed and target is not None:
-                raise GraphError(
-                    f"task {self.label} sent a record to operator {target!r}, but its operator "
-                    f"has no edge to it: connect {self.id.operator!r} to {target!r}"
-                )
-
-    def _route_batch(self, outs: list[Any], sends: list[Send]) -> None:
-        """:meth:`_route` of ``outs``, sent as one :class:`RecordBatch` per channel."""
-        sent = self.sent
-        if self.fn.emits_to and To in map(type, outs):  # some go along one edge only
-            routed: list[Send] = []
-            self._route(outs, None, routed)
-            batches: dict[ChannelId, RecordBatch] = {}
-            for c, r in routed:
-                b = batches.get(c)
-                if b is None:
-                    b = batches[c] = RecordBatch([], r.seq)  # type: ignore[union-attr]
-                b.values.append(r.value)  # type: ignore[union-attr]
-            sends.extend(batches.items())
-            return
-        for gate in self.gates:
-            chans = gate.channels
-            if len(chans) == 1:  # a list of its own per gate: receivers may keep it
-                parts: Sequence[list[Any]] = (outs if len(self.gates) == 1 else list(outs),)
-            else:
-                done = sum(sent[c] for c in chans) if type(gate.partitioning) is Rebalance else 0
-                parts = gate.partitioning.split(outs, self.id.subtask, len(chans), done)
-            for c, values in zip(chans, parts, strict=True):
-                if values:
-                    first = sent[c] + 1
-                    sent[c] += len(values)
-                    sends.append((c, RecordBatch(values, first)))
 
     # -- coordinator -------------------------------------------------------------------------
     def trigger(self, checkpoint_id: CheckpointId, sends: list[Send]) -> Sequence[Control]:
@@ -385,7 +359,8 @@ class StreamTask:
             kind = type(e)
             if kind is Broadcast:
                 msg = e.message  # type: ignore[union-attr]
-                sends.extend((c, msg) for c in self.outputs)
+                closed = self.closed
+                sends.extend((c, msg) for c in self.outputs if not closed or c not in closed)
             elif kind is Block or kind is Unblock or kind is Decline:
                 controls.append(e)  # type: ignore[arg-type]
             elif kind is SnapshotState:
@@ -401,12 +376,13 @@ class StreamTask:
             elif kind is RecordChannelState:
                 self.parts[e.checkpoint_id].channel_states[e.channel] = e.records  # type: ignore[union-attr]
             elif kind is Acknowledge:
-                part = self.parts.pop(e.checkpoint_id)  # type: ignore[union-attr]
+                n = e.checkpoint_id  # type: ignore[union-attr]
+                part = self.parts.pop(n)
                 controls.append(
                     TaskSnapshot(
                         task=self.id,
-                        checkpoint_id=e.checkpoint_id,
-                        state=part.state,  # type: ignore[union-attr]
+                        checkpoint_id=n,
+                        state=part.state,
                         offset=part.offset,
                         channel_states=part.channel_states,
                         sent=part.sent,
@@ -445,6 +421,7 @@ class StreamTask:
         self.halted = False
         self.replay = ()
         self.cancelled = 0
+        self.ended = self.closed = frozenset()
         if snapshot is None:
             self.state = self.fn.initial_state()
             self.offset = 0
@@ -471,7 +448,7 @@ class StreamTask:
         new.sent, new.received = dict(self.sent), dict(self.received)
         new.parts = {n: p.copy() for n, p in self.parts.items()} if self.parts else {}
         new.halted, new.replay, new.dropped = self.halted, self.replay, self.dropped
-        new.cancelled = self.cancelled
+        new.cancelled, new.ended, new.closed = self.cancelled, self.ended, self.closed
         return new
 
     def key(self) -> object:
@@ -487,6 +464,8 @@ class StreamTask:
             tuple((n, p.key(self.fn)) for n, p in self.parts.items()),
             self.replay,
             self.cancelled,
+            self.ended,
+            self.closed,
         )
 
     def describe(self) -> str:

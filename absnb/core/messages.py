@@ -119,3 +119,7 @@ class EndOfInput:
 
 Message = Record | CheckpointBarrier | Marker | CancelCheckpointMarker
 """What the simulator's channels carry; the real runtime also sends :class:`RecordBatch`."""
+
+OnChannel = Message | EndOfInput
+"""What a simulated channel holds: messages and, once its sender has ended it, the end of
+input (FLIP-147), behind which nothing comes."""

@@ -24,10 +24,12 @@ import tempfile
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from absnb import datasets
 from absnb.jobs import Job, word_count
+from absnb.jobs.paper_topology import PAPER_BASELINE_SECONDS as PAPER_BASELINE_SECONDS
+from absnb.jobs.paper_topology import PAPER_FIGURE6 as PAPER_FIGURE6
 from absnb.jobs.paper_topology import paper_topology
 from absnb.operators.base import Operator
 
@@ -51,15 +53,6 @@ FIGURE6_INTERVALS = (0.25, 0.5, 1.0, 2.0)
 FIGURE7_PROTOCOLS = ("none", "abs", "synchronous")
 FIGURE7_PARALLELISM = (1, 2, 4)
 FIGURE7_INTERVAL = 1.0
-
-PAPER_BASELINE_SECONDS = 260.0
-"""The paper's Figure 6 baseline (no snapshots): about 260 s on 10 single-vCPU nodes."""
-PAPER_FIGURE6: dict[str, dict[float, float]] = {
-    "abs": {0.5: 1.80, 1.0: 1.33, 2.0: 1.28, 3.0: 1.22, 5.0: 1.12, 10.0: 1.07},
-    "synchronous": {2.0: 2.85, 3.0: 1.74, 5.0: 1.31, 10.0: 1.10},
-}
-"""The paper's Figure 6, digitised (approximate): runtime over the baseline's against the
-snapshot interval in seconds, per protocol."""
 
 RUN_COLUMNS = (
     "protocol",
@@ -196,7 +189,9 @@ def run_row(run: SparkRun, interval: float | None, parallelism: int) -> dict[str
 
 
 def _median_of(df: Any, column: str) -> float | None:
-    values = df[column].dropna().astype(float) if len(df) else []
+    if not len(df):
+        return None
+    values = df[column].dropna().astype(float)
     return float(values.median()) if len(values) else None
 
 
@@ -357,7 +352,7 @@ def recovery(
     runtime: SparkRuntime,
     *,
     scale: float = 1.0,
-    kinds: Sequence[str] = ("raise", "kill"),
+    kinds: Sequence[Literal["raise", "kill"]] = ("raise", "kill"),
     protocol: str = "abs",
     interval: float = 0.25,
     parallelism: int = 2,
@@ -382,7 +377,7 @@ def recovery(
         if kind not in ("raise", "kill"):
             raise ValueError(f"failure kind {kind!r} is not 'raise' or 'kill'")
         victim = str(job.graph.tasks_of("sum_per_key")[0])
-        failure = Failure(victim, after_records=after, kind=kind)  # type: ignore[arg-type]
+        failure = Failure(victim, after_records=after, kind=kind)
         with quiet_task_failures(runtime.spark):  # the failures are on purpose
             run = runtime.run(
                 paper_job(scale, parallelism),

@@ -49,28 +49,8 @@ def bank_transfer(
         TransferRefusedError: a given transfer of more than its account's balance at that
             point, or of an amount that is not a positive whole number.
     """
-    if accounts is not None and (
-        isinstance(accounts, str | bytes) or not isinstance(accounts, Mapping | Iterable)
-    ):
-        raise InvalidTypeError(
-            f"accounts must map account names to balances, e.g. {{'A': 10000, 'B': 5000}}, "
-            f"or list (name, balance) pairs, not {accounts!r}"
-        )
-    accounts = _accounts(SEED_001 if accounts is None else accounts)
-    for name, balance in accounts.items():
-        if not isinstance(name, str) or not name:
-            raise InvalidTypeError(f"account name {name!r} must be a non-empty string")
-        if not isinstance(balance, int) or isinstance(balance, bool):
-            raise InvalidTypeError(
-                f"the balance of account {name!r} must be a whole number, not {balance!r}"
-            )
-    if isinstance(transfers, int):
-        validate.whole("transfers", transfers)
-    elif isinstance(transfers, str) or not isinstance(transfers, Sequence):
-        raise InvalidTypeError(
-            f"transfers must be a number of random transfers or a list of (src, dst, amount), "
-            f"not {transfers!r}"
-        )
+    accounts = _checked_accounts(accounts)
+    _check_transfers(transfers)
     validate.whole("seed", seed)
     validate.whole("max_amount", max_amount, minimum=100)
     names = list(accounts)
@@ -89,51 +69,11 @@ def bank_transfer(
     for a, b in pairs:
         g.connect(a, b)
     graph = g.compile()
-    rng = random.Random(seed)
-    logs: dict[str, list[tuple[str, int]]] = {n: [] for n in names}
     outgoing = {n: [b for a, b in pairs if a == n] for n in names}
-    balances = dict(accounts)  # as the transfers are made one after another
     if isinstance(transfers, int):
-        linked = [n for n in names if outgoing[n]]
-        if transfers > 0 and not linked:
-            raise GraphError(
-                f"the bank has no links, so it cannot make {transfers} transfer(s): "
-                "add links or pass transfers=0"
-            )
-        for i in range(transfers):
-            senders = [n for n in linked if balances[n] >= 100]
-            if not senders:
-                raise GraphError(
-                    f"no linked account holds 100 after {i} transfer(s), so transfer {i} "
-                    "cannot be made: give the accounts larger balances"
-                )
-            src = rng.choice(senders)
-            dst = rng.choice(outgoing[src])
-            amount = 100 * rng.randint(1, max(1, min(max_amount, balances[src]) // 100))
-            balances[src] -= amount
-            balances[dst] += amount
-            logs[src].append((dst, amount))
+        logs = _random_logs(accounts, outgoing, transfers, random.Random(seed), max_amount)
     else:
-        for i, (src, dst, amount) in enumerate(transfers):
-            if dst not in outgoing.get(src, ()):
-                raise GraphError(
-                    f"transfer {i} sends {amount!r} from {src!r} to {dst!r}, but there is no "
-                    f"link {src}->{dst}: add the link or fix the transfer"
-                )
-            if isinstance(amount, bool) or not isinstance(amount, int) or amount <= 0:
-                raise TransferRefusedError(
-                    f"transfer {i} ({src}->{dst}) has amount {amount!r}: "
-                    "amounts must be positive whole numbers"
-                )
-            if amount > balances[src]:
-                raise TransferRefusedError(
-                    f"transfer {i}: account {src} has a balance of {balances[src]:,} after the "
-                    f"transfers before it, less than the {amount:,} it would send to {dst}: "
-                    "no overdraft; lower the amount or reorder the transfers"
-                )
-            balances[src] -= amount
-            balances[dst] += amount
-            logs[src].append((dst, amount))
+        logs = _given_logs(accounts, outgoing, transfers)
     inputs = {graph.task(n): tuple(logs[n]) for n in names}
     params = {
         "accounts": accounts,
@@ -143,6 +83,111 @@ def bank_transfer(
         "max_amount": max_amount,
     }
     return Job("bank_transfer", params, graph, inputs, total=sum(accounts.values()))
+
+
+def _checked_accounts(
+    accounts: Mapping[str, int] | Iterable[tuple[str, int]] | None,
+) -> dict[str, int]:
+    """The accounts as a dict (seed 001's by default), each a non-empty name with a whole
+    balance."""
+    if accounts is not None and (
+        isinstance(accounts, str | bytes) or not isinstance(accounts, Mapping | Iterable)
+    ):
+        raise InvalidTypeError(
+            f"accounts must map account names to balances, e.g. {{'A': 10000, 'B': 5000}}, "
+            f"or list (name, balance) pairs, not {accounts!r}"
+        )
+    checked = _accounts(SEED_001 if accounts is None else accounts)
+    for name, balance in checked.items():
+        if not isinstance(name, str) or not name:
+            raise InvalidTypeError(f"account name {name!r} must be a non-empty string")
+        if not isinstance(balance, int) or isinstance(balance, bool):
+            raise InvalidTypeError(
+                f"the balance of account {name!r} must be a whole number, not {balance!r}"
+            )
+    return checked
+
+
+def _check_transfers(transfers: int | Sequence[tuple[str, str, int]]) -> None:
+    """Refuse anything but a whole number of transfers or a list of them."""
+    if isinstance(transfers, int):
+        validate.whole("transfers", transfers)
+    elif isinstance(transfers, str) or not isinstance(transfers, Sequence):
+        raise InvalidTypeError(
+            f"transfers must be a number of random transfers or a list of (src, dst, amount), "
+            f"not {transfers!r}"
+        )
+
+
+Logs = dict[str, list[tuple[str, int]]]
+"""Each account's input log: the (dst, amount) transfers it makes, in order."""
+
+
+def _random_logs(
+    accounts: dict[str, int],
+    outgoing: dict[str, list[str]],
+    transfers: int,
+    rng: random.Random,
+    max_amount: int,
+) -> Logs:
+    """``transfers`` random transfers, each from an account that holds at least 100 at that
+    point along one of its links, of a multiple of 100 it can afford (no overdraft)."""
+    logs: Logs = {n: [] for n in accounts}
+    balances = dict(accounts)  # as the transfers are made one after another
+    linked = [n for n in accounts if outgoing[n]]
+    if transfers > 0 and not linked:
+        raise GraphError(
+            f"the bank has no links, so it cannot make {transfers} transfer(s): "
+            "add links or pass transfers=0"
+        )
+    for i in range(transfers):
+        senders = [n for n in linked if balances[n] >= 100]
+        if not senders:
+            raise GraphError(
+                f"no linked account holds 100 after {i} transfer(s), so transfer {i} "
+                "cannot be made: give the accounts larger balances"
+            )
+        src = rng.choice(senders)
+        dst = rng.choice(outgoing[src])
+        amount = 100 * rng.randint(1, max(1, min(max_amount, balances[src]) // 100))
+        _transfer(balances, logs, src, dst, amount)
+    return logs
+
+
+def _given_logs(
+    accounts: dict[str, int],
+    outgoing: dict[str, list[str]],
+    transfers: Sequence[tuple[str, str, int]],
+) -> Logs:
+    """The given transfers, each checked along a link and affordable in that order."""
+    logs: Logs = {n: [] for n in accounts}
+    balances = dict(accounts)  # as the transfers are made one after another
+    for i, (src, dst, amount) in enumerate(transfers):
+        if dst not in outgoing.get(src, ()):
+            raise GraphError(
+                f"transfer {i} sends {amount!r} from {src!r} to {dst!r}, but there is no "
+                f"link {src}->{dst}: add the link or fix the transfer"
+            )
+        if isinstance(amount, bool) or not isinstance(amount, int) or amount <= 0:
+            raise TransferRefusedError(
+                f"transfer {i} ({src}->{dst}) has amount {amount!r}: "
+                "amounts must be positive whole numbers"
+            )
+        if amount > balances[src]:
+            raise TransferRefusedError(
+                f"transfer {i}: account {src} has a balance of {balances[src]:,} after the "
+                f"transfers before it, less than the {amount:,} it would send to {dst}: "
+                "no overdraft; lower the amount or reorder the transfers"
+            )
+        _transfer(balances, logs, src, dst, amount)
+    return logs
+
+
+def _transfer(balances: dict[str, int], logs: Logs, src: str, dst: str, amount: int) -> None:
+    """Make one transfer: move ``amount`` from ``src`` to ``dst`` and log it at ``src``."""
+    balances[src] -= amount
+    balances[dst] += amount
+    logs[src].append((dst, amount))
 
 
 def _accounts(accounts: Mapping[str, int] | Iterable[tuple[str, int]]) -> dict[str, int]:

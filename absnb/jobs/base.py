@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -26,7 +27,7 @@ class Job:
     builder: str
     params: dict[str, Any]
     graph: ExecutionGraph
-    inputs: dict[TaskId, tuple[Any, ...]] = field(default_factory=dict)
+    inputs: Mapping[TaskId, Sequence[Any]] = field(default_factory=dict)
     total: int | None = None
 
     def __post_init__(self) -> None:

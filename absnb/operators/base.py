@@ -30,7 +30,9 @@ def _each(
     for item in items:
         result = step(state, item)
         if type(result) is not tuple or len(result) != 2 or type(result[1]) not in (list, tuple):
-            result = operator_result(step.__self__, step.__name__, result)  # type: ignore[attr-defined]
+            # step is an operator's bound method (act or act_batch): name its class
+            operator = getattr(step, "__self__", step)
+            result = operator_result(operator, getattr(step, "__name__", "act"), result)
         state, out = result
         if out:
             outs.extend(out)

@@ -28,6 +28,7 @@ from absnb.protocols.base import (
     BarrierHandler,
     SnapshotProtocol,
     Waiting,
+    as_barrier,
     task_handler_args,
 )
 
@@ -63,8 +64,14 @@ class AlignedBarrierHandler(BarrierHandler):
 
     __slots__ = ("expected", "last", "state")
 
-    def __init__(self, *args: object) -> None:
-        super().__init__(*args)  # type: ignore[arg-type]
+    def __init__(
+        self,
+        task: TaskId,
+        inputs: tuple[ChannelId, ...],
+        loop_inputs: frozenset[ChannelId],
+        initiator: bool,
+    ) -> None:
+        super().__init__(task, inputs, loop_inputs, initiator)
         self.expected: frozenset[ChannelId | None] = frozenset(
             (*self.inputs, NIL) if self.initiator else self.inputs
         )
@@ -79,7 +86,7 @@ class AlignedBarrierHandler(BarrierHandler):
         self, channel: ChannelId, message: CheckpointBarrier | Marker
     ) -> Sequence[Effect]:
         """Alg. 1, lines 6-15."""
-        return self._on_barrier(channel, message)  # type: ignore[arg-type]
+        return self._on_barrier(channel, as_barrier(message, self.task))
 
     def _on_barrier(
         self, channel: ChannelId | None, barrier: CheckpointBarrier

@@ -28,6 +28,7 @@ from absnb.protocols.base import (
     BarrierHandler,
     SnapshotProtocol,
     Waiting,
+    as_barrier,
     task_handler_args,
 )
 
@@ -46,8 +47,14 @@ class BarrierTrackerHandler(BarrierHandler):
 
     __slots__ = ("expected", "last", "pending")
 
-    def __init__(self, *args: object) -> None:
-        super().__init__(*args)  # type: ignore[arg-type]
+    def __init__(
+        self,
+        task: TaskId,
+        inputs: tuple[ChannelId, ...],
+        loop_inputs: frozenset[ChannelId],
+        initiator: bool,
+    ) -> None:
+        super().__init__(task, inputs, loop_inputs, initiator)
         self.expected: frozenset[ChannelId | None] = frozenset(
             (*self.inputs, NIL) if self.initiator else self.inputs
         )
@@ -62,7 +69,7 @@ class BarrierTrackerHandler(BarrierHandler):
         self, channel: ChannelId, message: CheckpointBarrier | Marker
     ) -> Sequence[Effect]:
         """Count the barrier; never block ``channel``."""
-        return self._count(channel, message.checkpoint_id)  # type: ignore[union-attr]
+        return self._count(channel, as_barrier(message, self.task).checkpoint_id)
 
     def _count(self, channel: ChannelId | None, n: CheckpointId) -> Sequence[Effect]:
         if n <= self.last:

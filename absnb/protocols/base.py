@@ -13,11 +13,23 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from absnb.core.effects import Effect
+from absnb.core.errors import ProtocolError
 from absnb.core.graph import ExecutionGraph
 from absnb.core.ids import ChannelId, CheckpointId, TaskId
 from absnb.core.messages import CheckpointBarrier, Marker, Record, RecordBatch
 
 NO_EFFECTS: tuple[Effect, ...] = ()
+
+
+def as_barrier(message: CheckpointBarrier | Marker, task: TaskId) -> CheckpointBarrier:
+    """``message`` as the barrier it must be: the handlers of ABS and its variants never
+    receive a Chandy-Lamport marker (a runtime that sends one is wrong)."""
+    if not isinstance(message, CheckpointBarrier):
+        raise ProtocolError(
+            f"task {task} received {message}, but its protocol takes checkpoint barriers, "
+            "not Chandy-Lamport markers"
+        )
+    return message
 
 
 @dataclass(frozen=True, slots=True)

@@ -52,8 +52,14 @@ class ChandyLamportHandler(BarrierHandler):
 
     __slots__ = ("finished", "finished_below", "recorded", "recording")
 
-    def __init__(self, *args: object) -> None:
-        super().__init__(*args)  # type: ignore[arg-type]
+    def __init__(
+        self,
+        task: TaskId,
+        inputs: tuple[ChannelId, ...],
+        loop_inputs: frozenset[ChannelId],
+        initiator: bool,
+    ) -> None:
+        super().__init__(task, inputs, loop_inputs, initiator)
         self.recording: dict[CheckpointId, Recording] = {}
         self.recorded: dict[CheckpointId, dict[ChannelId, list[Record | RecordBatch]]] = {}
         self.finished: set[CheckpointId] = set()

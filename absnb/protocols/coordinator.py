@@ -145,14 +145,21 @@ class CheckpointCoordinator:
         """The coordinator of ``graph`` run under ``protocol`` (whose ``max_concurrent``
         applies unless one is given; a protocol that takes none keeps 0)."""
         if max_concurrent == "protocol" or protocol.max_concurrent == 0:
-            max_concurrent = protocol.max_concurrent
+            limit = protocol.max_concurrent
+        elif isinstance(max_concurrent, str):
+            raise ProtocolSettingError(
+                f"max_concurrent must be a whole number >= 1, None for no limit or 'protocol' "
+                f"for the protocol's own, not {max_concurrent!r}"
+            )
+        else:
+            limit = max_concurrent
         return cls(
             graph.tasks,
             graph.name,
             graph.fingerprint,
             protocol.name,
             interval=interval,
-            max_concurrent=max_concurrent,  # type: ignore[arg-type]
+            max_concurrent=limit,
             min_pause=min_pause,
             subsumes=protocol.subsumes,
             timeout=timeout,

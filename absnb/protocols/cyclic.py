@@ -54,6 +54,7 @@ from absnb.protocols.base import (
     BarrierHandler,
     SnapshotProtocol,
     Waiting,
+    as_barrier,
     task_handler_args,
 )
 
@@ -76,8 +77,14 @@ class CyclicBarrierHandler(BarrierHandler):
 
     __slots__ = ("last", "log", "regular", "state")
 
-    def __init__(self, *args: object) -> None:
-        super().__init__(*args)  # type: ignore[arg-type]
+    def __init__(
+        self,
+        task: TaskId,
+        inputs: tuple[ChannelId, ...],
+        loop_inputs: frozenset[ChannelId],
+        initiator: bool,
+    ) -> None:
+        super().__init__(task, inputs, loop_inputs, initiator)
         regular = [c for c in self.inputs if c not in self.loop_inputs]
         self.regular: frozenset[ChannelId | None] = frozenset(
             (*regular, NIL) if self.initiator else regular
@@ -94,7 +101,7 @@ class CyclicBarrierHandler(BarrierHandler):
         self, channel: ChannelId, message: CheckpointBarrier | Marker
     ) -> Sequence[Effect]:
         """Alg. 2, lines 8-22."""
-        return self._on_barrier(channel, message)  # type: ignore[arg-type]
+        return self._on_barrier(channel, as_barrier(message, self.task))
 
     def _on_barrier(
         self, channel: ChannelId | None, barrier: CheckpointBarrier

@@ -59,6 +59,7 @@ from absnb.protocols.base import (
     BarrierHandler,
     SnapshotProtocol,
     Waiting,
+    as_barrier,
     task_handler_args,
 )
 
@@ -96,8 +97,16 @@ class UnalignedBarrierHandler(BarrierHandler):
 
     __slots__ = ("aligned_first", "expected", "last", "recorded", "state", "switched")
 
-    def __init__(self, *args: object, aligned_first: bool = False) -> None:
-        super().__init__(*args)  # type: ignore[arg-type]
+    def __init__(
+        self,
+        task: TaskId,
+        inputs: tuple[ChannelId, ...],
+        loop_inputs: frozenset[ChannelId],
+        initiator: bool,
+        *,
+        aligned_first: bool = False,
+    ) -> None:
+        super().__init__(task, inputs, loop_inputs, initiator)
         self.aligned_first = aligned_first
         self.expected: frozenset[ChannelId | None] = frozenset(
             (*self.inputs, NIL) if self.initiator else self.inputs
@@ -116,7 +125,7 @@ class UnalignedBarrierHandler(BarrierHandler):
         self, channel: ChannelId, message: CheckpointBarrier | Marker
     ) -> Sequence[Effect]:
         """A barrier at the head of ``channel`` (it overtook nothing)."""
-        return self._barrier(channel, message.checkpoint_id, ())  # type: ignore[union-attr]
+        return self._barrier(channel, as_barrier(message, self.task).checkpoint_id, ())
 
     def on_overtaking_barrier(
         self,

@@ -13,6 +13,7 @@ from absnb.core.ids import ChannelId
 from absnb.core.messages import RECORD_TYPES, RecordBatch
 from absnb.runtime.flow import SendQueue
 from absnb.runtime.handshake import ServerHandshake
+from absnb.runtime.wire import HEADER, MAX_FRAME, loads
 
 
 def _records(batch: list[Any]) -> int:
@@ -45,6 +46,7 @@ class _Output(_Conn):
         "limit",
         "messages",
         "next_try",
+        "priority",
         "proof",
         "records",
         "sends",
@@ -66,6 +68,7 @@ class _Output(_Conn):
         self.sized = False
         self.sends = sends  # frames waiting for credit, and the credit
         self.records = self.messages = self.frames = self.bytes = 0
+        self.priority = 0  # priority events sent
 
 
 class _Input(_Conn):
@@ -81,6 +84,7 @@ class _Input(_Conn):
         "frames",
         "handed",
         "messages",
+        "priority",
         "received",
         "records",
     )
@@ -94,6 +98,7 @@ class _Input(_Conn):
         self.blocked_seconds = 0.0
         self.frames: deque[list[Any]] = deque()
         self.records = self.messages = self.received = self.bytes = self.handed = 0
+        self.priority = 0  # priority events received
 
 
 class _Admission:
@@ -107,6 +112,33 @@ class _Admission:
         self.handshake = handshake
 
 
+def read_frames(conn: _Conn, data: bytes, kinds: tuple[int, ...]) -> list[tuple[int, Any]] | None:
+    """Complete frames in ``conn.rbuf + data``, decoded (the rest stays in ``conn.rbuf``);
+    ``None`` if one is malformed: too long, or of a kind not in ``kinds``."""
+    if conn.rbuf:
+        conn.rbuf += data
+        buf: bytes | bytearray = conn.rbuf
+    else:
+        buf = data
+    frames = []
+    pos, n = 0, len(buf)
+    with memoryview(buf) as view:
+        while n - pos >= HEADER.size:
+            length, kind = HEADER.unpack_from(buf, pos)
+            if length > MAX_FRAME or kind not in kinds:
+                return None
+            end = pos + HEADER.size + length
+            if end > n:
+                break
+            frames.append((kind, loads(view[pos + HEADER.size : end])))
+            pos = end
+    if buf is data:
+        conn.rbuf = bytearray(data[pos:]) if pos < n else bytearray()
+    else:
+        del conn.rbuf[:pos]
+    return frames
+
+
 def plane_stats(
     address: tuple[str, int],
     outputs: dict[ChannelId, _Output],
@@ -117,8 +149,9 @@ def plane_stats(
 
     ``sent[c]``: records, messages, frames, bytes (framed), spilled_bytes, dropped_bytes
     (output lost when the receiver closed), queued_frames (waiting for credit), credit,
-    state. ``received[c]``: records, messages, frames, bytes, handed_frames (handed out by
-    poll), buffered_frames, buffered_messages, blocked_seconds, blocked, closed.
+    state, priority (priority events sent). ``received[c]``: records, messages, frames,
+    bytes, handed_frames (handed out by poll), buffered_frames, buffered_messages,
+    blocked_seconds, blocked, closed, priority.
     Totals: records/bytes/frames sent and received, spilled_bytes, and ``refused``: why
     each refused connection was refused. ``address``: where this plane listens.
     """
@@ -134,6 +167,7 @@ def plane_stats(
             "queued_frames": o.sends.waiting_frames,
             "credit": o.sends.credit,
             "state": o.state,
+            "priority": o.priority,
         }
         for c, o in outputs.items()
     }
@@ -149,6 +183,7 @@ def plane_stats(
             "blocked_seconds": i.blocked_seconds + (now - i.blocked_since if i.blocked else 0.0),
             "blocked": i.blocked,
             "closed": i.closed,
+            "priority": i.priority,
         }
         for c, i in inputs.items()
     }

@@ -354,25 +354,21 @@ class CoordinatorServer(SelectorServer):
         if ack.task not in conn.register.tasks:
             self._drop(conn)  # a host acknowledges only for its own tasks
             return
-        n = ack.checkpoint_id
-        if n not in self.coordinator.pending:
-            return  # aborted or subsumed meanwhile
-        now = self.clock()
+        n, now = ack.checkpoint_id, self.clock()
+        if ack.declined and self.coordinator.decline(n, ack.task, ack.declined):
+            self._abort(n, f"declined by {ack.task}: {ack.declined}", now)
+        if ack.declined or n not in self.coordinator.pending:
+            return  # declined, or aborted or subsumed meanwhile
         self._acks.setdefault(n, {})[ack.task] = ack
-        self.events.append(
-            (
-                now,
-                "acknowledged",
-                {
-                    "checkpoint_id": n,
-                    "task": ack.task,
-                    "snapshot_key": ack.snapshot_key,
-                    "alignment_s": ack.alignment_s,
-                    "state_bytes": ack.state_bytes,
-                    "metrics": dict(ack.metrics),
-                },
-            )
-        )
+        info = {
+            "checkpoint_id": n,
+            "task": ack.task,
+            "snapshot_key": ack.snapshot_key,
+            "alignment_s": ack.alignment_s,
+            "state_bytes": ack.state_bytes,
+            "metrics": dict(ack.metrics),
+        }
+        self.events.append((now, "acknowledged", info))
         aborted_before = len(self.coordinator.aborted)
         done = self.coordinator.acknowledge(TaskSnapshot(ack.task, n, state=None, offset=0), now)
         for old in self.coordinator.aborted[aborted_before:]:

@@ -13,7 +13,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from absnb.core.ids import TaskId
+from absnb.core.ids import CheckpointId, TaskId
 from absnb.runtime.control_messages import (
     HELLO,
     Ack,
@@ -221,6 +221,10 @@ class ControlClient:
     def ack(self, ack: Ack) -> None:
         """Acknowledge one task's part of a checkpoint (already written to storage)."""
         self._send(ack)
+
+    def decline(self, task: TaskId, checkpoint_id: CheckpointId, reason: str) -> None:
+        """``task`` declined ``checkpoint_id``, for ``reason``: the server aborts it."""
+        self._send(Ack(task, checkpoint_id, "", 0, 0.0, declined=reason))
 
     def failed(self, error: BaseException, *, setup: bool = False) -> None:
         """Tell the server why this host fails (best effort: it may be gone already). Before

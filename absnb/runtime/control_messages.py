@@ -93,7 +93,9 @@ class Trigger:
 
 @dataclass(frozen=True)
 class Ack:
-    """Host -> server: ``task``'s part of a checkpoint is written to storage."""
+    """Host -> server: ``task``'s part of a checkpoint is written to storage; or, when
+    ``declined`` gives a reason, ``task`` declined the checkpoint (Flink:
+    ``DeclineCheckpoint``) and nothing was written."""
 
     task: TaskId
     checkpoint_id: CheckpointId
@@ -101,6 +103,7 @@ class Ack:
     state_bytes: int
     alignment_s: float
     metrics: dict[str, Any] = field(default_factory=dict)
+    declined: str = ""
 
 
 @dataclass(frozen=True)

@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import os
 import signal
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
 from absnb.core import validate
 from absnb.core.errors import InvalidValueError
 
-KINDS = ("raise", "kill")
+KINDS = ("raise", "kill", "decline")
 
 
 class InjectedFailure(RuntimeError):
@@ -31,13 +32,15 @@ class Failure:
     (``after_commit``), the phases of two-phase commit.
 
     ``kind`` ``raise`` raises in the task's Python worker; ``kill`` kills the worker with
-    SIGKILL, as a crashed machine would.
+    SIGKILL, as a crashed machine would; ``decline`` (with ``during_checkpoint``) is no
+    failure: the task declines that checkpoint when its first barrier (or trigger) comes
+    (Flink: ``declineCheckpoint``), and the run goes on.
     """
 
     task: str
     after_records: int | None = None
     during_checkpoint: int | None = None
-    kind: Literal["raise", "kill"] = "raise"
+    kind: Literal["raise", "kill", "decline"] = "raise"
     attempt: int = 0
     notified: int | None = None
     after_commit: bool = False
@@ -72,8 +75,45 @@ def check_failure(f: Failure) -> None:
             f"{f.after_records!r}, during_checkpoint={f.during_checkpoint!r}, notified="
             f"{f.notified!r}): give exactly one; use two Failures for two"
         )
+    if f.kind == "decline" and f.during_checkpoint is None:
+        raise InvalidValueError(
+            f"Failure({f.task!r}, kind='decline') needs during_checkpoint=N: the checkpoint "
+            "the task declines"
+        )
     if f.after_commit and f.notified is None:
         raise InvalidValueError(
             f"Failure({f.task!r}, after_commit=True) needs notified=N: after_commit says "
             "whether it fails before or after the commit of checkpoint N"
         )
+
+
+class Injections:
+    """The failures and declines one host injects in one attempt, by task name."""
+
+    def __init__(self, failures: Sequence[Failure], attempt: int) -> None:
+        mine = [f for f in failures if f.attempt == attempt]
+        self.failures = [f for f in mine if f.kind != "decline"]
+        self.declines = {(f.task, f.during_checkpoint) for f in mine if f.kind == "decline"}
+
+    def declines_checkpoint(self, task: str, checkpoint_id: int) -> bool:
+        """``task`` is to decline ``checkpoint_id``."""
+        return (task, checkpoint_id) in self.declines
+
+    def after_records(self, task: str, total: int) -> None:
+        """``task`` has consumed ``total`` records."""
+        for f in self.failures:
+            if f.after_records is not None and f.task == task and total >= f.after_records:
+                f.fire(f"after {total} records")
+
+    def during_checkpoint(self, task: str, checkpoint_id: int) -> None:
+        """``task`` takes its part of ``checkpoint_id``."""
+        for f in self.failures:
+            if f.during_checkpoint == checkpoint_id and f.task == task:
+                f.fire(f"during checkpoint {checkpoint_id}")
+
+    def notified(self, task: str, checkpoint_id: int, *, after_commit: bool) -> None:
+        """``task`` hears that ``checkpoint_id`` is complete, before or after its commit."""
+        for f in self.failures:
+            if f.notified == checkpoint_id and f.task == task and f.after_commit == after_commit:
+                when = "after" if after_commit else "before"
+                f.fire(f"notified of checkpoint {checkpoint_id}, {when} its commit")

@@ -94,6 +94,22 @@ class SendQueue:
             self.credit -= 1
             yield frame
 
+    def kept(self) -> Iterator[bytes]:
+        """The kept frames, in order (memory first, then spilled), left kept: what a
+        priority event overtakes (:mod:`absnb.runtime.priority`)."""
+        yield from self.queue
+        f = self.spill
+        if f is None or not self.spill_frames:
+            return
+        pos = self.spill_read
+        while pos < self.spill_write:
+            f.seek(pos)
+            header = f.read(HEADER.size)
+            length, _ = HEADER.unpack(header)
+            frame = header + f.read(length)
+            pos += len(frame)
+            yield frame
+
     def drop(self) -> None:
         """The receiver is gone: forget every kept frame (counted in ``dropped_bytes``)."""
         self.dropped_bytes += self.waiting_bytes

@@ -10,7 +10,9 @@ every input finishes and sends it on; the host ends when all its tasks have fini
 finished source still takes its part in later checkpoints (its snapshot, no barrier after
 the end of its output), and a task that gets a barrier on some inputs takes the ended
 ones as having carried it (nothing can follow the end), so that alignment never waits for
-a barrier that an ended channel will never bring.
+a barrier that an ended channel will never bring. Cancellation markers, and the barriers of
+a protocol whose barriers overtake (unaligned, FLIP-76), take the priority lane
+(:mod:`absnb.runtime.priority`); a task told to decline a checkpoint tells the coordinator.
 
 A job whose end cannot travel as end-of-input (a cycle, or processes sending to each other,
 see :func:`terminates_by_quiescence`) runs until the coordinator detects quiescence: the
@@ -25,63 +27,44 @@ it at once with :class:`HostStopped`, so that an old attempt frees its Spark slo
 from __future__ import annotations
 
 import time
-import zlib
 from collections import deque
 from collections.abc import Sequence
 from typing import Any
 
-from absnb.core.effects import Block, SnapshotState, Unblock
-from absnb.core.graph import ExecutionGraph
+from absnb.core.effects import Block, Decline, SnapshotState, Unblock
 from absnb.core.ids import ChannelId, TaskId
 from absnb.core.messages import (
     RECORD_TYPES,
+    CancelCheckpointMarker,
     CheckpointBarrier,
     EndOfInput,
     Marker,
-    Message,
     Record,
     RecordBatch,
 )
 from absnb.core.snapshot import TaskSnapshot
 from absnb.protocols import get_protocol
+from absnb.runtime.alignment import AlignmentClock
 from absnb.runtime.control_client import ControlClient, failure_message, report_failure
 from absnb.runtime.control_messages import Ack, Notify, Probe, Report, Stop, Terminate, Trigger
+from absnb.runtime.ended import EndedInputs, checkpoint_of
 from absnb.runtime.failures import Failure as Failure
 from absnb.runtime.failures import InjectedFailure as InjectedFailure
+from absnb.runtime.failures import Injections
+from absnb.runtime.inbox import Inbox, take
+from absnb.runtime.pacing import SourcePacing
 from absnb.runtime.plan import HostPlan as HostPlan
 from absnb.runtime.plan import HostResult as HostResult
+from absnb.runtime.plan import host_of as host_of
+from absnb.runtime.plan import terminates_by_quiescence as terminates_by_quiescence
+from absnb.runtime.priority import Overtaking
 from absnb.runtime.snapshot_writer import SnapshotWriter
 from absnb.runtime.wire import bind_address
-from absnb.task import Dropped, StreamTask
-
-END = EndOfInput()
-MAX_QUEUED = 4
-"""Messages (mostly record batches) a source may have waiting in a local queue before it
-waits for them to be consumed."""
+from absnb.task import Control, Dropped, Send, StreamTask
 
 
 class HostStopped(RuntimeError):
     """The coordinator told this host to stop: its attempt is over or a peer host was lost."""
-
-
-def terminates_by_quiescence(graph: ExecutionGraph) -> bool:
-    """True when the job's end cannot travel as end-of-input: the graph has a cycle, or
-    processes (tasks with their own input log and inputs, like the bank's accounts). Such
-    a job ends when the coordinator detects quiescence."""
-    return graph.is_cyclic or any(graph.kind(t) == "process" for t in graph.tasks)
-
-
-def host_of(task: TaskId, hosts: int) -> int:
-    """The host running ``task``: its subtask index, folded onto the hosts, so that forward
-    edges stay inside one process. An operator with fewer tasks than there are hosts is
-    shifted by a hash of its name, so that single tasks (the bank's accounts) spread out."""
-    if task.parallelism >= hosts:
-        return task.subtask % hosts
-    return (task.subtask + zlib.crc32(task.operator.encode())) % hosts
-
-
-def _checkpoint_of(message: Any) -> int:
-    return message.snapshot_id if type(message) is Marker else message.checkpoint_id
 
 
 class Host:
@@ -91,8 +74,7 @@ class Host:
         from absnb.runtime.storage import CheckpointStorage
 
         self.plan = plan
-        job = plan.job
-        self.graph = graph = job.graph
+        self.graph = graph = plan.job.graph
         protocol = get_protocol(
             plan.protocol,
             graph,
@@ -104,7 +86,7 @@ class Host:
         self.tasks = {t: StreamTask(graph, t, protocol, history=False) for t in plan.tasks}
         self.storage = CheckpointStorage(plan.storage_url)
         self.writer = SnapshotWriter(self.storage, plan.job_id)
-        self.queues: dict[ChannelId, deque[Message]] = {
+        self.queues: dict[ChannelId, deque[Any]] = {
             c: deque() for t in plan.tasks for c in graph.inputs[t] if c.src in self.local
         }
         self.refill: dict[ChannelId, Sequence[Any]] = {}
@@ -116,19 +98,18 @@ class Host:
             for task in self.tasks.values():
                 task.restore(None)
         self.blocked: set[ChannelId] = set()
-        self.ended: set[ChannelId] = set()
+        self.ends = EndedInputs(graph, plan.tasks)
         self.finished: set[TaskId] = set()
         self.consumed: dict[TaskId, int] = dict.fromkeys(plan.tasks, 0)
-        self.align_start: dict[TaskId, float] = {}
-        self.alignment: dict[TaskId, float] = {}
-        self.failures = [f for f in plan.failures if f.attempt == plan.attempt]
+        self.aligning = AlignmentClock()
+        self.injected = Injections(plan.failures, plan.attempt)
+        self.overtake = protocol.barriers_overtake  # barriers take the priority lane
+        self.inbox = Inbox()
         self.sources = [t for t in plan.tasks if graph.kind(t) in ("source", "process")]
         self.metrics: dict[str, Any] = {"records_in": 0, "records_out": 0, "checkpoints": []}
         self.quiescence = terminates_by_quiescence(graph)
         self.early: list[Any] = []  # commands that came while the host was connecting
-        self.last_barrier: dict[ChannelId, int] = {}  # newest barrier per input channel
-        self.barriers: dict[TaskId, dict[int, Message]] = {t: {} for t in plan.tasks}
-        self.rate_start: dict[TaskId, tuple[float, int]] = {}  # source_rate's reference
+        self.pacing = SourcePacing(plan)
 
     def _restore(self) -> None:
         snapshot = self.storage.latest(self.plan.job_id, self.graph.fingerprint)
@@ -175,6 +156,7 @@ class Host:
             data_address=net.address,
             timeout=plan.setup_timeout,
         )
+        self.client = client
         running = False
         try:
             net.expect_inputs(remote_in)
@@ -210,37 +192,63 @@ class Host:
         plan, net = self.plan, self.net
         started = time.monotonic()
         last_flush = started
-        commands, self.early = self.early, []
         while self.quiescence or len(self.finished) < len(self.tasks):
-            commands += self._stopped(client.poll())
+            commands, self.early = self.early + self._stopped(client.poll()), []
             if any(type(cmd) is Terminate for cmd in commands):
                 # Quiescent: nothing to drain, and the checkpoints no longer matter.
                 return self._end(client, started, drain=False)
             for cmd in commands:
                 self._command(cmd, client)
-            commands = []
             if self.writer.pending:
                 self._acknowledge(client)
                 time.sleep(0)  # let the writer's thread take the GIL between its system calls
             busy = self._emit(client)
-            for c, q in self.queues.items():
-                if q and c not in self.blocked:
-                    busy = True
-                    # All of it: a task fed from the network can put more than a batch a
-                    # round in a local queue, and a barrier must not wait behind a backlog.
-                    for _ in range(len(q)):
-                        if c in self.blocked:
-                            break
-                        self._deliver(c, q.popleft(), client)
-            for c, m in net.poll(0.0 if busy else 0.001):
+            busy = self._local(client) or busy
+            self.inbox.extend(net.poll(0.0 if busy else 0.001))
+            while self.inbox:
+                c, m = self.inbox.take(self.overtake)
                 self._deliver(c, m, client)
-            if plan.alignment_timeout is not None and self.align_start:
-                self._alignment_timeouts(client)
+                if self.overtake:
+                    self._between(client)
+            for t in self.aligning.overdue(plan.alignment_timeout):
+                self._alignment_timeout(t, client)
             now = time.monotonic()
             if now - last_flush >= plan.flush_every or not busy:
                 net.flush()
                 last_flush = now
         return self._end(client, started, drain=True)
+
+    def _local(self, client: Any) -> bool:
+        """Deliver what waits in the unblocked local queues; True if anything did."""
+        busy = False
+        for c, q in self.queues.items():
+            if q and c not in self.blocked:
+                busy = True
+                # All of it: a task fed from the network can put more than a batch a
+                # round in a local queue, and a barrier must not wait behind a backlog.
+                n = len(q)
+                while n and q and c not in self.blocked:
+                    m, whole = take(q, self.overtake)
+                    n -= whole
+                    self._deliver(c, m, client)
+                    if self.overtake:
+                        self._between(client)
+        return busy
+
+    def _between(self, client: Any) -> None:
+        """Between two pieces, when barriers overtake: triggers, priority events and
+        acknowledgements now (:mod:`absnb.runtime.inbox`); other commands wait a round."""
+        if self.writer.pending:
+            self._acknowledge(client)
+        for cmd in self._stopped(client.poll()):
+            if type(cmd) is Trigger:
+                self._command(cmd, client)
+            else:
+                self.early.append(cmd)
+        for c, m in self.net.poll_urgent():
+            if type(m) is Overtaking:  # it overtakes what this host holds for c too
+                m = Overtaking(m.message, (*self.inbox.held(c), *m.overtaken))
+            self._deliver(c, m, client)
 
     def _end(self, client: Any, started: float, drain: bool) -> HostResult:
         """Every task has finished: write out what is unsent if ``drain`` (still answering
@@ -277,25 +285,22 @@ class Host:
             return
         n = cmd.checkpoint_id
         for t, task in self.tasks.items():
-            sends: list = []
+            sends: list[Send] = []
             if isinstance(cmd, Trigger):
                 if t not in cmd.tasks:
                     continue
-                controls = task.trigger(n, sends)
+                if self.injected.declines_checkpoint(str(t), n):
+                    controls = task.decline(n, "told to decline by a failure spec", sends)
+                else:
+                    controls = task.trigger(n, sends)
             elif isinstance(cmd, Notify):
-                self._notified(t, n, after_commit=False)
+                self.injected.notified(str(t), n, after_commit=False)
                 controls = task.checkpoint_complete(n, sends)
-                self._notified(t, n, after_commit=True)
+                self.injected.notified(str(t), n, after_commit=True)
             else:  # Aborted
                 controls = task.checkpoint_aborted(n, sends)
             self._controls(t, controls, client)
             self._send_from(t, sends, client)
-
-    def _notified(self, t: TaskId, n: int, *, after_commit: bool) -> None:
-        for f in self.failures:
-            if f.notified == n and f.task == str(t) and f.after_commit == after_commit:
-                when = "after" if after_commit else "before"
-                f.fire(f"notified of checkpoint {n}, {when} its commit")
 
     def _report(self, round: int, client: Any) -> None:
         """Answer a termination-detection probe with this host's counts."""
@@ -311,7 +316,7 @@ class Host:
 
     def _result(self, started: float) -> HostResult:
         self.metrics["seconds"] = time.monotonic() - started
-        self.metrics["alignment"] = dict(self.alignment)
+        self.metrics["alignment"] = dict(self.aligning.lasted)
         self.metrics["net"] = self.net.stats()
         self.metrics["tasks"] = {  # records in/out per task (channel sequence numbers)
             t: {
@@ -330,17 +335,14 @@ class Host:
     def _emit(self, client: Any) -> bool:
         busy = False
         for t in self.sources:
-            task = self.tasks[t]
-            log = self.plan.job.inputs.get(t, ())
             if t in self.finished:
                 continue
-            if self._backlogged(t):
-                continue
-            sends: list = []
-            n = 0 if task.halted else min(self.plan.source_batch, len(log) - task.offset)
-            if self.plan.source_rate is not None and n > 0:
-                n = min(n, self._allowed(t))
+            task = self.tasks[t]
+            log = self.plan.job.inputs.get(t, ())
+            left = 0 if task.halted else len(log) - task.offset
+            n = self.pacing.entries(t, task.offset, left, self.queues, self.net.pending_output())
             if n > 0:
+                sends: list[Send] = []
                 task.emit_batch(log[task.offset : task.offset + n], sends)
                 busy = True
                 self.metrics["records_in"] += n
@@ -350,131 +352,115 @@ class Host:
                 self._finish(t)
         return busy
 
-    def _allowed(self, t: TaskId) -> int:
-        """Entries source ``t`` may read now under ``source_rate``, counted from the start of
-        this attempt's loop (or its first call) and the offset it had then."""
-        now = time.monotonic()
-        began, offset = self.rate_start.setdefault(t, (now, self.tasks[t].offset))
-        rate = self.plan.source_rate or 0.0
-        return max(0, int((now - began) * rate) + 1 - (self.tasks[t].offset - offset))
-
-    def _backlogged(self, t: TaskId) -> bool:
-        """Backpressure: a source waits while what it sent is still queued here (local
-        queues, unsent network bytes), so that barriers never wait behind a long backlog
-        and alignment stays short."""
-        for c in self.graph.outputs[t]:
-            q = self.queues.get(c)
-            if q is not None and len(q) > MAX_QUEUED:
-                return True
-        return self.net.pending_output() > self.plan.max_unsent_bytes
-
-    def _deliver(self, c: ChannelId, m: Message, client: Any) -> None:
+    def _deliver(self, c: ChannelId, m: Any, client: Any) -> None:
         t = c.dst
         kind = type(m)
         if kind is EndOfInput:
-            self.ended.add(c)
-            # The barriers the task has had on its other inputs, this one now has too.
-            seen = self.last_barrier.get(c, 0)
-            for n, barrier in sorted(self.barriers[t].items()):
-                if n > seen:
-                    self._deliver(c, barrier, client)
-            if all(i in self.ended for i in self.graph.inputs[t]):
+            for barrier in self.ends.end(c):  # what it missed, nothing can follow its end
+                self._deliver(c, barrier, client)
+            if self.ends.all_ended(t):
                 self._finish(t)
             return
-        sends: list = []
-        if kind is CheckpointBarrier or kind is Marker:
-            self.last_barrier[c] = _checkpoint_of(m)
-        if kind is RecordBatch:
-            controls = self.tasks[t].deliver_batch(c, m, sends)
+        sends: list[Send] = []
+        task = self.tasks[t]
+        if kind is RecordBatch or kind is Record:
+            batch = kind is RecordBatch
+            controls = task.deliver_batch(c, m, sends) if batch else task.deliver(c, m, sends)
+            self._after(t, controls, sends, client)
+            self._count(t, len(m) if batch else 1)
+            return
+        barrier = m.message if kind is Overtaking else m
+        if type(barrier) is CancelCheckpointMarker:
+            self._tally("cancellation_markers")
         else:
-            controls = self.tasks[t].deliver(c, m, sends)
+            self.ends.passed(c, barrier)
+        n = checkpoint_of(barrier)
+        if n > task.cancelled and self.injected.declines_checkpoint(str(t), n):
+            controls = task.decline(n, "told to decline by a failure spec", sends)
+        elif kind is Overtaking:
+            controls = task.deliver_overtaking(c, barrier, m.overtaken, sends)
+        else:
+            controls = task.deliver(c, m, sends)
+        self._after(t, controls, sends, client)
+        for e in self.ends.due(t, barrier):  # its ended inputs have it too
+            self._deliver(e, barrier, client)
+        self.ends.remember(t, barrier)
+
+    def _after(
+        self, t: TaskId, controls: Sequence[Control], sends: list[Send], client: Any
+    ) -> None:
+        """Carry out what delivering a message to ``t`` produced: controls, then sends."""
         if controls:
             self._controls(t, controls, client)
         if sends:
             self._send_from(t, sends, client)
-        if kind is RecordBatch:
-            self._count(t, len(m))
-        elif kind is Record:
-            self._count(t, 1)
-        else:
-            self._barrier(t, c, m, client)
 
-    def _send_from(self, t: TaskId, sends: list, client: Any) -> None:
-        """Send ``t``'s output; nothing follows the end of a finished task's output, but the
-        barrier of a checkpoint triggered after its input ended reaches a finished local task
-        behind it directly (a running one has it on its ended input already, see
-        :meth:`_barrier`), so that the chain still acknowledges: a synchronous checkpoint
-        halting the other sources would otherwise never complete (Flink: FLIP-147)."""
-        if t not in self.finished:
+    def _send_from(self, t: TaskId, sends: list[Send], client: Any) -> None:
+        """Send ``t``'s output. Nothing follows a finished task's end (a finished source's
+        barrier overtakes it where barriers overtake), but the barrier of a checkpoint
+        triggered after its input ended reaches a finished local task behind it directly
+        (a running one takes it on its ended input, see :mod:`absnb.runtime.ended`), so
+        that the chain still acknowledges: a synchronous checkpoint, halting the other
+        sources, would otherwise never complete (Flink: FLIP-147)."""
+        if t not in self.finished or (self.overtake and not self.graph.inputs[t]):
             self._dispatch(sends)
             return
         for c, m in sends:
             if type(m) not in (CheckpointBarrier, Marker) or c.dst not in self.local:
                 continue
-            if c.dst in self.finished and self.last_barrier.get(c, 0) < _checkpoint_of(m):
+            if c.dst in self.finished and self.ends.last.get(c, 0) < checkpoint_of(m):
                 self._deliver(c, m, client)
-
-    def _barrier(self, t: TaskId, c: ChannelId, m: Message, client: Any) -> None:
-        """``t`` has had barrier (or marker) ``m`` on ``c``: its ended inputs have it too, as
-        nothing can follow their end; remember it for the inputs that end later."""
-        n = _checkpoint_of(m)
-        inputs = self.graph.inputs[t]
-        last = self.last_barrier
-        for e in inputs:
-            if e in self.ended and last.get(e, 0) < n:
-                self._deliver(e, m, client)
-        seen = self.barriers[t]
-        seen[n] = m
-        for k in [k for k in seen if all(last.get(i, 0) >= k for i in inputs)]:
-            del seen[k]
 
     def _count(self, t: TaskId, n: int) -> None:
         total = self.consumed[t] = self.consumed[t] + n
-        for f in self.failures:
-            if f.after_records is not None and f.task == str(t) and total >= f.after_records:
-                f.fire(f"after {total} records")
+        self.injected.after_records(str(t), total)
 
-    def _dispatch(self, sends: list) -> None:
-        net, queues = self.net, self.queues
+    def _dispatch(self, sends: list[Send]) -> None:
+        net, queues, overtake = self.net, self.queues, self.overtake
         out = 0
         for c, m in sends:
+            kind = type(m)
+            urgent = kind is CancelCheckpointMarker or (overtake and kind is CheckpointBarrier)
             q = queues.get(c)
             if q is not None and c.src in self.local:
-                q.append(m)
+                if urgent:
+                    self._overtake(c, m, q)
+                else:
+                    q.append(m)
             else:
                 try:
-                    net.send(c, m)
+                    if urgent:
+                        net.send_priority(c, m)
+                    else:
+                        net.send(c, m)
                 except ConnectionError:
                     # The receiver has ended: a barrier for it no longer matters (its host
                     # finished, or failed and the attempt fails); a record must not be lost.
                     if type(m) in RECORD_TYPES:
                         raise
-                    self.metrics["dropped_barriers"] = self.metrics.get("dropped_barriers", 0) + 1
+                    self._tally("dropped_barriers")
             out += len(m) if type(m) is RecordBatch else type(m) is Record
         self.metrics["records_out"] += out
 
-    def _alignment_timeouts(self, client: Any) -> None:
-        """Tasks aligning for longer than the alignment timeout (seconds) switch to
-        unaligned (Flink's aligned checkpoint timeout)."""
-        timeout = self.plan.alignment_timeout
-        assert timeout is not None
-        now = time.monotonic()
-        for t, began in list(self.align_start.items()):
-            if now - began >= timeout:
-                sends: list = []
-                controls = self.tasks[t].alignment_timeout(sends)
-                self.metrics["switched"] = self.metrics.get("switched", 0) + 1
-                if controls:
-                    self._controls(t, controls, client)
-                if sends:
-                    self._dispatch(sends)
+    def _overtake(self, c: ChannelId, m: Any, q: deque[Any]) -> None:
+        """The priority lane of a local channel (:mod:`absnb.runtime.priority`): deliver
+        ``m`` at once, a barrier ahead of the records queued before it."""
+        if type(m) is CheckpointBarrier:
+            m = Overtaking(m, tuple(x for x in q if type(x) in RECORD_TYPES))
+        self._deliver(c, m, self.client)
+
+    def _alignment_timeout(self, t: TaskId, client: Any) -> None:
+        """``t`` has aligned for longer than the alignment timeout: it switches to unaligned
+        (Flink's aligned checkpoint timeout)."""
+        sends: list[Send] = []
+        self._tally("switched")
+        self._after(t, self.tasks[t].alignment_timeout(sends), sends, client)
 
     def _controls(self, t: TaskId, controls: Sequence[Any], client: Any) -> None:
-
         for ctl in controls:
             kind = type(ctl)
             if kind is Block:
-                self.align_start.setdefault(t, time.monotonic())
+                self.aligning.block(t)
                 if ctl.channel in self.queues and ctl.channel.src in self.local:
                     self.blocked.add(ctl.channel)
                 else:
@@ -484,15 +470,18 @@ class Host:
                 if ctl.channel.src not in self.local:
                     self.net.unblock(ctl.channel)
             elif kind is SnapshotState:
-                began = self.align_start.pop(t, None)
-                self.alignment[t] = time.monotonic() - began if began is not None else 0.0
-                for f in self.failures:
-                    if f.during_checkpoint == ctl.checkpoint_id and f.task == str(t):
-                        f.fire(f"during checkpoint {ctl.checkpoint_id}")
+                self.aligning.snapshot(t)
+                self.injected.during_checkpoint(str(t), ctl.checkpoint_id)
             elif kind is TaskSnapshot:  # written on the writer's thread, then acknowledged
-                self.writer.submit(ctl, self.alignment.get(t, 0.0))
+                self.writer.submit(ctl, self.aligning.last(t))
             elif kind is Dropped:
-                self.metrics["dropped"] = self.metrics.get("dropped", 0) + 1
+                self._tally("dropped")
+            elif kind is Decline:  # the coordinator aborts the checkpoint
+                client.decline(t, ctl.checkpoint_id, ctl.reason)
+                self._tally("declined")
+
+    def _tally(self, counter: str) -> None:
+        self.metrics[counter] = self.metrics.get(counter, 0) + 1
 
     def _acknowledge(self, client: Any, timeout: float = 0.0) -> None:
         """Acknowledge the task snapshots written since the last call (the coordinator
@@ -507,7 +496,7 @@ class Host:
         if t in self.finished:
             return
         self.finished.add(t)
-        self._dispatch([(c, END) for c in self.graph.outputs[t]])
+        self._dispatch([(c, EndOfInput()) for c in self.graph.outputs[t]])
 
 
 def report_setup_failure(plan: HostPlan, error: BaseException) -> None:

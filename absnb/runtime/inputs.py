@@ -202,7 +202,7 @@ class PartitionReader:
                 self.ahead[j].append((at, line))
 
 
-class PartitionLog:
+class PartitionLog(Sequence[str]):
     """A source's input log backed by its host's partition: ``len`` is the number of rows
     (counted when the input was prepared), ``log[i]`` reads forward to offset ``i``."""
 

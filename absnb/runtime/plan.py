@@ -1,11 +1,14 @@
-"""What the driver ships to each host of a run (:class:`HostPlan`) and what a host
-returns when its tasks have finished (:class:`HostResult`)."""
+"""What the driver ships to each host of a run (:class:`HostPlan`), what a host returns
+when its tasks have finished (:class:`HostResult`), and how tasks are placed on hosts
+(:func:`host_of`) and how the run ends (:func:`terminates_by_quiescence`)."""
 
 from __future__ import annotations
 
+import zlib
 from dataclasses import dataclass, field
 from typing import Any
 
+from absnb.core.graph import ExecutionGraph
 from absnb.core.ids import TaskId
 from absnb.jobs.base import Job
 from absnb.runtime.failures import Failure
@@ -48,3 +51,19 @@ class HostResult:
     attempt: int
     states: dict[TaskId, Any]
     metrics: dict[str, Any] = field(default_factory=dict)
+
+
+def terminates_by_quiescence(graph: ExecutionGraph) -> bool:
+    """True when the job's end cannot travel as end-of-input: the graph has a cycle, or
+    processes (tasks with their own input log and inputs, like the bank's accounts). Such
+    a job ends when the coordinator detects quiescence."""
+    return graph.is_cyclic or any(graph.kind(t) == "process" for t in graph.tasks)
+
+
+def host_of(task: TaskId, hosts: int) -> int:
+    """The host running ``task``: its subtask index, folded onto the hosts, so that forward
+    edges stay inside one process. An operator with fewer tasks than there are hosts is
+    shifted by a hash of its name, so that single tasks (the bank's accounts) spread out."""
+    if task.parallelism >= hosts:
+        return task.subtask % hosts
+    return (task.subtask + zlib.crc32(task.operator.encode())) % hosts

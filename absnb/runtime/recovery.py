@@ -1,19 +1,25 @@
-"""What the driver decides between the attempts of a run on Spark: which checkpoint to
-restore (never one behind the newest completed checkpoint of a job with two-phase-commit
-sinks, whose transactions may be committed), and whether a host's error is the user's, to
-be raised as itself rather than retried, and what a failed stage's message says."""
+"""What the driver decides between the attempts of a run on Spark (:func:`run_attempts`):
+which checkpoint to restore (never one behind the newest completed checkpoint of a job
+with two-phase-commit sinks, whose transactions may be committed), and whether a host's
+error is the user's, to be raised as itself rather than retried, and what a failed
+stage's message says."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
+from absnb.core.errors import AbsnbError
 from absnb.protocols import CheckpointCoordinator
 from absnb.runtime.failures import InjectedFailure
-from absnb.runtime.plan import HostPlan
+from absnb.runtime.host import host_of
+from absnb.runtime.plan import HostPlan, HostResult
 
 if TYPE_CHECKING:
     from absnb.core.graph import ExecutionGraph
+    from absnb.runtime.control import CoordinatorServer
 
 
 def restore_point(
@@ -102,3 +108,79 @@ def first_line(error: BaseException) -> str:
             if wanted(line):
                 return line[:300]
     return lines[0][:300] if lines else type(error).__name__
+
+
+class RestartLimitError(AbsnbError, RuntimeError):
+    """The job failed more often than its restart limit allows."""
+
+
+@dataclass
+class Attempts:
+    """What the attempts of one run came to: the successful one's host results, and for
+    every attempt the checkpoint it restored and, for each failed one, why and when."""
+
+    results: list[HostResult] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    restored: list[int] = field(default_factory=list)
+    failed_at: list[float] = field(default_factory=list)
+
+
+def run_attempts(
+    stage: Callable[[list[HostPlan]], list[HostResult]],
+    server: CoordinatorServer,
+    plan: HostPlan,
+    storage: Any,
+    coordinator: CheckpointCoordinator,
+    hosts: int,
+    max_restarts: int,
+    restore_older: bool,
+) -> Attempts:
+    """Run the barrier ``stage`` until an attempt succeeds, each attempt restoring the
+    checkpoint of :func:`restore_point`, at most ``max_restarts`` times again (Spark never
+    retries a failed barrier stage). ``plan`` is host 0's plan of attempt 0; every host's
+    plan of an attempt is made from it.
+
+    Raises:
+        RestartLimitError: every attempt failed (noted on the user's error, if a host
+            reported one).
+        Exception: a user's error a host reported while setting up, at once: a restart
+            would fail the same way.
+    """
+    graph = plan.job.graph
+    done = Attempts()
+    reported: tuple[BaseException, bool] | None = None
+    for attempt in range(max_restarts + 1):
+        latest = restore_point(storage, plan.job_id, graph, coordinator, restore_older)
+        restore = latest.checkpoint_id if latest else 0
+        done.restored.append(restore)
+        server.new_attempt(attempt, restore)
+        plans = [
+            replace(
+                plan,
+                host_id=h,
+                tasks=tuple(t for t in graph.tasks if host_of(t, hosts) == h),
+                attempt=attempt,
+                restore=restore,
+            )
+            for h in range(hosts)
+        ]
+        try:
+            done.results = stage(plans)
+            return done
+        except Exception as e:  # a failed barrier stage is never retried by Spark
+            done.failed_at.append(time.monotonic())
+            reported = server.failure(attempt, timeout=REPORT_WAIT)
+            done.errors.append(server.failures.get(attempt) or first_line(e))
+            if reported is not None and reported[1] and users_error(reported[0]):
+                raise noted(
+                    reported[0],
+                    f"a host of job {graph.name!r} failed while setting up, before the job "
+                    "ran; not restarted, as a restart would fail the same way",
+                ) from None
+    limit = RestartLimitError(
+        f"job {graph.name!r} failed {max_restarts + 1} times (the limit is "
+        f"max_restarts={max_restarts}); last error: {done.errors[-1]}"
+    )
+    if reported is not None and users_error(reported[0]):
+        raise noted(reported[0], str(limit)) from limit
+    raise limit

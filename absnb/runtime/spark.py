@@ -17,13 +17,13 @@ import os
 import sys
 import tempfile
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from absnb.core.errors import AbsnbError
-from absnb.core.ids import TaskId
+from absnb.core.ids import CheckpointId, TaskId
 from absnb.jobs.base import Job
 from absnb.protocols import CheckpointCoordinator, get_protocol
 from absnb.protocols.two_phase_commit import END_OF_INPUT
@@ -31,31 +31,23 @@ from absnb.runtime.host import (
     Failure,
     HostPlan,
     HostResult,
-    host_of,
     run_host,
     terminates_by_quiescence,
 )
-from absnb.runtime.recovery import (
-    REPORT_WAIT,
-    first_line,
-    noted,
-    restore_point,
-    unpickle_plan,
-    users_error,
-)
+from absnb.runtime.host import host_of as host_of  # which host runs a task, re-exported
+from absnb.runtime.recovery import RestartLimitError as RestartLimitError
+from absnb.runtime.recovery import run_attempts, unpickle_plan
 
 if TYPE_CHECKING:
     from absnb.core.graph import ExecutionGraph
+    from absnb.runtime.control import CoordinatorServer
+    from absnb.runtime.control_messages import Ack
     from absnb.runtime.inputs import PreparedInput
     from absnb.runtime.metrics import RunMetrics
 
 
 class ClusterTooSmallError(AbsnbError, RuntimeError):
     """The barrier stage needs more task slots than the Spark cluster offers."""
-
-
-class RestartLimitError(AbsnbError, RuntimeError):
-    """The job failed more often than its restart limit allows."""
 
 
 @dataclass
@@ -98,6 +90,17 @@ class SparkRun:
     def task_stats(self) -> Any:
         """One row per task (a pandas DataFrame): ``self.metrics.tasks()``."""
         return self.metrics.tasks()
+
+
+def _final_states(graph: ExecutionGraph, results: list[HostResult]) -> dict[TaskId, Any]:
+    """Every task's final state; the run succeeded, so the final checkpoint is complete
+    and each sink writing outside the job commits what it still holds."""
+    states = {t: s for r in results for t, s in r.states.items()}
+    for t in graph.tasks:
+        fn = graph.function(t)
+        if fn.external:
+            states[t] = fn.notify_checkpoint_complete(states[t], END_OF_INPUT)
+    return states
 
 
 def default_session(master: str = "local[*]") -> Any:
@@ -233,7 +236,6 @@ class SparkRuntime:
         """
         import time
 
-        from absnb.runtime.control import CoordinatorServer
         from absnb.runtime.run_args import check_run
 
         check_run(
@@ -246,13 +248,86 @@ class SparkRuntime:
             source_rate,
             self.hosts,
         )
-        from absnb.runtime.wire import bind_address, new_secret
+        from absnb.runtime.wire import new_secret
 
         graph = job.graph
         proto = get_protocol(
             protocol, graph, allow_deadlock=allow_deadlock, alignment_timeout=alignment_timeout
         )
-        alignment_timeout = getattr(proto, "alignment_timeout", None)
+        hosts = self._hosts_for(graph, source_rate)
+        data = None
+        logs = None
+        if inputs is not None:
+            from absnb.runtime.inputs import file_logs, prepare
+
+            logs = file_logs(inputs, job)  # local text files: each source reads its share
+        if logs is not None:
+            job = replace(job, inputs=logs)
+        elif inputs is not None:
+            data = prepare(self.spark, inputs, job, hosts)
+            job = replace(job, inputs={})  # the hosts read their barrier partitions instead
+        job_id = f"{graph.name}-{uuid.uuid4().hex[:8]}"
+        coordinator = CheckpointCoordinator.for_graph(
+            graph, proto, checkpoint_interval, timeout=checkpoint_timeout
+        )
+        driver_host = self._driver_host()
+        secret = new_secret()
+        server = self._coordinator_server(
+            job_id, graph, proto.name, coordinator, hosts, secret, driver_host
+        )
+        plan = HostPlan(  # host 0 of attempt 0; run_attempts makes the others from it
+            job=job,
+            protocol=proto.name,
+            host_id=0,
+            tasks=(),
+            secret=secret,
+            coordinator=server.address,
+            storage_url=str(self.checkpoint_dir),
+            job_id=job_id,
+            failures=tuple(failures),
+            allow_deadlock=allow_deadlock,
+            alignment_timeout=getattr(proto, "alignment_timeout", None),
+            advertise_host=driver_host,
+            source_rate=source_rate,
+            ports=self.ports,
+        )
+        started = time.monotonic()
+        try:
+            attempts = run_attempts(
+                lambda plans: self._stage(plans, data),
+                server,
+                plan,
+                self.storage,
+                coordinator,
+                hosts,
+                max_restarts,
+                restore_older,
+            )
+        finally:
+            server.stop()
+            if data is not None:
+                data.release()
+        results = attempts.results
+        states = _final_states(graph, results)
+        return SparkRun(
+            output=job.output(states),
+            states=states,
+            restarts=len(attempts.errors),
+            checkpoints=[c.checkpoint_id for c in coordinator.completed],
+            seconds=time.monotonic() - started,
+            hosts=sorted(results, key=lambda r: r.host_id),
+            events=list(server.events),
+            errors=attempts.errors,
+            restored=attempts.restored,
+            protocol=proto.name,
+            graph=graph,
+            started=started,
+            failed_at=attempts.failed_at,
+        )
+
+    def _hosts_for(self, graph: ExecutionGraph, source_rate: float | None) -> int:
+        """The barrier stage's number of hosts, once the job is known to be able to start:
+        its sinks can write and the cluster has a slot for every host."""
         if source_rate is not None and not source_rate > 0:
             raise ValueError(
                 f"source_rate must be a number of entries per second above 0, not "
@@ -269,34 +344,30 @@ class SparkRuntime:
                 f"{self.slots()} task slots: use master local[{hosts}] (or more executor "
                 f"cores), or pass hosts={self.slots()} to run several subtasks per Spark task"
             )
-        data = None
-        logs = None
-        if inputs is not None:
-            from absnb.runtime.inputs import file_logs, prepare
+        return hosts
 
-            logs = file_logs(inputs, job)  # local text files: each source reads its share
-        if logs is not None:
-            job = replace(job, inputs=logs)
-        elif inputs is not None:
-            data = prepare(self.spark, inputs, job, hosts)
-            job = replace(job, inputs={})  # the hosts read their barrier partitions instead
-        job_id = f"{graph.name}-{uuid.uuid4().hex[:8]}"
+    def _coordinator_server(
+        self,
+        job_id: str,
+        graph: ExecutionGraph,
+        protocol: str,
+        coordinator: CheckpointCoordinator,
+        hosts: int,
+        secret: bytes,
+        driver_host: str,
+    ) -> CoordinatorServer:
+        """The checkpoint coordinator's server on the driver, started: it records each
+        completed checkpoint in the storage."""
+        from absnb.runtime.control import CoordinatorServer
+        from absnb.runtime.wire import bind_address
+
         storage = self.storage
-        secret = new_secret()
-        coordinator = CheckpointCoordinator.for_graph(
-            graph, proto, checkpoint_interval, timeout=checkpoint_timeout
-        )
 
-        def on_complete(checkpoint_id: int, acks: dict) -> None:
+        def on_complete(checkpoint_id: CheckpointId, acks: dict[TaskId, Ack]) -> None:
             storage.complete(
-                job_id,
-                checkpoint_id,
-                graph.tasks,
-                fingerprint=graph.fingerprint,
-                protocol=proto.name,
+                job_id, checkpoint_id, graph.tasks, fingerprint=graph.fingerprint, protocol=protocol
             )
 
-        driver_host = self._driver_host()
         server = CoordinatorServer(
             coordinator,
             secret,
@@ -309,84 +380,7 @@ class SparkRuntime:
             quiescence=terminates_by_quiescence(graph),
         )
         server.start()
-        errors: list[str] = []
-        restored: list[int] = []
-        started = time.monotonic()
-        failed_at: list[float] = []
-        reported: tuple[BaseException, bool] | None = None
-        try:
-            for attempt in range(max_restarts + 1):
-                latest = restore_point(storage, job_id, graph, coordinator, restore_older)
-                restore = latest.checkpoint_id if latest else 0
-                restored.append(restore)
-                server.new_attempt(attempt, restore)
-                plans = [
-                    HostPlan(
-                        job=job,
-                        protocol=proto.name,
-                        host_id=h,
-                        tasks=tuple(t for t in graph.tasks if host_of(t, hosts) == h),
-                        secret=secret,
-                        coordinator=server.address,
-                        storage_url=str(self.checkpoint_dir),
-                        job_id=job_id,
-                        attempt=attempt,
-                        restore=restore,
-                        failures=tuple(failures),
-                        allow_deadlock=allow_deadlock,
-                        alignment_timeout=alignment_timeout,
-                        advertise_host=driver_host,
-                        source_rate=source_rate,
-                        ports=self.ports,
-                    )
-                    for h in range(hosts)
-                ]
-                try:
-                    results = self._stage(plans, data)
-                    break
-                except Exception as e:  # a failed barrier stage is never retried by Spark
-                    failed_at.append(time.monotonic())
-                    reported = server.failure(attempt, timeout=REPORT_WAIT)
-                    errors.append(server.failures.get(attempt) or first_line(e))
-                    if reported is not None and reported[1] and users_error(reported[0]):
-                        raise noted(
-                            reported[0],
-                            f"a host of job {graph.name!r} failed "
-                            "while setting up, before the job ran; not restarted, as "
-                            "a restart would fail the same way",
-                        ) from None
-            else:
-                limit = RestartLimitError(
-                    f"job {graph.name!r} failed {max_restarts + 1} times (the limit is "
-                    f"max_restarts={max_restarts}); last error: {errors[-1]}"
-                )
-                if reported is not None and users_error(reported[0]):
-                    raise noted(reported[0], str(limit)) from limit
-                raise limit
-        finally:
-            server.stop()
-            if data is not None:
-                data.release()
-        states = {t: s for r in results for t, s in r.states.items()}
-        for t in graph.tasks:  # the run succeeded: the final checkpoint is complete
-            fn = graph.function(t)
-            if fn.external:
-                states[t] = fn.notify_checkpoint_complete(states[t], END_OF_INPUT)
-        return SparkRun(
-            output=job.output(states),
-            states=states,
-            restarts=len(errors),
-            checkpoints=[c.checkpoint_id for c in coordinator.completed],
-            seconds=time.monotonic() - started,
-            hosts=sorted(results, key=lambda r: r.host_id),
-            events=list(server.events),
-            errors=errors,
-            restored=restored,
-            protocol=proto.name,
-            graph=graph,
-            started=started,
-            failed_at=failed_at,
-        )
+        return server
 
     def _driver_host(self) -> str:
         """The address hosts reach the driver at: loopback for a local master."""
@@ -407,7 +401,9 @@ class SparkRuntime:
         sc = self.spark.sparkContext
         n = len(plans)
         binding = data.binding if data is not None else None
-        pickled = [cloudpickle.dumps(p) for p in plans]
+        # pyspark's vendored cloudpickle has no annotations: its dumps returns bytes
+        dumps = cast("Callable[[HostPlan], bytes]", cloudpickle.dumps)
+        pickled = [dumps(p) for p in plans]
         ids = [(p.host_id, p.attempt, p.coordinator, p.secret) for p in plans]
 
         def run_partition(index: int, rows: Any) -> Any:
@@ -417,7 +413,10 @@ class SparkRuntime:
             yield run_host(plan)
 
         rdd = data.rdd if data is not None else sc.parallelize(range(n), n)
-        return rdd.barrier().mapPartitionsWithIndex(run_partition).collect()
+        # collect() of an RDD is untyped: each partition yielded one HostResult
+        return cast(
+            "list[HostResult]", rdd.barrier().mapPartitionsWithIndex(run_partition).collect()
+        )
 
 
 def _on_executor(plan: HostPlan) -> HostPlan:

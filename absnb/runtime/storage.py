@@ -361,15 +361,22 @@ class CheckpointStorage:
         except _Corrupt as e:
             raise _Corrupt(str(e), path) from None
 
-    def _parse_manifest(
-        self, job_id: str, checkpoint_id: CheckpointId, path: str
-    ) -> dict[str, Any]:
+    def _load_manifest(self, path: str) -> dict[str, Any]:
+        """The JSON object at ``path`` (:class:`_Corrupt` if unreadable or not an object)."""
         try:
             manifest = json.loads(self._fs.read(path).decode("utf-8"))
         except FileNotFoundError:
             raise _Corrupt("the manifest disappeared") from None
         except (OSError, UnicodeDecodeError, ValueError) as e:
             raise _Corrupt(f"the manifest cannot be read: {e}") from None
+        if not isinstance(manifest, dict):
+            raise _Corrupt(f"the manifest is not a JSON object but a {type(manifest).__name__}")
+        return manifest
+
+    def _parse_manifest(
+        self, job_id: str, checkpoint_id: CheckpointId, path: str
+    ) -> dict[str, Any]:
+        manifest = self._load_manifest(path)
         try:
             if manifest["format"] != MANIFEST_FORMAT:
                 raise _Corrupt(f"unknown manifest format {manifest['format']!r}")

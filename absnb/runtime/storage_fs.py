@@ -210,7 +210,13 @@ def local_path(url: str) -> str | None:
 
 
 def open_fsspec(url: str) -> tuple[Any, str]:
-    scheme = _URL.match(url).group(1).lower()  # type: ignore[union-attr]
+    m = _URL.match(url)
+    if m is None:
+        raise ValueError(
+            f"checkpoint storage {url!r} is neither a local path nor a URL such as "
+            "s3://bucket/path or memory://name"
+        )
+    scheme = m.group(1).lower()
     extra = _PACKAGES.get(scheme)
     hint = "pip install fsspec" + (f" {extra}" if extra else "")
     try:

@@ -24,13 +24,19 @@ from absnb.core.ids import ChannelId
 
 
 class Counts(Protocol):
-    """What one host reports (:class:`~absnb.runtime.control_messages.Report`)."""
+    """What one host reports (:class:`~absnb.runtime.control_messages.Report`, a frozen
+    dataclass: the members are read-only)."""
 
-    host_id: int
-    round: int
-    idle: bool
-    sent: dict[ChannelId, int]
-    received: dict[ChannelId, int]
+    @property
+    def host_id(self) -> int: ...
+    @property
+    def round(self) -> int: ...
+    @property
+    def idle(self) -> bool: ...
+    @property
+    def sent(self) -> dict[ChannelId, int]: ...
+    @property
+    def received(self) -> dict[ChannelId, int]: ...
 
 
 class TerminationDetector:

@@ -23,6 +23,11 @@ data is bounded by credits; a sender that runs out of credit queues and past
 ``memory_bytes`` spills to disk. So :meth:`DataPlane.send` never blocks, and a receiver
 buffers at most ``credits`` frames per channel (no receiver-side spill). These decisions
 (batch sizes, credit, spilling) are sans-IO in :mod:`absnb.runtime.flow`.
+
+A priority lane (:meth:`DataPlane.send_priority`, :mod:`absnb.runtime.priority`): a barrier
+of an unaligned checkpoint or a cancellation marker is a frame of its own kind, written
+ahead of the channel's batch and of its frames waiting for credit, and handed out by
+:meth:`DataPlane.poll` (or :meth:`DataPlane.poll_urgent`) ahead of the buffered frames.
 """
 
 from __future__ import annotations
@@ -34,12 +39,21 @@ from itertools import repeat
 from typing import Any
 
 from absnb.core.ids import ChannelId
-from absnb.core.messages import RECORD_TYPES
-from absnb.runtime.channel_ends import _Admission, _Conn, _Input, _Output, _records, plane_stats
+from absnb.core.messages import RECORD_TYPES, CheckpointBarrier
+from absnb.runtime.channel_ends import (
+    _Admission,
+    _Conn,
+    _Input,
+    _Output,
+    _records,
+    plane_stats,
+    read_frames,
+)
 from absnb.runtime.flow import batch_limit
-from absnb.runtime.transport_connect import CREDIT, HANDSHAKE_TIMEOUT, Connecting
+from absnb.runtime.priority import PRIORITY, PRIORITY_TYPES, carried, received
+from absnb.runtime.transport_connect import CREDIT, HANDSHAKE_TIMEOUT
+from absnb.runtime.transport_io import _READ, _WRITE, SocketIO
 from absnb.runtime.wire import (
-    HEADER,
     MAC_BYTES,
     MAX_FRAME,
     AuthenticationError,
@@ -48,19 +62,15 @@ from absnb.runtime.wire import (
     dumps,
     encode,
     listen,
-    loads,
 )
 
 DATA = 1
 """Frame kind of a batch: a pickled list of messages."""
+_INPUT_KINDS = (DATA, PRIORITY)
+_OUTPUT_KINDS = (CREDIT,)
 
 
-_READ = selectors.EVENT_READ
-_WRITE = selectors.EVENT_WRITE
-_RECV_BYTES = 256 * 1024
-
-
-class DataPlane(Connecting):
+class DataPlane(SocketIO):
     """One host's end of the job's channels (see the module docstring); not thread-safe:
     one thread drives it.
 
@@ -118,6 +128,7 @@ class DataPlane(Connecting):
         self._outputs: dict[ChannelId, _Output] = {}
         self._sendable: dict[ChannelId, _Output] = {}  # open outputs, looked up by send()
         self._ready: dict[_Input, None] = {}  # unblocked inputs with frames, in order
+        self._urgent: list[tuple[ChannelId, Any]] = []  # priority events, handed out first
         self._closed_inputs: list[ChannelId] = []
         self._admissions: set[_Admission] = set()
         self._refused: list[str] = []
@@ -155,6 +166,25 @@ class DataPlane(Connecting):
             else:
                 self._size(out)
 
+    def send_priority(self, channel: ChannelId, message: Any) -> None:
+        """Send a barrier or cancellation marker on the priority lane
+        (:mod:`absnb.runtime.priority`): ahead of the channel's pending batch and of its
+        frames waiting for credit, spending no credit; never blocks. A barrier carries the
+        records it overtakes here, which still follow it."""
+        try:
+            out = self._sendable[channel]
+        except KeyError:
+            raise self._cannot_send(channel) from None
+        if type(message) not in PRIORITY_TYPES:
+            raise ValueError(
+                f"only barriers and cancellation markers take the priority lane, not {message!r}"
+            )
+        overtaken = (
+            carried(out.sends.kept(), out.batch) if type(message) is CheckpointBarrier else ()
+        )
+        out.priority += 1
+        self._write(out, encode(PRIORITY, dumps((message, overtaken))))
+
     def flush(self) -> None:
         """Frame every pending partial batch (the host calls this every few ms and when idle)."""
         for out in list(self._sendable.values()):  # a lost receiver leaves _sendable
@@ -180,10 +210,11 @@ class DataPlane(Connecting):
         barrier (any non-record), so the host can block it before anything behind is handed
         out. Each frame handed out returns a credit to its sender.
         """
-        self._io(0.0 if self._ready else timeout)
+        self._io(0.0 if self._ready or self._urgent else timeout)
+        result: list[tuple[ChannelId, Any]] = self._urgent
+        self._urgent = []
         if not self._ready:
-            return []
-        result: list[tuple[ChannelId, Any]] = []
+            return result
         for inp in list(self._ready):
             frames = inp.frames
             handed = 0
@@ -199,6 +230,13 @@ class DataPlane(Connecting):
             if inp.sock is not None:
                 self._write(inp, encode(CREDIT, dumps(handed)))
         return result
+
+    def poll_urgent(self) -> list[tuple[ChannelId, Any]]:
+        """Do socket I/O without waiting, then hand out only the priority events that have
+        arrived (what :meth:`poll` would hand out first); frames stay buffered."""
+        self._io(0.0)
+        urgent, self._urgent = self._urgent, []
+        return urgent
 
     def block(self, channel: ChannelId) -> None:
         """Stop reading the channel's socket and handing out its buffered messages."""
@@ -316,97 +354,24 @@ class DataPlane(Connecting):
                 else:
                     self._read_output(conn)
 
-    def _events(self, conn: _Conn) -> int:
-        if conn.sock is None:
-            return 0
-        events = _WRITE if conn.wbuf else 0
-        if type(conn) is _Output or not conn.blocked:  # type: ignore[attr-defined]
-            events |= _READ
-        return events
-
-    def _rewatch(self, conn: _Conn) -> None:
-        events = self._events(conn)
-        if events == conn.events:
-            return
-        if not conn.events:
-            self._sel.register(conn.sock, events, conn)  # type: ignore[arg-type]
-        elif not events:
-            self._sel.unregister(conn.sock)  # type: ignore[arg-type]
-        else:
-            self._sel.modify(conn.sock, events, conn)  # type: ignore[arg-type]
-        conn.events = events
-
-    def _write(self, conn: _Conn, data: bytes) -> None:
-        if conn.wbuf:
-            conn.wbuf += data
-            return
-        try:
-            sent = conn.sock.send(data)  # type: ignore[union-attr]
-        except BlockingIOError:
-            sent = 0
-        except OSError as e:
-            self._lost(conn, e)
-            return
-        if sent < len(data):
-            conn.wbuf += memoryview(data)[sent:]
-            self._rewatch(conn)
-
-    def _write_pending(self, conn: _Conn) -> None:
-        try:
-            sent = conn.sock.send(conn.wbuf)  # type: ignore[union-attr]
-        except BlockingIOError:
-            return
-        except OSError as e:
-            self._lost(conn, e)
-            return
-        del conn.wbuf[:sent]
-        if not conn.wbuf:
-            self._rewatch(conn)
-
-    def _recv(self, conn: _Conn) -> bytes | None:
-        """Bytes from the socket; ``None`` if it would block, ``b""`` at the end."""
-        try:
-            return conn.sock.recv(_RECV_BYTES)  # type: ignore[union-attr]
-        except BlockingIOError:
-            return None
-        except OSError:
-            return b""
-
-    def _frames(self, conn: _Conn, data: bytes) -> list[tuple[int, Any]] | None:
-        """Complete frames in ``conn.rbuf + data``, decoded; ``None`` if malformed."""
-        if conn.rbuf:
-            conn.rbuf += data
-            buf: bytes | bytearray = conn.rbuf
-        else:
-            buf = data
-        frames = []
-        pos, n = 0, len(buf)
-        with memoryview(buf) as view:
-            while n - pos >= HEADER.size:
-                length, kind = HEADER.unpack_from(buf, pos)
-                if length > MAX_FRAME or kind not in (DATA, CREDIT):
-                    return None
-                end = pos + HEADER.size + length
-                if end > n:
-                    break
-                frames.append((kind, loads(view[pos + HEADER.size : end])))
-                pos = end
-        if buf is data:
-            conn.rbuf = bytearray(data[pos:]) if pos < n else bytearray()
-        else:
-            del conn.rbuf[:pos]
-        return frames
-
     def _read_input(self, inp: _Input) -> None:
         data = self._recv(inp)
         if data is None:
             return
-        frames = self._frames(inp, data) if data else None
+        frames = read_frames(inp, data, _INPUT_KINDS) if data else None
         if frames is None:
             self._lost(inp, None)
             return
         for kind, batch in frames:
-            if kind != DATA or not isinstance(batch, list) or not batch:
+            if kind == PRIORITY:
+                urgent = received(batch, inp.frames)
+                if urgent is None:
+                    self._lost(inp, None)
+                    return
+                self._urgent.append((inp.channel, urgent))
+                inp.priority += 1
+                continue
+            if not isinstance(batch, list) or not batch:
                 self._lost(inp, None)
                 return
             inp.frames.append(batch)
@@ -425,41 +390,45 @@ class DataPlane(Connecting):
         if data is None:
             return
         if out.state == "proof" and data:
-            out.rbuf += data
-            if len(out.rbuf) < MAC_BYTES:
-                return
-            proof, data = bytes(out.rbuf[:MAC_BYTES]), bytes(out.rbuf[MAC_BYTES:])
-            out.rbuf.clear()
-            try:
-                check_server_proof(out.proof, proof)
-            except AuthenticationError as e:
-                out.error = str(e)
-                self._lost(out, None)
-                return
-            out.state = "ack"
+            data = self._proof(out, data)
             if not data:
                 return
-        frames = self._frames(out, data) if data else None
+        frames = read_frames(out, data, _OUTPUT_KINDS) if data else None
         if frames is None:
             self._lost(out, None)
             return
-        for kind, count in frames:
-            if kind != CREDIT:
-                self._lost(out, None)
-                return
+        for _, count in frames:  # CREDIT only (read_frames refuses other kinds)
             if out.state == "ack":
                 out.state = "open"
                 self._sendable[out.channel] = out
             self._grant(out, count)
 
+    def _proof(self, out: _Output, data: bytes) -> bytes:
+        """The receiver's proof of the secret, from ``data`` and earlier bytes: checked once
+        complete (a wrong one loses the connection); returns the bytes after it."""
+        out.rbuf += data
+        if len(out.rbuf) < MAC_BYTES:
+            return b""
+        proof, data = bytes(out.rbuf[:MAC_BYTES]), bytes(out.rbuf[MAC_BYTES:])
+        out.rbuf.clear()
+        try:
+            check_server_proof(out.proof, proof)
+        except AuthenticationError as e:
+            out.error = str(e)
+            self._lost(out, None)
+            return b""
+        out.state = "ack"
+        return data
+
     def _lost(self, conn: _Conn, error: OSError | None) -> None:
         """The peer closed (or broke) the connection: record it, keep going."""
         self._drop_socket(conn)
-        if type(conn) is _Input:
-            conn.closed = True  # type: ignore[attr-defined]
+        if isinstance(conn, _Input):
+            conn.closed = True
             self._closed_inputs.append(conn.channel)
             return
-        out: _Output = conn  # type: ignore[assignment]
+        assert isinstance(conn, _Output)
+        out = conn
         if out.state in ("nonce", "proof", "ack"):
             out.state = "refused"
             return
@@ -467,15 +436,6 @@ class DataPlane(Connecting):
         out.error = str(error) if error else "closed by the receiver"
         self._sendable.pop(out.channel, None)
         out.sends.drop()
-
-    def _drop_socket(self, conn: _Conn) -> None:
-        if conn.events:
-            self._sel.unregister(conn.sock)  # type: ignore[arg-type]
-            conn.events = 0
-        conn.sock.close()  # type: ignore[union-attr]
-        conn.sock = None
-        conn.wbuf.clear()
-        conn.rbuf.clear()
 
     # -- errors ------------------------------------------------------------------------------
 

@@ -53,7 +53,7 @@ def dumps(obj: Any) -> bytes:
     return pickle.dumps(obj, protocol=PICKLE_PROTOCOL)
 
 
-def loads(data: bytes) -> Any:
+def loads(data: bytes | memoryview) -> Any:
     return pickle.loads(data)
 
 

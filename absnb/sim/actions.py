@@ -143,6 +143,19 @@ class Decline:
 
 
 @dataclass(frozen=True, slots=True)
+class EndInput:
+    """The sender of ``channel`` ends it (Flink: ``EndOfPartitionEvent``): its end goes
+    behind what is queued, and nothing, barriers included, follows. Enabled once the sender
+    has finished: its input log consumed and the end of every input of its own consumed.
+    The receiver counts the channel as aligned for every pending and future barrier."""
+
+    channel: ChannelId
+
+    def __str__(self) -> str:
+        return f"end {self.channel}"
+
+
+@dataclass(frozen=True, slots=True)
 class Wait:
     """Time passes with nothing delivered: enabled only while a task aligns under an
     alignment timeout and nothing else can move, so that the timeout still fires."""
@@ -151,6 +164,17 @@ class Wait:
         return "wait"
 
 
-Action = Deliver | Emit | Transfer | TriggerCheckpoint | Notify | Crash | Recover | Wait | Decline
+Action = (
+    Deliver
+    | Emit
+    | Transfer
+    | TriggerCheckpoint
+    | Notify
+    | Crash
+    | Recover
+    | Wait
+    | Decline
+    | EndInput
+)
 PROGRESS = (Deliver, Emit, Notify, Wait)
 """Actions that move data; a run is over when none is enabled."""

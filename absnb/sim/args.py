@@ -64,6 +64,7 @@ def check_script(actions: Any, start: Any) -> None:
         Decline,
         Deliver,
         Emit,
+        EndInput,
         Notify,
         Recover,
         Transfer,
@@ -71,14 +72,25 @@ def check_script(actions: Any, start: Any) -> None:
         Wait,
     )
 
-    kinds = (Deliver, Emit, Transfer, TriggerCheckpoint, Notify, Crash, Recover, Wait, Decline)
+    kinds = (
+        Deliver,
+        Emit,
+        Transfer,
+        TriggerCheckpoint,
+        Notify,
+        Crash,
+        Recover,
+        Wait,
+        Decline,
+        EndInput,
+    )
     if isinstance(actions, str | bytes) or not hasattr(actions, "__iter__"):
         raise InvalidTypeError(f"a script must be a list of actions, not {actions!r:.80}")
     for i, action in enumerate(actions):
         if not isinstance(action, kinds):
             raise InvalidTypeError(
                 f"script entry {i} is {action!r:.80}, not an action: use Deliver, Emit, "
-                "Transfer, TriggerCheckpoint, Notify, Crash, Recover, Wait or Decline "
+                "Transfer, TriggerCheckpoint, Notify, Crash, Recover, Wait, Decline or EndInput "
                 "(absnb.sim.actions)"
             )
     validate.whole("start", start, minimum=0)

@@ -17,6 +17,7 @@ from absnb.sim.actions import (
     Decline,
     Deliver,
     Emit,
+    EndInput,
     Notify,
     Recover,
     Transfer,
@@ -141,6 +142,12 @@ def _decline(world: World, action: Decline) -> str | None:
     return None
 
 
+def _end_input(world: World, action: EndInput) -> str | None:
+    if action.channel not in world.channels:
+        return f"there is no channel {action.channel}"
+    return modes.unfinished(world, action.channel)
+
+
 def _wait(world: World, action: Wait) -> str | None:
     if not world.aligning:
         return "no task is aligning under an alignment timeout"
@@ -168,6 +175,7 @@ _CHECKS: dict[type, Callable[[World, Any], str | None]] = {
     TriggerCheckpoint: _trigger,
     Notify: _notify,
     Decline: _decline,
+    EndInput: _end_input,
     Wait: _wait,
     Crash: _crash,
     Recover: _recover,

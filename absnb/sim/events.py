@@ -5,9 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from absnb.core.ids import ChannelId, CheckpointId, TaskId
-from absnb.core.messages import Message
+from absnb.core.messages import OnChannel
 from absnb.sim.actions import Action
 from absnb.sim.format import show_message
+from absnb.task import Send
 
 
 @dataclass(slots=True)
@@ -35,8 +36,8 @@ class Event:
     step: int
     action: Action
     task: TaskId | None = None
-    message: Message | None = None
-    sent: tuple[tuple[ChannelId, Message], ...] = ()
+    message: OnChannel | None = None
+    sent: tuple[Send, ...] = ()
     blocked: tuple[ChannelId, ...] = ()
     unblocked: tuple[ChannelId, ...] = ()
     snapshots: tuple[tuple[TaskId, CheckpointId], ...] = ()

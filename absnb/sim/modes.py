@@ -4,8 +4,10 @@ Unaligned checkpoints (FLIP-76): a barrier is delivered ahead of the records que
 it on its channel. Aligned checkpoints with an alignment timeout: a task whose alignment
 has lasted the timeout (in steps) switches to unaligned, and a barrier still queued when
 its checkpoint is older than the timeout overtakes. Decline: a task declines the oldest
-pending checkpoint it has not acknowledged. The :class:`~absnb.sim.world.World` calls these
-from its steps; they change the world they are given.
+pending checkpoint it has not acknowledged. End of input: a finished sender ends one of its
+channels (FLIP-147: the receiver counts it as aligned from then on). The
+:class:`~absnb.sim.world.World` calls these from its steps; they change the world they are
+given.
 """
 
 from __future__ import annotations
@@ -14,8 +16,9 @@ from collections import deque
 from typing import TYPE_CHECKING
 
 from absnb.core.ids import ChannelId, CheckpointId, TaskId
-from absnb.core.messages import CheckpointBarrier, Message
-from absnb.sim.actions import Decline, TriggerCheckpoint
+from absnb.core.messages import CheckpointBarrier, EndOfInput, OnChannel, Record, RecordBatch
+from absnb.sim.actions import Decline, EndInput, TriggerCheckpoint
+from absnb.sim.effects import outcome
 from absnb.sim.events import Event
 from absnb.task import Send
 
@@ -43,10 +46,10 @@ def alignment_timeouts(world: World, event: Event) -> None:
             sends: list[Send] = []
             controls = task.alignment_timeout(sends)
             event.switched += (t,)
-            world._outcome(task, sends, controls, event)
+            outcome(world, task, sends, controls, event)
 
 
-def late_barrier(world: World, queue: deque[Message]) -> bool:
+def late_barrier(world: World, queue: deque[OnChannel]) -> bool:
     """Under an alignment timeout: whether the first barrier queued in ``queue`` belongs to a
     checkpoint triggered at least the timeout ago (it then overtakes, as unaligned)."""
     timeout = world._s.alignment_timeout
@@ -59,18 +62,64 @@ def late_barrier(world: World, queue: deque[Message]) -> bool:
     return False
 
 
-def deliver_overtaking(world: World, channel: ChannelId, queue: deque[Message], i: int) -> Event:
+def deliver_overtaking(world: World, channel: ChannelId, queue: deque[OnChannel], i: int) -> Event:
     """Deliver the barrier at position ``i`` of ``channel`` ahead of the records before it
     (FLIP-76: a barrier is a priority event and overtakes in-flight records)."""
     barrier = queue[i]
-    overtaken = tuple(queue[j] for j in range(i))
+    assert not isinstance(barrier, EndOfInput)  # ``i``: an end overtakes nothing
+    overtaken: list[Record | RecordBatch] = []
+    for j in range(i):
+        record = queue[j]
+        assert isinstance(record, Record | RecordBatch)  # ``i``: the first non-record queued
+        overtaken.append(record)
     del queue[i]
     task = world.writable_task(channel.dst)
     sends: list[Send] = []
-    controls = task.deliver_overtaking(channel, barrier, overtaken, sends)  # type: ignore[arg-type]
+    controls = task.deliver_overtaking(channel, barrier, tuple(overtaken), sends)
     event = Event(world.clock, world._s.deliver[channel], channel.dst, barrier)
     event.overtaken = len(overtaken)
-    return world._outcome(task, sends, controls, event)
+    return outcome(world, task, sends, controls, event)
+
+
+def unfinished(world: World, channel: ChannelId) -> str | None:
+    """Why the sender of ``channel`` cannot end it now (None: it can)."""
+    t = channel.src
+    task = world.tasks[t]
+    if channel in task.closed:
+        return f"{channel} has ended already"
+    log = world.inputs.get(t, ())
+    if task.offset < len(log):
+        return f"{t} has {len(log) - task.offset} input log entries left"
+    live = [c for c in task.inputs if c not in task.ended]
+    if live:
+        return f"{t} has not had the end of {', '.join(map(str, live))}"
+    return None
+
+
+def end_input(world: World, action: EndInput) -> Event:
+    """The sender of ``action.channel`` ends it: its end goes behind what is queued."""
+    task = world.writable_task(action.channel.src)
+    sends: list[Send] = []
+    task.end_output(action.channel, sends)
+    return outcome(world, task, sends, (), Event(world.clock, action, task.id))
+
+
+def ended_tasks_join(world: World, event: Event) -> None:
+    """A task whose inputs have all ended still takes part in checkpoints (FLIP-147): no
+    barrier can reach it, so it joins every pending checkpoint it has not started, as the
+    coordinator's trigger at a source does, as part of the step of ``event``."""
+    pending = world.coordinator.pending
+    if not pending or world.failed is not None:
+        return
+    for t, task in world.tasks.items():
+        if not task.inputs or len(task.ended) < len(task.inputs):
+            continue
+        started = {w.checkpoint_id for w in task.handler.waiting()}
+        for n, p in sorted(pending.items()):
+            if n in world.coordinator.pending and t not in p.acknowledged and n not in started:
+                task = world.writable_task(t)
+                sends: list[Send] = []
+                outcome(world, task, sends, task.trigger(n, sends), event)
 
 
 def declinable(world: World, t: TaskId) -> CheckpointId | None:
@@ -89,4 +138,4 @@ def decline(world: World, action: Decline) -> Event:
     task = world.writable_task(action.task)
     sends: list[Send] = []
     controls = task.decline(n, action.reason, sends)
-    return world._outcome(task, sends, controls, Event(world.clock, action, action.task))
+    return outcome(world, task, sends, controls, Event(world.clock, action, action.task))

@@ -18,7 +18,7 @@ from typing import Protocol
 from absnb.core.errors import SnapshotMismatchError
 from absnb.core.graph import ExecutionGraph
 from absnb.core.ids import ChannelId, CheckpointId, TaskId
-from absnb.core.messages import Message, as_records
+from absnb.core.messages import OnChannel, as_records
 from absnb.core.snapshot import GlobalSnapshot, TaskSnapshot
 from absnb.operators.base import Operator
 from absnb.protocols.coordinator import CheckpointCoordinator
@@ -44,7 +44,7 @@ class RecoverableWorld(Protocol):
 
     def writable_task(self, t: TaskId) -> StreamTask: ...
 
-    def writable_channel(self, c: ChannelId) -> deque[Message]: ...
+    def writable_channel(self, c: ChannelId) -> deque[OnChannel]: ...
 
 
 def check_snapshot_matches(world: RecoverableWorld, snapshot: GlobalSnapshot) -> None:

@@ -78,6 +78,11 @@ class Stepper:
         """The actions enabled now."""
         return self.world.enabled_actions(crashes=crashes)
 
+    def next_action(self) -> Action | None:
+        """What the scheduler would do next (None: the run is over); the schedulers are
+        functions of the world, so asking changes nothing."""
+        return self.scheduler.choose(self.world, self.world.enabled_actions())
+
     def step(self, action: Action | None = None) -> Event | None:
         """Apply ``action``, or the scheduler's choice; None when there is nothing to do.
 

@@ -11,10 +11,12 @@ every further line is one action::
 
 The action kinds are ``deliver`` (``channel``), ``emit`` (``task``), ``transfer`` (``src``,
 ``dst``, ``amount``), ``trigger`` (optional ``at``), ``notify`` (``task``, ``checkpoint``),
-``crash`` (``task``) and ``recover`` (``mode``: ``full`` or ``partial``). Blank lines and
-lines starting with ``#`` are ignored, and so are keys a reader does not know: saved traces
-add ``step`` and a human ``note`` to every line, a script written by hand needs only the
-action keys. Replaying a saved trace gives the same events as the run it was saved from.
+``crash`` (``task``), ``recover`` (``mode``: ``full`` or ``partial``), ``wait``, ``decline``
+(``task``, optional ``reason``) and ``end`` (``channel``); :mod:`absnb.sim.trace_actions`
+reads and writes them. Blank lines and lines starting with ``#`` are ignored, and so are
+keys a reader does not know: saved traces add ``step`` and a human ``note`` to every line,
+a script written by hand needs only the action keys. Replaying a saved trace gives the
+same events as the run it was saved from.
 
 **Times (a delay model).** Any action line may carry ``"time": T``, a number >= 0 in any
 unit: when the action happens. A schedule given in time units (a message sent at t=2 that
@@ -39,50 +41,17 @@ from pathlib import Path
 from typing import Any
 
 from absnb.core.errors import AbsnbError, ActionNotEnabledError, TraceFormatError
-from absnb.core.graph import ExecutionGraph
 from absnb.jobs import BUILDERS, build_job
 from absnb.jobs.custom import build_custom, is_custom
-from absnb.sim.actions import (
-    Action,
-    Crash,
-    Decline,
-    Deliver,
-    Emit,
-    Notify,
-    Recover,
-    Transfer,
-    TriggerCheckpoint,
-    Wait,
-)
+from absnb.sim.actions import Action
 from absnb.sim.events import Event
 from absnb.sim.schedulers import ScriptedScheduler
 from absnb.sim.stepper import Stepper
+from absnb.sim.trace_actions import action_from_json, action_to_json
 from absnb.sim.world import World
 
 FORMAT = "trace"
 VERSION = 1
-KINDS = (
-    "deliver",
-    "emit",
-    "transfer",
-    "trigger",
-    "notify",
-    "crash",
-    "recover",
-    "wait",
-    "decline",
-)
-EXAMPLES = {
-    "deliver": '{"action": "deliver", "channel": "A->B"}',
-    "emit": '{"action": "emit", "task": "source[0]"}',
-    "transfer": '{"action": "transfer", "src": "A", "dst": "B", "amount": 1000}',
-    "trigger": '{"action": "trigger"} or {"action": "trigger", "at": "A"}',
-    "notify": '{"action": "notify", "task": "sink[0]", "checkpoint": 1}',
-    "crash": '{"action": "crash", "task": "count[1]"}',
-    "recover": '{"action": "recover", "mode": "full"}',
-    "wait": '{"action": "wait"}',
-    "decline": '{"action": "decline", "task": "count[0]"}',
-}
 HEADER_EXAMPLE = (
     '{"absnb": "trace", "version": 1, "job": "bank_transfer", "params": {}, '
     '"protocol": "chandy-lamport"}'
@@ -171,137 +140,6 @@ class Trace:
     lines: list[int]
     times: list[float] | None = None
     """Each action's time (in order of time), when the trace gives times; else None."""
-
-
-# -- actions <-> JSON --------------------------------------------------------------------------
-def action_to_json(action: Action) -> dict[str, Any]:
-    """One action as a JSON object (the keys a trace line needs)."""
-    kind = type(action)
-    if kind is Deliver:
-        return {"action": "deliver", "channel": str(action.channel)}  # type: ignore[union-attr]
-    if kind is Emit:
-        return {"action": "emit", "task": str(action.task)}  # type: ignore[union-attr]
-    if kind is Transfer:
-        a: Transfer = action  # type: ignore[assignment]
-        return {"action": "transfer", "src": str(a.src), "dst": str(a.dst), "amount": a.amount}
-    if kind is TriggerCheckpoint:
-        at = action.at  # type: ignore[union-attr]
-        return {"action": "trigger"} if at is None else {"action": "trigger", "at": str(at)}
-    if kind is Notify:
-        a2: Notify = action  # type: ignore[assignment]
-        return {"action": "notify", "task": str(a2.task), "checkpoint": a2.checkpoint_id}
-    if kind is Crash:
-        return {"action": "crash", "task": str(action.task)}  # type: ignore[union-attr]
-    if kind is Recover:
-        return {"action": "recover", "mode": action.mode}  # type: ignore[union-attr]
-    if kind is Wait:
-        return {"action": "wait"}
-    if kind is Decline:
-        return {"action": "decline", "task": str(action.task), "reason": action.reason}  # type: ignore[union-attr]
-    raise TraceFormatError(f"{action!r} is not an action, so it cannot be written to a trace")
-
-
-def action_from_json(obj: Mapping[str, Any], graph: ExecutionGraph) -> Action:
-    """The action a trace line describes; task and channel names are looked up in ``graph``.
-
-    Raises:
-        TraceFormatError: unknown action kind, a missing or mistyped key, or a name the
-            graph does not have (the message says which).
-    """
-    if not isinstance(obj, Mapping):
-        raise TraceFormatError(
-            f"expected a JSON object such as {EXAMPLES['deliver']}, got {type(obj).__name__}"
-        )
-    if "action" not in obj:
-        raise TraceFormatError(
-            f"missing key 'action': every line after the header is one action, such as "
-            f"{EXAMPLES['deliver']}"
-        )
-    kind = obj["action"]
-    parse = _PARSERS.get(kind) if isinstance(kind, str) else None
-    if parse is None:
-        raise TraceFormatError(f"unknown action {kind!r}: use one of {', '.join(KINDS)}")
-    try:
-        return parse(obj, graph)
-    except AbsnbError as e:
-        if isinstance(e, TraceFormatError):
-            raise
-        raise TraceFormatError(str(e)) from None
-
-
-def _text(obj: Mapping[str, Any], key: str) -> str:
-    if key not in obj:
-        raise TraceFormatError(
-            f"a {obj['action']!r} action needs the key {key!r}, as in {EXAMPLES[obj['action']]}"
-        )
-    value = obj[key]
-    if not isinstance(value, str):
-        raise TraceFormatError(f"{key!r} must be a name in quotes, not {value!r}")
-    return value
-
-
-def _deliver(obj: Mapping[str, Any], graph: ExecutionGraph) -> Action:
-    return Deliver(graph.channel(_text(obj, "channel")))
-
-
-def _emit(obj: Mapping[str, Any], graph: ExecutionGraph) -> Action:
-    return Emit(graph.task(_text(obj, "task")))
-
-
-def _transfer(obj: Mapping[str, Any], graph: ExecutionGraph) -> Action:
-    src, dst = graph.task(_text(obj, "src")), graph.task(_text(obj, "dst"))
-    if "amount" not in obj:
-        raise TraceFormatError(
-            f"a 'transfer' action needs the key 'amount', as in {EXAMPLES['transfer']}"
-        )
-    amount = obj["amount"]
-    if not isinstance(amount, int) or isinstance(amount, bool) or amount <= 0:
-        raise TraceFormatError(
-            f"'amount' must be a positive whole number without quotes, not {amount!r}"
-        )
-    return Transfer(src, dst, amount)
-
-
-def _trigger(obj: Mapping[str, Any], graph: ExecutionGraph) -> Action:
-    if obj.get("at") is None:
-        return TriggerCheckpoint()
-    return TriggerCheckpoint(graph.task(_text(obj, "at")))
-
-
-def _notify(obj: Mapping[str, Any], graph: ExecutionGraph) -> Action:
-    n = obj.get("checkpoint")
-    if not isinstance(n, int) or isinstance(n, bool) or n <= 0:
-        raise TraceFormatError(
-            f"a 'notify' action needs 'checkpoint', a positive whole number, as in "
-            f"{EXAMPLES['notify']}, not {n!r}"
-        )
-    return Notify(graph.task(_text(obj, "task")), n)
-
-
-def _crash(obj: Mapping[str, Any], graph: ExecutionGraph) -> Action:
-    return Crash(graph.task(_text(obj, "task")))
-
-
-def _recover(obj: Mapping[str, Any], graph: ExecutionGraph) -> Action:
-    mode = obj.get("mode", "full")
-    if mode not in ("full", "partial"):
-        raise TraceFormatError(f"unknown recovery mode {mode!r}: use 'full' or 'partial'")
-    return Recover(mode)
-
-
-_PARSERS: dict[str, Callable[[Mapping[str, Any], ExecutionGraph], Action]] = {
-    "deliver": _deliver,
-    "emit": _emit,
-    "transfer": _transfer,
-    "trigger": _trigger,
-    "notify": _notify,
-    "crash": _crash,
-    "recover": _recover,
-    "wait": lambda obj, graph: Wait(),
-    "decline": lambda obj, graph: Decline(
-        graph.task(_text(obj, "task")), str(obj.get("reason", "declined on request"))
-    ),
-}
 
 
 # -- files -------------------------------------------------------------------------------------

@@ -3,7 +3,8 @@
 Tasks (operator state, protocol handler, counters), FIFO channels with their blocked flag,
 input logs, the checkpoint coordinator and a step clock. A world can be cloned, compared
 and hashed, so the stepper can go back and the explorer can branch and deduplicate.
-:meth:`World.apply` performs one action and returns the :class:`~absnb.sim.events.Event`.
+:meth:`World.apply` performs one action (:mod:`absnb.sim.steps`) and returns the
+:class:`~absnb.sim.events.Event`.
 """
 
 from __future__ import annotations
@@ -11,22 +12,19 @@ from __future__ import annotations
 from collections import deque
 from typing import Any
 
-from absnb.core.effects import Block, SnapshotState, Unblock
-from absnb.core.effects import Decline as Declined
 from absnb.core.errors import ActionNotEnabledError, TransferRefusedError
 from absnb.core.graph import ExecutionGraph
 from absnb.core.ids import ChannelId, CheckpointId, TaskId
-from absnb.core.messages import RECORD_TYPES, Message, Record
-from absnb.core.snapshot import GlobalSnapshot, TaskSnapshot
+from absnb.core.messages import EndOfInput, OnChannel, Record
+from absnb.core.snapshot import GlobalSnapshot
 from absnb.jobs.base import Job
 from absnb.operators.base import Operator
 from absnb.protocols import CheckpointCoordinator, get_protocol
 from absnb.protocols.base import SnapshotProtocol
-from absnb.sim import modes
+from absnb.sim import effects, modes, steps
 from absnb.sim.actions import (
     Action,
     Crash,
-    Decline,
     Deliver,
     Emit,
     Notify,
@@ -39,8 +37,8 @@ from absnb.sim.args import check_world
 from absnb.sim.enabled import why_not
 from absnb.sim.events import Event
 from absnb.sim.format import show_message
-from absnb.sim.recovery import acknowledged_key, recover, recovery_key
-from absnb.task import Dropped, Send, StreamTask
+from absnb.sim.recovery import acknowledged_key, recovery_key
+from absnb.task import StreamTask
 
 WAIT = Wait()
 
@@ -129,7 +127,7 @@ class World:
         self._s = _Static(job, proto, max_checkpoints, notify_steps)
         graph = job.graph
         self.tasks: dict[TaskId, StreamTask] = {t: StreamTask(graph, t, proto) for t in graph.tasks}
-        self.channels: dict[ChannelId, deque[Message]] = {c: deque() for c in graph.channels}
+        self.channels: dict[ChannelId, deque[OnChannel]] = {c: deque() for c in graph.channels}
         self.blocked: set[ChannelId] = set()
         self.inputs: dict[TaskId, tuple[Any, ...]] = {
             t: tuple(job.inputs.get(t, ())) for t in self._s.emitters
@@ -161,7 +159,7 @@ class World:
         self._own.add(t)
         return task
 
-    def writable_channel(self, c: ChannelId) -> deque[Message]:
+    def writable_channel(self, c: ChannelId) -> deque[OnChannel]:
         """Channel ``c``'s queue, ready to be changed (copied first if shared)."""
         if c in self._own:
             return self.channels[c]
@@ -290,7 +288,7 @@ class World:
         none."""
         return [a for a in self.enabled_actions() if type(a) in (Deliver, Emit, Notify, Wait)]
 
-    def _replay_allows(self, channel: ChannelId, head: Message) -> bool:
+    def _replay_allows(self, channel: ChannelId, head: OnChannel) -> bool:
         replay = self.tasks[channel.dst].replay
         return not replay or type(head) is not Record or replay[0] == channel
 
@@ -327,166 +325,24 @@ class World:
             raise (TransferRefusedError if refused else ActionNotEnabledError)(
                 f"cannot {action} at step {self.clock}: {why}. Enabled now: {options}"
             )
-        kind = type(action)
-        if kind is Deliver:
-            event = self._deliver(action.channel)  # type: ignore[union-attr]
-        elif kind is Emit:
-            event = self._emit(action, action.task, None)  # type: ignore[union-attr]
-        elif kind is Transfer:
-            event = self._emit(action, action.src, (action.dst.operator, action.amount))  # type: ignore[union-attr]
-        elif kind is TriggerCheckpoint:
-            event = self._trigger(action)  # type: ignore[arg-type]
-        elif kind is Notify:
-            event = self._notify_one(action)  # type: ignore[arg-type]
-        elif kind is Crash:
-            event = self._crash(action)  # type: ignore[arg-type]
-        elif kind is Wait:
-            event = Event(self.clock, action)
-        elif kind is Decline:
-            event = modes.decline(self, action)  # type: ignore[arg-type]
-        else:
-            event = self._recover(action)  # type: ignore[arg-type]
-        if self.coordinator.timeout is not None and self.coordinator.pending:
-            for n in self.coordinator.expire(self.clock):
-                event.aborted += (n,)
-                self._notify(n, event, complete=False)
-        if self._s.alignment_timeout is not None and (
-            self.aligning or event.blocked or kind is TriggerCheckpoint
-        ):
-            modes.alignment_timeouts(self, event)
+        event = steps.perform(self, action)
+        self._expire_and_time_out(action, event)
+        if type(action) is TriggerCheckpoint or type(event.message) is EndOfInput:
+            modes.ended_tasks_join(self, event)
         self.clock += 1
         return event
 
-    def _deliver(self, channel: ChannelId) -> Event:
-        queue = self.writable_channel(channel)
-        if type(queue[0]) in RECORD_TYPES and (self._s.overtake or modes.late_barrier(self, queue)):
-            for i, m in enumerate(queue):
-                if type(m) not in RECORD_TYPES:
-                    return modes.deliver_overtaking(self, channel, queue, i)
-        message = queue.popleft()
-        task = self.writable_task(channel.dst)
-        replaying = bool(task.replay)
-        sends: list[Send] = []
-        controls = task.deliver(channel, message, sends)
-        if replaying and not task.replay:
-            self.replaying -= 1
-        event = Event(self.clock, self._s.deliver[channel], channel.dst, message)
-        return self._outcome(task, sends, controls, event)
-
-    def _outcome(self, task: StreamTask, sends: list[Send], controls: Any, event: Event) -> Event:
-        """Push what ``task`` sent in the step, apply its controls, and return the event."""
-        if sends:
-            self._push(sends)
-            event.sent = tuple(sends)
-        if controls:
-            self._control(task, controls, event)
-        return event
-
-    def _emit(self, action: Action, t: TaskId, entry: Any) -> Event:
-        task = self.writable_task(t)
-        if entry is None:
-            entry = self.inputs[t][task.offset]
-        else:
-            self.inputs[t] = (*self.inputs[t], entry)
-        replaying = bool(task.replay)
-        sends: list[Send] = []
-        task.emit(entry, sends)
-        if replaying and not task.replay:
-            self.replaying -= 1
-        self._push(sends)
-        return Event(self.clock, action, t, sent=tuple(sends))
-
-    def _push(self, sends: list[Send]) -> None:
-        own, channels = self._own, self.channels
-        for c, m in sends:
-            (channels[c] if c in own else self.writable_channel(c)).append(m)
-
-    def _control(self, task: StreamTask, controls: Any, event: Event) -> None:
-        for ctl in controls:
-            kind = type(ctl)
-            if kind is Block:
-                self.blocked.add(ctl.channel)
-                event.blocked += (ctl.channel,)
-            elif kind is Unblock:
-                self.blocked.discard(ctl.channel)
-                event.unblocked += (ctl.channel,)
-            elif kind is SnapshotState:
-                event.snapshots += ((task.id, ctl.checkpoint_id),)
-            elif kind is Dropped:
-                event.dropped = True
-            elif kind is Declined:
-                if self.coordinator.decline(ctl.checkpoint_id, task.id, ctl.reason):
-                    event.aborted += (ctl.checkpoint_id,)
-                    self._notify(ctl.checkpoint_id, event, complete=False)
-            elif kind is TaskSnapshot:
-                before = len(self.coordinator.aborted)
-                done = self.coordinator.acknowledge(ctl, self.clock)
-                if done is not None:
-                    event.completed += (done.checkpoint_id,)
-                    for n in self.coordinator.aborted[before:]:  # subsumed by the new one
-                        event.aborted += (n,)
-                        self._notify(n, event, complete=False)
-                    if self._s.notify_steps:
-                        for t in self.graph.tasks:
-                            self.notices[t] = (*self.notices.get(t, ()), done.checkpoint_id)
-                    else:
-                        self._notify(done.checkpoint_id, event, complete=True)
-
-    def _notify(self, checkpoint_id: CheckpointId, event: Event, *, complete: bool) -> None:
-        """Notify-checkpoint-complete (or aborted) to every live task."""
-        for t in self.graph.tasks:
-            if t == self.failed:
-                continue
-            task = self.writable_task(t)
-            sends: list[Send] = []
-            if complete:
-                controls = task.checkpoint_complete(checkpoint_id, sends)
-            else:
-                controls = task.checkpoint_aborted(checkpoint_id, sends)
-            if sends:
-                self._push(sends)
-                event.sent += tuple(sends)
-            if controls:
-                self._control(task, controls, event)
-
-    def _notify_one(self, action: Notify) -> Event:
-        t = action.task
-        rest = self.notices[t][1:]
-        if rest:
-            self.notices[t] = rest
-        else:
-            del self.notices[t]
-        task = self.writable_task(t)
-        sends: list[Send] = []
-        controls = task.checkpoint_complete(action.checkpoint_id, sends)
-        event = Event(self.clock, action, t)
-        return self._outcome(task, sends, controls, event)
-
-    def _trigger(self, action: TriggerCheckpoint) -> Event:
-        n = self.coordinator.trigger(self.clock)
-        targets = (action.at,) if action.at is not None else self.graph.initiators()
-        event = Event(self.clock, action, targets[0] if len(targets) == 1 else None)
-        for t in targets:
-            task = self.writable_task(t)
-            sends: list[Send] = []
-            controls = task.trigger(n, sends)
-            if sends:
-                self._push(sends)
-                event.sent += tuple(sends)
-            if controls:
-                self._control(task, controls, event)
-        return event
-
-    def _crash(self, action: Crash) -> Event:
-        self.failed = action.task
-        event = Event(self.clock, action, action.task)
-        for n in self.coordinator.abort_all():
-            event.aborted += (n,)
-            self._notify(n, event, complete=False)
-        return event
-
-    def _recover(self, action: Recover) -> Event:
-        return recover(self, action)
+    def _expire_and_time_out(self, action: Action, event: Event) -> None:
+        """At the end of each step: abort the checkpoints pending longer than the checkpoint
+        timeout, and switch the tasks aligning longer than the alignment timeout to
+        unaligned."""
+        coordinator = self.coordinator
+        if coordinator.timeout is not None and coordinator.pending:
+            effects.abort(self, coordinator.expire(self.clock), event)
+        if self._s.alignment_timeout is not None and (
+            self.aligning or event.blocked or type(action) is TriggerCheckpoint
+        ):
+            modes.alignment_timeouts(self, event)
 
     # -- value semantics -------------------------------------------------------------------
     def clone(self) -> World:

@@ -7,7 +7,9 @@
 - :mod:`absnb.views.tables`: snapshots as pandas tables, and the diff of two.
 - :mod:`absnb.views.transactions`: a two-phase-commit sink's external system: its
   transactions and committed output as tables, and drawn beside the graph.
-- :mod:`absnb.views.widgets`: the stepper widget and the side-by-side comparison.
+- :mod:`absnb.views.widgets`: the stepper widget (its controls in
+  :mod:`absnb.views.controls`); :mod:`absnb.views.side_by_side`: protocols compared.
+- :mod:`absnb.views.pictures`: static pictures (``<img>`` of SVG) for untrusted notebooks.
 
 The names below are imported from their module when first used (PEP 562), so that
 ``import absnb.views`` and a DOT rendering pull in neither pandas, plotly nor ipywidgets.
@@ -21,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from absnb.views.cut import Cut
     from absnb.views.graph import graph_svg, show_graph, to_dot
+    from absnb.views.side_by_side import SideBySide, compare
     from absnb.views.tables import snapshot_diff, snapshot_tables, task_table
     from absnb.views.timeline import message_arrows, show_timeline, space_time
     from absnb.views.timeline_static import timeline_svg
@@ -31,7 +34,7 @@ if TYPE_CHECKING:
         transaction_table,
         transactions_dot,
     )
-    from absnb.views.widgets import SideBySide, StepperWidget, compare, stepper_widget
+    from absnb.views.widgets import StepperWidget, stepper_widget
 
 _HOME = {
     "Cut": "cut",
@@ -50,9 +53,9 @@ _HOME = {
     "show_transactions": "transactions",
     "transaction_table": "transactions",
     "transactions_dot": "transactions",
-    "SideBySide": "widgets",
+    "SideBySide": "side_by_side",
     "StepperWidget": "widgets",
-    "compare": "widgets",
+    "compare": "side_by_side",
     "stepper_widget": "widgets",
 }
 """Each public name and the module of :mod:`absnb.views` that defines it."""

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, NamedTuple
 
 from absnb.core.ids import ChannelId, CheckpointId, TaskId
-from absnb.core.messages import RECORD_TYPES, CheckpointBarrier, Marker, Message
+from absnb.core.messages import RECORD_TYPES, CheckpointBarrier, Marker, OnChannel, RecordBatch
 from absnb.sim.actions import Crash, Deliver, Recover, RecoveryMode
 from absnb.sim.events import Event
 from absnb.sim.format import show_message
@@ -108,7 +108,7 @@ class RecoveryPoint(NamedTuple):
     mode: RecoveryMode
 
 
-def message_kind(message: Message) -> MessageKind:
+def message_kind(message: OnChannel | RecordBatch) -> MessageKind:
     """``barrier``, ``marker`` or ``record``."""
     kind = type(message)
     if kind is CheckpointBarrier:
@@ -124,7 +124,9 @@ class _Pending:
 
     __slots__ = ("channel", "dropped", "lost", "message", "received", "restored", "sent")
 
-    def __init__(self, channel: ChannelId, sent: int, message: Message, restored: bool) -> None:
+    def __init__(
+        self, channel: ChannelId, sent: int, message: OnChannel | RecordBatch, restored: bool
+    ) -> None:
         self.channel = channel
         self.sent = sent
         self.message = message
@@ -160,56 +162,76 @@ def message_arrows(trace: Sequence[Event], world: World) -> list[Arrow]:
     Raises:
         ValueError: the trace restores a checkpoint that ``world`` has not completed.
     """
-    snapshots = {s.checkpoint_id: s for s in world.snapshots}
-    start = trace[0].step if trace else 0
-    queues: dict[ChannelId, deque[_Pending]] = {}
-    pending: list[_Pending] = []
+    matcher = _Matcher(world, trace[0].step if trace else 0)
     for event in trace:
-        action = event.action
-        if type(action) is Deliver:
-            c = action.channel
-            q = queues.get(c)
-            if q and event.overtaken:  # an unaligned barrier overtook records on its channel
-                i = next(i for i, x in enumerate(q) if type(x.message) not in RECORD_TYPES)
-                p = q[i]
-                del q[i]
-            elif q:
-                p = q.popleft()
-            else:  # in transit before the trace began
-                assert event.message is not None
-                p = _Pending(c, start, event.message, False)
-                pending.append(p)
-            p.received = event.step
-            p.dropped = event.dropped
+        if type(event.action) is Deliver:
+            matcher.deliver(event, event.action.channel)
         if event.restored is not None:
-            n, tasks = event.restored
-            if n and n not in snapshots:
-                raise ValueError(
-                    f"step {event.step} restores checkpoint {n}, but the world given has no "
-                    f"completed checkpoint {n} (it has {sorted(snapshots) or 'none'}): pass "
-                    "the world the trace ended in (stepper.world)"
-                )
-            states = snapshots[n].channel_states if n else {}
-            restarted = set(tasks)
-            for c in world.graph.channels:
-                if c.dst not in restarted:
-                    continue
-                q = queues.setdefault(c, deque())
-                for p in q:
-                    p.lost = event.step
-                q.clear()
-                for record in states.get(c, ()):
-                    p = _Pending(c, event.step, record, True)
-                    pending.append(p)
-                    q.append(p)
+            matcher.restore(event, *event.restored)
+        matcher.send(event)
+    return [p.arrow() for p in matcher.pending]
+
+
+class _Matcher:
+    """The messages of a trace read so far (:attr:`pending`, in the order sent) and those
+    still in transit on each channel, oldest first."""
+
+    def __init__(self, world: World, start: int) -> None:
+        self.world = world
+        self.snapshots = {s.checkpoint_id: s for s in world.snapshots}
+        self.start = start
+        self.queues: dict[ChannelId, deque[_Pending]] = {}
+        self.pending: list[_Pending] = []
+
+    def deliver(self, event: Event, c: ChannelId) -> None:
+        """The delivery of ``event`` ends the oldest message on ``c`` (FIFO), or the first
+        barrier there when it overtook records (unaligned)."""
+        q = self.queues.get(c)
+        if q and event.overtaken:
+            i = next(i for i, x in enumerate(q) if type(x.message) not in RECORD_TYPES)
+            p = q[i]
+            del q[i]
+        elif q:
+            p = q.popleft()
+        else:  # in transit before the trace began
+            assert event.message is not None
+            p = self._new(c, self.start, event.message, False)
+        p.received = event.step
+        p.dropped = event.dropped
+
+    def restore(self, event: Event, n: CheckpointId, tasks: tuple[TaskId, ...]) -> None:
+        """A recovery restored checkpoint ``n`` (0: the initial state) into ``tasks``: the
+        messages on their input channels are lost, the snapshot's channel state is put
+        back in transit."""
+        if n and n not in self.snapshots:
+            raise ValueError(
+                f"step {event.step} restores checkpoint {n}, but the world given has no "
+                f"completed checkpoint {n} (it has {sorted(self.snapshots) or 'none'}): pass "
+                "the world the trace ended in (stepper.world)"
+            )
+        states = self.snapshots[n].channel_states if n else {}
+        restarted = set(tasks)
+        for c in self.world.graph.channels:
+            if c.dst not in restarted:
+                continue
+            q = self.queues.setdefault(c, deque())
+            for p in q:
+                p.lost = event.step
+            q.clear()
+            for record in states.get(c, ()):
+                q.append(self._new(c, event.step, record, True))
+
+    def send(self, event: Event) -> None:
+        """The messages ``event`` sent go in transit on their channels."""
         for c, m in event.sent:
-            p = _Pending(c, event.step, m, False)
-            pending.append(p)
-            q = queues.get(c)
-            if q is None:
-                q = queues[c] = deque()
-            q.append(p)
-    return [p.arrow() for p in pending]
+            self.queues.setdefault(c, deque()).append(self._new(c, event.step, m, False))
+
+    def _new(
+        self, c: ChannelId, sent: int, message: OnChannel | RecordBatch, restored: bool
+    ) -> _Pending:
+        p = _Pending(c, sent, message, restored)
+        self.pending.append(p)
+        return p
 
 
 def snapshot_points(trace: Sequence[Event]) -> list[SnapshotPoint]:

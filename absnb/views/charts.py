@@ -51,12 +51,12 @@ def caption(df: pd.DataFrame, machine: str = "") -> str:
 def figure6_chart(df: pd.DataFrame, machine: str = "", paper: bool = True) -> Any:
     """Runtime over the baseline's against the snapshot interval (the paper's Figure 6):
     one line per protocol, medians with min-max error bars; with ``paper``, the paper's
-    digitised values (:data:`~absnb.experiments.paper.PAPER_FIGURE6`) dotted, against its
+    digitised values (:data:`~absnb.jobs.paper_topology.PAPER_FIGURE6`) dotted, against its
     own intervals on the top axis (a 260 s run on 10 nodes, where these are tens of
     seconds on a laptop)."""
     import plotly.graph_objects as go
 
-    from absnb.experiments.paper import PAPER_BASELINE_SECONDS, PAPER_FIGURE6
+    from absnb.jobs.paper_topology import PAPER_BASELINE_SECONDS, PAPER_FIGURE6
 
     fig = go.Figure()
     fig.add_hline(
@@ -260,10 +260,10 @@ def static_chart(
     y0, y1 = min(0.0, min(ys)), max(ys) * 1.08 or 1.0
 
     def px(x: float) -> float:
-        return left + (x - x0) / (x1 - x0) * pw
+        return float(left + (x - x0) / (x1 - x0) * pw)
 
     def py(y: float) -> float:
-        return top + ph - (y - y0) / (y1 - y0) * ph
+        return float(top + ph - (y - y0) / (y1 - y0) * ph)
 
     out = [
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
@@ -329,20 +329,17 @@ class Chart:
         self.figure, self.svg, self.alt = figure, svg, alt
 
     def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
-        from absnb.views.timeline_static import svg_img
+        from absnb.views.pictures import picture_bundle
 
         bundle = dict(self.figure.to_plotly_json())
-        return {
-            "application/vnd.plotly.v1+json": {"data": bundle["data"], "layout": bundle["layout"]},
-            "text/html": svg_img(self.svg, self.alt),
-            "text/plain": self.alt,
-        }
+        plotly = {"data": bundle["data"], "layout": bundle["layout"]}
+        return picture_bundle(self.svg, self.alt, {"application/vnd.plotly.v1+json": plotly})
 
 
 def figure6_picture(df: pd.DataFrame, machine: str = "", paper: bool = True) -> Chart:
     """:func:`figure6_chart` with its static picture (the paper's values at its own
     intervals, scaled onto this run's largest interval, are the dotted lines)."""
-    from absnb.experiments.paper import PAPER_FIGURE6
+    from absnb.jobs.paper_topology import PAPER_FIGURE6
 
     snapshots = df[df["protocol"] != "none"]
     series = _spread_series(snapshots, "interval", "relative_runtime")
@@ -406,6 +403,7 @@ def job_dot(job: Any) -> str:
 def job_picture(job: Any) -> str:
     """:func:`job_dot` drawn by Graphviz, as an ``<img>`` (shows in untrusted notebooks)."""
     from absnb.views.graph import render_svg
-    from absnb.views.timeline_static import svg_img
+    from absnb.views.pictures import img_html
 
-    return svg_img(render_svg(job_dot(job)), f"the operators of {job.builder}")
+    svg: str = render_svg(job_dot(job))
+    return img_html(svg, f"the operators of {job.builder}")

@@ -35,19 +35,16 @@ from absnb.views.arrows import (
     recovery_steps,
 )
 from absnb.views.cut import Cut, classify, side, snapshot_cuts
+from absnb.views.labels import CHAR_EM, LABEL_PX, Box, Label, Placer, around
 
 if TYPE_CHECKING:
     from absnb.sim.world import World
 
-LABEL_PX = 18
-"""Font size of every label on the diagram: readable on a projector at 1280 px wide."""
 WIDTH = 1024
 """Default width of the diagram in pixels: a notebook's output area in a 1280 px wide
 JupyterLab window holds it without scaling it down, so labels stay at 18 px."""
 LANE_PX = 20
 TITLE_PX = 24
-CHAR_EM = 0.62
-"""Width of one character in ems, a generous estimate for a sans-serif font."""
 MAX_STATE_LABELS = 8
 """Channel-state labels beyond this many are left out (the messages stay emphasised)."""
 
@@ -101,30 +98,6 @@ class CutLine:
     points: tuple[Point, ...]
 
 
-class Box(NamedTuple):
-    """A label's bounding box in pixels."""
-
-    x0: float
-    y0: float
-    x1: float
-    y1: float
-
-    def overlaps(self, other: Box) -> bool:
-        return (
-            self.x0 < other.x1 and other.x0 < self.x1 and self.y0 < other.y1 and other.y0 < self.y1
-        )
-
-
-class Label(NamedTuple):
-    """A text label, centred on ``(x, y)`` in pixels, with its bounding box."""
-
-    text: str
-    x: float
-    y: float
-    kind: str
-    box: Box
-
-
 @dataclass(frozen=True, slots=True)
 class Scale:
     """Diagram coordinates to pixels (and back)."""
@@ -170,13 +143,6 @@ class Diagram:
 
     def lane(self, task: TaskId) -> int:
         return self.tasks.index(task)
-
-
-def text_box(text: str, x: float, y: float, size: float = LABEL_PX) -> Box:
-    """The bounding box of ``text`` centred on ``(x, y)`` (estimated, generously)."""
-    w = len(text) * size * CHAR_EM / 2 + 4
-    h = size * 0.7
-    return Box(x - w, y - h, x + w, y + h)
 
 
 def _cut_x(line: CutLine, y: float) -> float:
@@ -242,86 +208,63 @@ def _strokes(
         if a.received_step is None:
             queued.setdefault((a.channel, a.lost_step), []).append(a)
     depth = {id(a): (k, len(q)) for q in queued.values() for k, a in enumerate(q)}
-    out = []
     order = sorted(range(len(arrows)), key=lambda i: (arrows[i].sent_step, i))
-    for i in order:
-        a = arrows[i]
-        y0, y1 = lanes[a.src], lanes[a.dst]
-        start = Point(float(a.sent_step), float(y0))
-        if a.received_step is not None:
-            end, state = Point(float(a.received_step), float(y1)), "delivered"
-        else:
-            k, n = depth[id(a)]
-            y = y0 + (y1 - y0) * (0.75 - 0.5 * k / n)
-            if a.lost_step is not None:
-                end, state = Point(float(a.lost_step), y), "lost"
-            else:
-                end, state = Point(now, y), "in flight"
-        out.append(Stroke(a, start, end, state, ""))  # type: ignore[arg-type]
-    # Emphasis: only messages overlapping a cut's span of steps can cross it.
-    starts = [s.start.x for s in out]
-    longest = max((s.end.x - s.start.x for s in out if s.state == "delivered"), default=0.0)
-    open_ended = [i for i, s in enumerate(out) if s.state != "delivered"]
+    out = [_stroke(arrows[i], lanes, now, depth) for i in order]
+    return _emphasised(out, cuts)
+
+
+def _stroke(
+    a: Arrow, lanes: dict[TaskId, int], now: float, depth: dict[int, tuple[int, int]]
+) -> Stroke:
+    """The stroke of one message, without emphasis; ``depth``: the place of each message
+    not delivered in its channel's queue, and the queue's length."""
+    y0, y1 = lanes[a.src], lanes[a.dst]
+    start = Point(float(a.sent_step), float(y0))
+    if a.received_step is not None:
+        return Stroke(a, start, Point(float(a.received_step), float(y1)), "delivered", "")
+    k, n = depth[id(a)]
+    y = y0 + (y1 - y0) * (0.75 - 0.5 * k / n)
+    if a.lost_step is not None:
+        return Stroke(a, start, Point(float(a.lost_step), y), "lost", "")
+    return Stroke(a, start, Point(now, y), "in flight", "")
+
+
+class _Spans:
+    """Which strokes (sorted by start) may cross a cut spanning some steps: only those
+    overlapping its span of steps can."""
+
+    def __init__(self, strokes: Sequence[Stroke]) -> None:
+        self.starts = [s.start.x for s in strokes]
+        self.longest = max(
+            (s.end.x - s.start.x for s in strokes if s.state == "delivered"), default=0.0
+        )
+        self.open_ended = [i for i, s in enumerate(strokes) if s.state != "delivered"]
+
+    def near(self, lo: float, hi: float) -> list[int]:
+        """The indices of the strokes that may overlap steps ``lo`` to ``hi``, in order."""
+        starts = self.starts
+        near = range(bisect.bisect_left(starts, lo - self.longest), bisect.bisect_right(starts, hi))
+        return sorted({*near, *self.open_ended})
+
+
+def _emphasised(strokes: list[Stroke], cuts: Sequence[Cut]) -> list[Stroke]:
+    """``strokes`` with the strongest class each message has with respect to any of
+    ``cuts``: ``offending`` over ``channel state``."""
+    spans = _Spans(strokes)
     strongest: dict[int, Emphasis] = {}
     for cut in cuts:
         lo, hi = min(cut.positions.values()), max(cut.positions.values())
-        near = range(bisect.bisect_left(starts, lo - longest), bisect.bisect_right(starts, hi))
-        for i in (*near, *open_ended):
-            s = out[i]
+        for i in spans.near(lo, hi):
+            s = strokes[i]
             if s.start.x > hi or s.end.x < lo or strongest.get(i) == "offending":
                 continue
             kind = classify(s.arrow, cut)
             if kind == "offending" or kind == "channel state":
                 strongest[i] = kind
+    out = list(strokes)
     for i, emphasis in strongest.items():
         s = out[i]
         out[i] = Stroke(s.arrow, s.start, s.end, s.state, emphasis)
-    return out
-
-
-class _Placer:
-    """Greedy label placement: a label takes the first candidate position whose box
-    overlaps no label placed before it and no obstacle (arrowheads, snapshot points)."""
-
-    def __init__(self, left: float, right: float, top: float) -> None:
-        self.left, self.right, self.top = left, right, top
-        self.labels: list[Label] = []
-        self.obstacles: list[Box] = []
-
-    def place(
-        self, text: str, kind: str, candidates: Sequence[tuple[float, float]]
-    ) -> Label | None:
-        for x, y in candidates:
-            box = text_box(text, x, y)
-            if box.x0 < self.left:
-                x += self.left - box.x0
-            elif box.x1 > self.right:
-                x -= box.x1 - self.right
-            box = text_box(text, x, y)
-            if box.y0 < self.top:
-                continue
-            if not any(box.overlaps(other.box) for other in self.labels) and not any(
-                box.overlaps(o) for o in self.obstacles
-            ):
-                label = Label(text, x, y, kind, box)
-                self.labels.append(label)
-                return label
-        return None
-
-
-def _around(x: float, y: float, far: int) -> list[tuple[float, float]]:
-    """Candidate label centres around a point, nearest first."""
-    out = []
-    for r in range(1, far + 1):
-        d = 16.0 * r
-        out += [
-            (x, y - d),
-            (x, y + d),
-            (x + 3 * d, y - d),
-            (x - 3 * d, y - d),
-            (x + 3 * d, y + d),
-            (x - 3 * d, y + d),
-        ]
     return out
 
 
@@ -346,103 +289,42 @@ def layout(
     graph = world.graph
     tasks = tuple(graph.tasks)
     lanes = {t: i for i, t in enumerate(tasks)}
-    first = float(trace[0].step) if trace else float(world.clock)
-    now = float(max(world.clock, trace[-1].step + 1 if trace else 0))
     if cuts is None:
         cuts = snapshot_cuts(trace, world)
-    for cut in cuts:
-        for t in tasks:
-            first = min(first, cut.position(t) - 0.5)
-    arrows = message_arrows(trace, world)
-    strokes = _strokes(arrows, lanes, now, cuts)
+    first, now = _steps_shown(trace, world, cuts)
+    strokes = _strokes(message_arrows(trace, world), lanes, now, cuts)
     lines = tuple(
         CutLine(c, tuple(Point(c.positions[t], float(i)) for i, t in enumerate(tasks)))
         for c in cuts
     )
-
-    starts = [s.start.x for s in strokes]
-    longest = max((s.end.x - s.start.x for s in strokes if s.state == "delivered"), default=0.0)
-    open_ended = [i for i, s in enumerate(strokes) if s.state != "delivered"]
-    crossings: list[Crossing] = []
-    for ci, line in enumerate(lines):
-        lo = min(p.x for p in line.points)
-        hi = max(p.x for p in line.points)
-        near = range(bisect.bisect_left(starts, lo - longest), bisect.bisect_right(starts, hi))
-        for si in sorted({*near, *open_ended}):
-            s = strokes[si]
-            if s.arrow.kind == "record" and s.start.x <= hi and s.end.x >= lo:
-                crossings += _crossings(s, line, ci, si)
-
+    crossings = _all_crossings(strokes, lines)
     crashes = tuple(crash_steps(trace))
     recoveries = tuple(recovery_steps(trace))
-    bands = []
-    for c in crashes:
-        ends = [r.step for r in recoveries if r.step >= c.step]
-        bands.append((float(c.step), float(min(ends)) if ends else now, c.task))
 
     # Labels: checkpoint names in rows above the top lane, then everything else.
-    name = title or f"{graph.name} under {world.protocol.name}"
     left = 24 + max(len(str(t)) * LANE_PX for t in (*tasks, "step")) * CHAR_EM + 16
     right = 40.0
-    row_px = LABEL_PX * 1.6
-    probe = Scale(first, now, width, left, right, 0.0, 1.0)
-    rows = _Placer(left, width - right, -float("inf"))
-    row_of = []
-    for line in lines:
-        x, _ = probe.px(line.points[0])
-        text = line.cut.label + (" (pending)" if line.cut.status == "pending" else "")
-        label = rows.place(text, "", [(x, -row_px * r) for r in range(len(lines))])
-        assert label is not None  # one row per cut always fits
-        row_of.append(round(-label.y / row_px))
-    top = 56 + row_px * (max(row_of, default=0) + 2)
+    row_of = _cut_rows(lines, Scale(first, now, width, left, right, 0.0, 1.0))
+    top = 56 + ROW_PX * (max(row_of, default=0) + 2)
     gap = 170.0 if len(tasks) <= 2 else 120.0 if len(tasks) <= 4 else 90.0
     scale = Scale(first, now, width, left, right, top, gap)
-    placer = _Placer(left, width - right, TITLE_PX * 1.8)
+    placer = Placer(left, width - right, TITLE_PX * 1.8)
     for line, row in zip(lines, row_of, strict=True):
         x, _ = scale.px(line.points[0])
-        text = line.cut.label + (" (pending)" if line.cut.status == "pending" else "")
         kind = "by hand" if line.cut.status == "by hand" else "checkpoint"
-        placer.place(text, kind, [(x, top - row_px * (row + 1))])
-    reach = tuple(row_px * row + 18 for row in row_of)
+        placer.place(_cut_label(line), kind, [(x, top - ROW_PX * (row + 1))])
     bottom = top + gap * (len(tasks) - 1)
     if len(strokes) <= 300:  # labels keep off arrowheads and snapshot points
         marks = [scale.px(st.end) for st in strokes]
         marks += [scale.px(p) for line in lines for p in line.points]
         placer.obstacles = [Box(mx - 10, my - 10, mx + 10, my + 10) for mx, my in marks]
     tick_y = bottom + 0.3 * gap + 20
-    for step in _ticks(first, now, scale):
-        x, _ = scale.px(Point(step, 0))
-        placer.place(f"{step:g}", "step", [(x, tick_y)])
-    for crash in crashes:
-        x, y = scale.px(Point(crash.step, lanes[crash.task]))
-        placer.place(f"{crash.task} crashes", "crash", _around(x, y, 6))
-    for rec in recoveries:
-        x, _ = scale.px(Point(rec.step, 0))
-        what = f"checkpoint {rec.checkpoint_id}" if rec.checkpoint_id else "the initial state"
-        placer.place(
-            f"recover from {what}", "recovery", [(x, tick_y + 30 * k) for k in range(1, 7)]
-        )
-    for cr in crossings:
-        if not cr.genuine:
-            continue
-        s = strokes[cr.stroke]
-        if s.emphasis == "offending" and classify(s.arrow, lines[cr.cut].cut) == "offending":
-            px, py = scale.px(cr.at)
-            placer.place(
-                f"✗ {s.arrow.label}: received before, sent after", "offending", _around(px, py, 12)
-            )
-    placed_states = 0
-    for cr in crossings:
-        if not cr.genuine or placed_states >= MAX_STATE_LABELS:
-            continue
-        s = strokes[cr.stroke]
-        if classify(s.arrow, lines[cr.cut].cut) == "channel state":
-            px, py = scale.px(cr.at)
-            if placer.place(f"channel state {s.arrow.label}", "channel state", _around(px, py, 3)):
-                placed_states += 1
+    _place_steps(placer, scale, first, now, tick_y)
+    _place_failures(placer, scale, lanes, crashes, recoveries, tick_y)
+    _place_crossings(placer, scale, strokes, lines, crossings)
     height = max([bottom + 60, *(lb.box.y1 for lb in placer.labels)]) + 16
     return Diagram(
-        name,
+        title or f"{graph.name} under {world.protocol.name}",
         tasks,
         first,
         now,
@@ -451,9 +333,121 @@ def layout(
         tuple(crossings),
         crashes,
         recoveries,
-        tuple(bands),
+        _bands(crashes, recoveries, now),
         tuple(placer.labels),
-        reach,
+        tuple(ROW_PX * row + 18 for row in row_of),
         scale,
         height,
     )
+
+
+ROW_PX = LABEL_PX * 1.6
+"""The height of one row of checkpoint names above the top lane."""
+
+
+def _steps_shown(trace: Sequence[Event], world: World, cuts: Sequence[Cut]) -> tuple[float, float]:
+    """The first and the last step the diagram shows: the trace's, widened to every
+    task's point of every cut."""
+    first = float(trace[0].step) if trace else float(world.clock)
+    now = float(max(world.clock, trace[-1].step + 1 if trace else 0))
+    for cut in cuts:
+        for t in world.graph.tasks:
+            first = min(first, cut.position(t) - 0.5)
+    return first, now
+
+
+def _all_crossings(strokes: Sequence[Stroke], lines: Sequence[CutLine]) -> list[Crossing]:
+    """Every crossing of a record's stroke with a cut line."""
+    spans = _Spans(strokes)
+    crossings: list[Crossing] = []
+    for ci, line in enumerate(lines):
+        lo = min(p.x for p in line.points)
+        hi = max(p.x for p in line.points)
+        for si in spans.near(lo, hi):
+            s = strokes[si]
+            if s.arrow.kind == "record" and s.start.x <= hi and s.end.x >= lo:
+                crossings += _crossings(s, line, ci, si)
+    return crossings
+
+
+def _bands(
+    crashes: Sequence[CrashPoint], recoveries: Sequence[RecoveryPoint], now: float
+) -> tuple[tuple[float, float, TaskId], ...]:
+    """For each crash, the steps from it to the next recovery (or now) and the failed task."""
+    bands = []
+    for c in crashes:
+        ends = [r.step for r in recoveries if r.step >= c.step]
+        bands.append((float(c.step), float(min(ends)) if ends else now, c.task))
+    return tuple(bands)
+
+
+def _cut_label(line: CutLine) -> str:
+    return line.cut.label + (" (pending)" if line.cut.status == "pending" else "")
+
+
+def _cut_rows(lines: Sequence[CutLine], probe: Scale) -> list[int]:
+    """The row above the top lane of each cut's name: the first where it overlaps no
+    name placed before it (``probe``: the horizontal scale)."""
+    rows = Placer(probe.left, probe.width - probe.right, -float("inf"))
+    row_of = []
+    for line in lines:
+        x, _ = probe.px(line.points[0])
+        label = rows.place(_cut_label(line), "", [(x, -ROW_PX * r) for r in range(len(lines))])
+        assert label is not None  # one row per cut always fits
+        row_of.append(round(-label.y / ROW_PX))
+    return row_of
+
+
+def _place_steps(placer: Placer, scale: Scale, first: float, now: float, tick_y: float) -> None:
+    """The step numbers of the time axis."""
+    for step in _ticks(first, now, scale):
+        x, _ = scale.px(Point(step, 0))
+        placer.place(f"{step:g}", "step", [(x, tick_y)])
+
+
+def _place_failures(
+    placer: Placer,
+    scale: Scale,
+    lanes: dict[TaskId, int],
+    crashes: Sequence[CrashPoint],
+    recoveries: Sequence[RecoveryPoint],
+    tick_y: float,
+) -> None:
+    """A label by each crash, and one under the time axis for each recovery."""
+    for crash in crashes:
+        x, y = scale.px(Point(crash.step, lanes[crash.task]))
+        placer.place(f"{crash.task} crashes", "crash", around(x, y, 6))
+    for rec in recoveries:
+        x, _ = scale.px(Point(rec.step, 0))
+        what = f"checkpoint {rec.checkpoint_id}" if rec.checkpoint_id else "the initial state"
+        placer.place(
+            f"recover from {what}", "recovery", [(x, tick_y + 30 * k) for k in range(1, 7)]
+        )
+
+
+def _place_crossings(
+    placer: Placer,
+    scale: Scale,
+    strokes: Sequence[Stroke],
+    lines: Sequence[CutLine],
+    crossings: Sequence[Crossing],
+) -> None:
+    """Where a message genuinely crosses a cut: every offending message first, then at
+    most :data:`MAX_STATE_LABELS` channel-state messages."""
+    genuine = [cr for cr in crossings if cr.genuine]
+    for cr in genuine:
+        s = strokes[cr.stroke]
+        if s.emphasis == "offending" and classify(s.arrow, lines[cr.cut].cut) == "offending":
+            px, py = scale.px(cr.at)
+            placer.place(
+                f"✗ {s.arrow.label}: received before, sent after", "offending", around(px, py, 12)
+            )
+    placed_states = 0
+    for cr in genuine:
+        if placed_states >= MAX_STATE_LABELS:
+            break
+        s = strokes[cr.stroke]
+        if classify(s.arrow, lines[cr.cut].cut) == "channel state":
+            px, py = scale.px(cr.at)
+            if placer.place(f"channel state {s.arrow.label}", "channel state", around(px, py, 3)):
+                placed_states += 1

@@ -13,6 +13,8 @@ it is imported when called, so ``to_dot`` works without it.
 
 from __future__ import annotations
 
+import functools
+import html
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
@@ -21,25 +23,24 @@ from absnb.core.ids import ChannelId, TaskId
 from absnb.core.messages import CancelCheckpointMarker, CheckpointBarrier, Marker
 from absnb.protocols.two_phase_commit import TwoPhaseCommitState
 from absnb.sim.format import show_message, show_value
+from absnb.views.legend import legend
+from absnb.views.palette import (
+    BARRIER_COLOUR,
+    BLOCKED_COLOUR,
+    EDGE_COLOUR,
+    FONT_SIZE,
+    MARKER_COLOUR,
+    RECORDING_COLOUR,
+    STATUS_BORDERS,
+    STATUS_COLOURS,
+)
 
 if TYPE_CHECKING:
     from absnb.sim.world import World
 
-STATUS_COLOURS: dict[str, str] = {
-    "idle": "#ffffff",
-    "aligning": "#fff2cc",
-    "taken": "#d5e8d4",
-    "halted": "#e1d5e7",
-    "restoring": "#dae8fc",
-    "failed": "#f8cecc",
-}
-"""Fill colour of a task node per status kind (see :func:`task_status`)."""
 
-EDGE_COLOUR = "#555555"
-BLOCKED_COLOUR = "#d62728"
-RECORDING_COLOUR = "#1f77b4"
-BARRIER_COLOUR = "#e6550d"
-MARKER_COLOUR = "#7b3294"
+NONE = "–"  # in a table where there is no value (no offset), never pandas' <NA>
+LINE_CHARS = 22  # longest status or channel note line (characters) before it is wrapped
 MAX_TEXT = 40
 """Longest shown state value (characters) before it is cut with an ellipsis."""
 
@@ -50,10 +51,9 @@ class GraphvizNotFoundError(AbsnbError, RuntimeError):
 
 # -- text helpers ----------------------------------------------------------------------------
 def escape(text: str) -> str:
-    """``text`` made safe inside a Graphviz HTML-like label."""
-    return (
-        text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
-    )
+    """``text`` made safe inside a Graphviz HTML-like label: ``&``, ``<``, ``>`` and ``"``
+    (not ``'``, whose ``&#x27;`` Graphviz would not need)."""
+    return html.escape(text, quote=False).replace('"', "&quot;")
 
 
 def _quote(name: str) -> str:
@@ -110,16 +110,34 @@ def show_message_html(message: Any) -> str:
     return escape(_cut(show_message(message)))
 
 
-def channel_contents(messages: Iterable[Any], max_messages: int = 6) -> str:
+def channel_contents(messages: Iterable[Any], max_messages: int = 6, per_line: int = 0) -> str:
     """In-flight messages head first, joined by `` · ``; after ``max_messages`` the rest
-    is counted as ``… +n more``. HTML-like label text."""
+    is counted as ``… +n more``. With ``per_line`` > 0 a line break follows every
+    ``per_line`` messages (a narrow label). HTML-like label text."""
     if max_messages < 0:
         raise ValueError(f"max_messages must be 0 or more, not {max_messages}")
+    if per_line < 0:
+        raise ValueError(f"per_line must be 0 (one line) or more, not {per_line}")
     msgs = list(messages)
     shown = [show_message_html(m) for m in msgs[:max_messages]]
     if len(msgs) > max_messages:
         shown.append(f"… +{len(msgs) - max_messages} more")
-    return " · ".join(shown)
+    if not per_line:
+        return " · ".join(shown)
+    rows = [" · ".join(shown[i : i + per_line]) for i in range(0, len(shown), per_line)]
+    return "<BR/>".join(rows)
+
+
+def wrap(text: str, width: int = LINE_CHARS) -> list[str]:
+    """``text`` broken at spaces into lines of at most ``width`` characters (a longer word
+    keeps a line of its own)."""
+    lines: list[str] = []
+    for word in text.split(" "):
+        if lines and len(lines[-1]) + 1 + len(word) <= width:
+            lines[-1] += " " + word
+        else:
+            lines.append(word)
+    return lines
 
 
 # -- status --------------------------------------------------------------------------------------
@@ -220,6 +238,22 @@ def transaction_lines(state: TwoPhaseCommitState[Any], max_pending: int = 3) -> 
     return lines or ["no open transaction"]
 
 
+def node_status(kind: str, text: str) -> str:
+    """A :func:`task_status` text as a node shows it, in one short line: ``taken: 1, 2``,
+    ``aligning 1: 1/2``, ``halted, taken: 1``, ``replaying 2``, ``FAILED``; nothing for a
+    task not in a snapshot (its white fill and the legend say so)."""
+    taken = text.split("checkpoint", 1)[1].lstrip("s ").rstrip(")") if "taken" in text else ""
+    if kind == "taken":
+        return f"taken: {taken}"
+    if kind == "aligning":
+        return f"aligning {text.split()[2]}: {text.split('(')[1].split()[0]}"
+    if kind == "halted":
+        return f"halted, taken: {taken}" if taken else "halted"
+    if kind == "restoring":
+        return f"replaying {text.split('replaying ', 1)[1].split()[0]}"
+    return "" if kind == "idle" else text
+
+
 def _task_node(world: World, t: TaskId, max_state_items: int | None) -> str:
     st = world.tasks[t]
     kind, status = task_status(world, t)
@@ -227,12 +261,14 @@ def _task_node(world: World, t: TaskId, max_state_items: int | None) -> str:
     if isinstance(st.state, TwoPhaseCommitState):
         lines.extend(escape(line) for line in transaction_lines(st.state))
     elif state := short_state(st.state, max_state_items):
-        lines.append(escape(state))
+        lines.extend(escape(part) for part in wrap(state))
     if world.graph.kind(t) in ("source", "process"):
         lines.append(f"offset {st.offset:,}/{len(world.inputs[t]):,}")
-    lines.append(f"<I>{escape(status)}</I>")
+    if short := node_status(kind, status):
+        lines.extend(f"<I>{escape(part)}</I>" for part in wrap(short))
     label = "<BR/>".join(lines)
-    return f'{_quote(str(t))} [label=<{label}> fillcolor="{STATUS_COLOURS[kind]}"];'
+    style = STATUS_BORDERS[kind]
+    return f'{_quote(str(t))} [label=<{label}> fillcolor="{STATUS_COLOURS[kind]}" {style}];'
 
 
 def _channel_edge(world: World, c: ChannelId, recording: dict[ChannelId, str], n: int) -> str:
@@ -245,11 +281,13 @@ def _channel_edge(world: World, c: ChannelId, recording: dict[ChannelId, str], n
         attrs += [f'color="{BLOCKED_COLOUR}"', "penwidth=2.5"]
     note = recording.get(c)
     if note is not None:
-        lines.append(f'<FONT COLOR="{RECORDING_COLOUR}"><B>{escape(note)}</B></FONT>')
+        lines.extend(
+            f'<FONT COLOR="{RECORDING_COLOUR}"><B>{escape(part)}</B></FONT>' for part in wrap(note)
+        )
         if not blocked:
             attrs += [f'color="{RECORDING_COLOUR}"', "penwidth=2"]
     if q:
-        lines.append(channel_contents(q, n))
+        lines.append(channel_contents(q, n, per_line=1))
     if c in world.graph.back_edges and _shows_loops(world):
         attrs += ["style=dashed", "constraint=false"]
     if lines:
@@ -270,12 +308,8 @@ def _shows_loops(world: World) -> bool:
 def _title(world: World) -> str:
     coord = world.coordinator
     done = len(coord.completed)
-    parts = [
-        f"<B>{escape(world.graph.name)}</B>",
-        f"protocol {escape(world.protocol.name)}",
-        f"step {world.clock:,}",
-        f"{done} checkpoint{'' if done == 1 else 's'} completed",
-    ]
+    head = [f"<B>{escape(world.graph.name)}</B>", escape(world.protocol.name)]
+    parts = [f"step {world.clock:,}", f"{done} checkpoint{'' if done == 1 else 's'} completed"]
     if coord.pending:
         ids = ", ".join(str(n) for n in sorted(coord.pending))
         parts.append(f"pending: {ids}")
@@ -284,11 +318,28 @@ def _title(world: World) -> str:
         parts.append(f"declined: {ids}")
     if coord.expired:
         parts.append(f"timed out: {', '.join(str(n) for n in coord.expired)}")
-    return " · ".join(parts)
+    return " · ".join(head) + "<BR/>" + " · ".join(parts)
 
 
-def to_dot(world: World, *, max_messages: int = 6, max_state_items: int | None = 4) -> str:
+def _in_order(tasks: Iterable[TaskId]) -> str:
+    """An operator's tasks side by side in index order, whatever the labels: without it
+    dot may swap ``count[0]`` and ``count[1]`` from one step to the next."""
+    names = [_quote(str(t)) for t in tasks]
+    return f"    {{ rank=same; {' -> '.join(names)} [style=invis]; }}"
+
+
+def to_dot(
+    world: World,
+    *,
+    max_messages: int = 3,
+    max_state_items: int | None = 3,
+    with_legend: bool = True,
+) -> str:
     """DOT source of ``world``'s execution graph in its current state (pure, deterministic).
+
+    Drawn top to bottom, every label :data:`FONT_SIZE` points and long texts wrapped, so the
+    graph of a teaching job stays narrower than a notebook cell (read from the back of a
+    classroom, see issue 11).
 
     Args:
         world: the world to draw; it is only read.
@@ -296,14 +347,21 @@ def to_dot(world: World, *, max_messages: int = 6, max_state_items: int | None =
             ``… +n more``.
         max_state_items: entries of a dict, list or set state shown before
             ``… (+n more)`` (None: all).
+        with_legend: draw the legend of node fills and channel marks under the graph.
     """
     graph = world.graph
+    label = _title(world)
+    if with_legend:
+        label = (
+            f'<TABLE BORDER="0" CELLSPACING="0"><TR><TD>{label}</TD></TR>'
+            f"<TR><TD>{legend(world)}</TD></TR></TABLE>"
+        )
     out = [
         f"digraph {_quote(graph.name)} {{",
-        "  rankdir=LR;",
-        f"  labelloc=t; fontname=Helvetica; label=<{_title(world)}>;",
-        '  node [shape=box style="rounded,filled" fontname=Helvetica fontsize=11];',
-        f'  edge [fontname=Helvetica fontsize=10 color="{EDGE_COLOUR}"];',
+        "  rankdir=TB; nodesep=0.25; ranksep=0.3;",
+        f"  labelloc=t; fontname=Helvetica; fontsize={FONT_SIZE}; label=<{label}>;",
+        f'  node [shape=box style="rounded,filled" fontname=Helvetica fontsize={FONT_SIZE}];',
+        f'  edge [fontname=Helvetica fontsize={FONT_SIZE} color="{EDGE_COLOUR}"];',
     ]
     for i, (name, spec) in enumerate(graph.operators.items()):
         nodes = [_task_node(world, t, max_state_items) for t in graph.tasks_of(name)]
@@ -313,9 +371,10 @@ def to_dot(world: World, *, max_messages: int = 6, max_state_items: int | None =
         out.append(f"  subgraph cluster_{i} {{")
         out.append(
             f"    label=<{escape(name)} ({escape(spec.kind)}, parallelism {spec.parallelism})>; "
-            'style="rounded,dashed"; color="#999999"; fontsize=10;'
+            f'style="rounded,dashed"; color="#999999"; fontsize={FONT_SIZE - 2};'
         )
         out.extend(f"    {n}" for n in nodes)
+        out.append(_in_order(graph.tasks_of(name)))
         out.append("  }")
     recording = _recording(world)
     out.extend(f"  {_channel_edge(world, c, recording, max_messages)}" for c in graph.channels)
@@ -332,7 +391,8 @@ _INSTALL = (
 
 
 def render_svg(dot: str) -> str:
-    """Render DOT source to SVG text with Graphviz.
+    """Render DOT source to SVG text with Graphviz (a new ``dot`` process: the same
+    DOT always gives the same bytes, so notebooks can store and compare it).
 
     Raises:
         GraphvizNotFoundError: the ``graphviz`` package or the ``dot`` program is missing.
@@ -344,11 +404,25 @@ def render_svg(dot: str) -> str:
             f"the Python package 'graphviz' is not installed: {_INSTALL}"
         ) from None
     try:
-        return graphviz.Source(dot).pipe(format="svg").decode("utf-8")
+        svg: bytes = graphviz.Source(dot).pipe(format="svg")  # graphviz has no types
+        return svg.decode("utf-8")
     except graphviz.ExecutableNotFound:
         raise GraphvizNotFoundError(
             f"the Graphviz program 'dot' was not found on PATH: {_INSTALL}"
         ) from None
+
+
+@functools.lru_cache(maxsize=512)
+def render_svg_fast(dot: str) -> str:
+    """:func:`render_svg` through one long-lived ``dot`` process
+    (:mod:`absnb.views.dot_process`): about 5 ms a graph instead of 40-80 ms, for redraws.
+    The same drawing, though ``dot`` may order a stream's clusters differently in the
+    text; falls back to :func:`render_svg`. Remembers the latest 512 drawings, so Back and
+    the go-to slider redraw a step already seen without Graphviz, as it was drawn."""
+    from absnb.views import dot_process
+
+    svg = dot_process.render(dot)
+    return svg if svg is not None else render_svg(dot)
 
 
 def graph_svg(world: World, **kw: Any) -> str:
@@ -357,17 +431,27 @@ def graph_svg(world: World, **kw: Any) -> str:
 
 
 class GraphView:
-    """A drawing of a world at one moment, shown as SVG in a notebook.
+    """A drawing of a world at one moment, for a notebook.
 
     The DOT text is taken when the view is made; later steps of the world do not change it.
+    Its output is the SVG as an ``<img>`` in ``text/html`` (what JupyterLab, GitHub and
+    nbviewer show even for an untrusted notebook) and a one-line ``text/plain``.
     """
+
+    kind = "execution graph"
 
     def __init__(self, world: World, **kw: Any) -> None:
         self.dot = to_dot(world, **kw)
         self._name = f"{world.graph.name} {world.protocol.name} step={world.clock}"
 
-    def _repr_svg_(self) -> str:
+    def svg(self) -> str:
+        """The SVG text (Graphviz)."""
         return render_svg(self.dot)
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
+        from absnb.views.pictures import picture_bundle
+
+        return picture_bundle(self.svg(), f"{self.kind}: {self._name.replace(' step=', ', step ')}")
 
     def __repr__(self) -> str:
         return f"<GraphView {self._name}>"

@@ -16,7 +16,7 @@ from absnb.core.errors import SnapshotMismatchError
 from absnb.core.ids import ChannelId, TaskId
 from absnb.core.snapshot import GlobalSnapshot
 from absnb.protocols import PROTOCOLS
-from absnb.views.graph import short_state, task_status
+from absnb.views.graph import NONE, short_state, task_status
 
 if TYPE_CHECKING:
     from absnb.core.graph import ExecutionGraph
@@ -30,12 +30,12 @@ DIFF_COLUMNS = ["item", "kind", "a", "b", "changed"]
 
 
 def _offsets(values: list[int | None]) -> pd.Series:
-    return pd.Series(values, dtype="Int64")
+    return pd.Series([NONE if v is None else v for v in values], dtype="object")
 
 
 def task_table(world: World) -> pd.DataFrame:
     """One row per task: name, operator, state (shown in full), offset (sources and
-    processes; <NA> otherwise) and snapshot status (as in the graph view)."""
+    processes; :data:`NONE` otherwise) and snapshot status (as in the graph view)."""
     graph = world.graph
     rows: dict[str, list[Any]] = {c: [] for c in TASK_COLUMNS}
     for t in graph.tasks:

@@ -14,7 +14,6 @@ dashed and cuts by hand dash-dotted.
 
 from __future__ import annotations
 
-import base64
 import html
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
@@ -22,7 +21,6 @@ from typing import TYPE_CHECKING
 from absnb.sim.events import Event
 from absnb.views.cut import Cut
 from absnb.views.diagram import (
-    LABEL_PX,
     LANE_PX,
     TITLE_PX,
     WIDTH,
@@ -32,6 +30,7 @@ from absnb.views.diagram import (
     Stroke,
     layout,
 )
+from absnb.views.labels import LABEL_PX
 
 if TYPE_CHECKING:
     from absnb.sim.world import World
@@ -45,6 +44,8 @@ RECOVERY = "#009E73"
 LOST = "#8C8C8C"
 LANE = "#333333"
 FONT = "DejaVu Sans, Verdana, Arial, sans-serif"
+BURIED = 150
+"""Above this many record arrows the cuts are drawn a second time over them."""
 _CUT_DASH = {"completed": "", "pending": "12 7", "by hand": "14 6 3 6"}
 
 
@@ -144,27 +145,7 @@ def _cut_path(d: Diagram, line: CutLine, reach: float) -> str:
 def _legend(d: Diagram, y: float) -> tuple[list[str], float]:
     """The legend entries present in ``d``, laid out in rows from ``y``; returns the
     elements and the height used."""
-    entries: list[tuple[str, str, float, str]] = []  # colour, dash, width, text
-    kinds = {s.arrow.kind for s in d.strokes}
-    if "record" in kinds:
-        entries.append((RECORD, "", 2.0, "record"))
-    if kinds & {"barrier", "marker"}:
-        entries.append((CONTROL, "3 5", 3.0, " / ".join(sorted(kinds - {"record"}))))
-    if any(s.state == "in flight" for s in d.strokes):
-        entries.append((RECORD, "10 6", 2.0, "in flight (not yet delivered)"))
-    if any(s.emphasis == "channel state" for s in d.strokes):
-        entries.append((RECORD, "", 3.5, "channel state: sent before the cut, received after"))
-    if any(s.emphasis == "offending" for s in d.strokes):
-        entries.append((OFFENDING, "", 5.0, "✗ received before the cut, sent after: inconsistent"))
-    if any(s.state == "lost" for s in d.strokes):
-        entries.append((LOST, "3 4", 2.0, "discarded by a recovery"))
-    for status in ("completed", "pending", "by hand"):
-        if any(line.cut.status == status for line in d.cuts):
-            colour = BY_HAND if status == "by hand" else CUT
-            name = "cut by hand" if status == "by hand" else f"cut of a {status} checkpoint"
-            entries.append((colour, _CUT_DASH[status], 4.0, name))
-    if d.bands:
-        entries.append(("url(#down)", "", 14.0, "task down: crash to recovery"))
+    entries = _legend_entries(d)
     out = []
     x, row = d.scale.left, 0
     for colour, dash, width, text in entries:
@@ -182,95 +163,53 @@ def _legend(d: Diagram, y: float) -> tuple[list[str], float]:
     return out, 32.0 * (row + 1) if entries else 0.0
 
 
+def _legend_entries(d: Diagram) -> list[tuple[str, str, float, str]]:
+    """``(colour, dash, width, text)`` of each kind of mark ``d`` draws."""
+    entries: list[tuple[str, str, float, str]] = []
+    kinds = {s.arrow.kind for s in d.strokes}
+    if "record" in kinds:
+        entries.append((RECORD, "", 2.0, "record"))
+    if kinds & {"barrier", "marker"}:
+        entries.append((CONTROL, "3 5", 3.0, " / ".join(sorted(kinds - {"record"}))))
+    states = {s.state for s in d.strokes}
+    emphases = {s.emphasis for s in d.strokes}
+    if "in flight" in states:
+        entries.append((RECORD, "10 6", 2.0, "in flight (not yet delivered)"))
+    if "channel state" in emphases:
+        entries.append((RECORD, "", 3.5, "channel state: sent before the cut, received after"))
+    if "offending" in emphases:
+        entries.append((OFFENDING, "", 5.0, "✗ received before the cut, sent after: inconsistent"))
+    if "lost" in states:
+        entries.append((LOST, "3 4", 2.0, "discarded by a recovery"))
+    statuses = {line.cut.status for line in d.cuts}
+    for status in ("completed", "pending", "by hand"):
+        if status in statuses:
+            colour = BY_HAND if status == "by hand" else CUT
+            name = "cut by hand" if status == "by hand" else f"cut of a {status} checkpoint"
+            entries.append((colour, _CUT_DASH[status], 4.0, name))
+    if d.bands:
+        entries.append(("url(#down)", "", 14.0, "task down: crash to recovery"))
+    return entries
+
+
 def render_svg(d: Diagram) -> str:
-    """The diagram as a complete SVG document."""
+    """The diagram as a complete SVG document, drawn back to front."""
     sc = d.scale
     W = sc.width
-    top, bottom = sc.top, sc.top + sc.gap * (len(d.tasks) - 1)
     body: list[str] = [_defs(), f'<rect width="{_n(W)}" height="HEIGHT" fill="#ffffff"/>']
     body.append(_text(sc.left, TITLE_PX, d.title, size=TITLE_PX, anchor="start", weight="bold"))
-    y0, y1 = top - 0.5 * sc.gap, bottom + 0.5 * sc.gap
-    for start, end, _task in d.bands:
-        x0, _ = sc.px(Point(start, 0))
-        x1, _ = sc.px(Point(end, 0))
-        body.append(
-            f'<rect x="{_n(x0)}" y="{_n(y0)}" width="{_n(max(x1 - x0, 4))}" '
-            f'height="{_n(y1 - y0)}" fill="url(#down)"/>'
-        )
-    xn, _ = sc.px(Point(d.now, 0))
-    body.append(
-        f'<line x1="{_n(xn)}" y1="{_n(y0)}" x2="{_n(xn)}" y2="{_n(y1)}" stroke="#555555" '
-        'stroke-width="1.5" stroke-dasharray="2 4"/>'
-    )
-    for i, task in enumerate(d.tasks):
-        x0, y = sc.px(Point(d.first, i))
-        body.append(
-            f'<line x1="{_n(x0)}" y1="{_n(y)}" x2="{_n(xn)}" y2="{_n(y)}" stroke="{LANE}" '
-            'stroke-width="2"/>'
-        )
-        body.append(_text(sc.left - 14, y, str(task), size=LANE_PX, anchor="end", weight="bold"))
-    tick_y = bottom + 0.3 * sc.gap + 20
-    body.append(_text(sc.left - 14, tick_y, "step", fill="#444444", anchor="end"))
-    for r in d.recoveries:
-        x, _ = sc.px(Point(r.step, 0))
-        body.append(
-            f'<line x1="{_n(x)}" y1="{_n(y0)}" x2="{_n(x)}" y2="{_n(y1)}" stroke="{RECOVERY}" '
-            'stroke-width="3" stroke-dasharray="1 5" stroke-linecap="round"/>'
-        )
+    body += _lanes(d)
     dense = sum(s.arrow.kind != "record" for s in d.strokes) > 30
     body += _strokes(d, [s for s in d.strokes if s.arrow.kind != "record"], dense)
-    for line, reach in zip(
-        d.cuts, d.reach, strict=True
-    ):  # over the markers and barriers (the marker often runs along it)
-        colour = BY_HAND if line.cut.status == "by hand" else CUT
-        dash = _CUT_DASH[line.cut.status]
-        dash_attr = f' stroke-dasharray="{dash}"' if dash else ""
-        body.append(
-            f'<path d="{_cut_path(d, line, reach)}" fill="none" stroke="{colour}" stroke-width="4" '
-            f'stroke-opacity="0.85" stroke-linejoin="round"{dash_attr}/>'
-        )
-    for c in d.crossings:  # a message passing over a cut it does not cross: a hop
-        if c.genuine:
-            continue
-        s = d.strokes[c.stroke]
-        (xa, ya), (xb, yb) = sc.px(s.start), sc.px(s.end)
-        x, y = sc.px(c.at)
-        length = max(((xb - xa) ** 2 + (yb - ya) ** 2) ** 0.5, 1.0)
-        dx, dy = (xb - xa) / length * 12, (yb - ya) / length * 12
-        body.append(
-            f'<line x1="{_n(x - dx)}" y1="{_n(y - dy)}" x2="{_n(x + dx)}" y2="{_n(y + dy)}" '
-            f'stroke="#ffffff" stroke-width="{_n(_stroke_style(s)[1] + 8)}"/>'
-        )
-    body += _strokes(d, [s for s in d.strokes if s.arrow.kind == "record"], dense)
-    for line in d.cuts:
-        shape = "circle" if line.cut.status == "by hand" else "diamond"
-        colour = BY_HAND if line.cut.status == "by hand" else CUT
-        for task, p in zip(d.tasks, line.points, strict=True):
-            if task in line.cut.waiting:
-                continue
-            x, y = sc.px(p)
-            if shape == "circle":
-                body.append(f'<circle cx="{_n(x)}" cy="{_n(y)}" r="8" fill="{colour}"/>')
-            else:
-                body.append(
-                    f'<path d="M{_n(x)},{_n(y - 11)} L{_n(x + 9)},{_n(y)} L{_n(x)},{_n(y + 11)} '
-                    f'L{_n(x - 9)},{_n(y)} z" fill="{colour}" stroke="#ffffff" stroke-width="1.5"/>'
-                )
-    for crash in d.crashes:
-        x, y = sc.px(Point(crash.step, d.lane(crash.task)))
-        body.append(
-            f'<path d="M{_n(x - 11)},{_n(y - 11)} L{_n(x + 11)},{_n(y + 11)} M{_n(x + 11)},'
-            f'{_n(y - 11)} L{_n(x - 11)},{_n(y + 11)}" stroke="#000000" stroke-width="5" '
-            'stroke-linecap="round"/>'
-        )
-    for label in d.labels:
-        fill = {"offending": OFFENDING, "checkpoint": CUT, "by hand": BY_HAND}.get(
-            label.kind, "#00684A" if label.kind == "recovery" else "#111111"
-        )
-        weight = (
-            "bold" if label.kind in ("offending", "checkpoint", "by hand", "crash") else "normal"
-        )
-        body.append(_text(label.x, label.y, label.text, fill=fill, weight=weight))
+    body += _cut_lines(d)  # over the markers and barriers (the marker often runs along it)
+    body += _hops(d)
+    records = [s for s in d.strokes if s.arrow.kind == "record"]
+    body += _strokes(d, records, dense)
+    if len(records) > BURIED:  # so many records that the cuts under them vanish: again on top
+        body += _cut_lines(d, opacity=0.6)
+    body += _snapshot_marks(d)
+    body += _crash_marks(d)
+    body += _labels(d)
     legend, used = _legend(d, d.height + 8)
     body += legend
     height = d.height + used + 16
@@ -279,6 +218,134 @@ def render_svg(d: Diagram) -> str:
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{_n(W)}" height="{_n(height)}" '
         f'viewBox="0 0 {_n(W)} {_n(height)}" font-family="{FONT}">\n{doc}\n</svg>\n'
     )
+
+
+def _lanes(d: Diagram) -> list[str]:
+    """Behind everything: the bands where a task is down, the line at the current step,
+    one lane per task with its name, the time axis's name and a line at each recovery."""
+    sc = d.scale
+    top, bottom = sc.top, sc.top + sc.gap * (len(d.tasks) - 1)
+    y0, y1 = top - 0.5 * sc.gap, bottom + 0.5 * sc.gap
+    out = []
+    for start, end, _task in d.bands:
+        x0, _ = sc.px(Point(start, 0))
+        x1, _ = sc.px(Point(end, 0))
+        out.append(
+            f'<rect x="{_n(x0)}" y="{_n(y0)}" width="{_n(max(x1 - x0, 14))}" '
+            f'height="{_n(y1 - y0)}" fill="url(#down)"/>'
+        )
+    xn, _ = sc.px(Point(d.now, 0))
+    out.append(
+        f'<line x1="{_n(xn)}" y1="{_n(y0)}" x2="{_n(xn)}" y2="{_n(y1)}" stroke="#555555" '
+        'stroke-width="1.5" stroke-dasharray="2 4"/>'
+    )
+    for i, task in enumerate(d.tasks):
+        x0, y = sc.px(Point(d.first, i))
+        out.append(
+            f'<line x1="{_n(x0)}" y1="{_n(y)}" x2="{_n(xn)}" y2="{_n(y)}" stroke="{LANE}" '
+            'stroke-width="2"/>'
+        )
+        out.append(_text(sc.left - 14, y, str(task), size=LANE_PX, anchor="end", weight="bold"))
+    tick_y = bottom + 0.3 * sc.gap + 20
+    out.append(_text(sc.left - 14, tick_y, "step", fill="#444444", anchor="end"))
+    for r in d.recoveries:
+        x, _ = sc.px(Point(r.step, 0))
+        out.append(
+            f'<line x1="{_n(x)}" y1="{_n(y0)}" x2="{_n(x)}" y2="{_n(y1)}" stroke="{RECOVERY}" '
+            'stroke-width="3" stroke-dasharray="1 5" stroke-linecap="round"/>'
+        )
+    return out
+
+
+def _cut_lines(d: Diagram, opacity: float = 0.85) -> list[str]:
+    """One path per cut, through every task's point, up to its name."""
+    out = []
+    for line, reach in zip(d.cuts, d.reach, strict=True):
+        colour = BY_HAND if line.cut.status == "by hand" else CUT
+        dash = _CUT_DASH[line.cut.status]
+        dash_attr = f' stroke-dasharray="{dash}"' if dash else ""
+        out.append(
+            f'<path d="{_cut_path(d, line, reach)}" fill="none" stroke="{colour}" stroke-width="4" '
+            f'stroke-opacity="{opacity}" stroke-linejoin="round"{dash_attr}/>'
+        )
+    return out
+
+
+def _hops(d: Diagram) -> list[str]:
+    """A gap in the cut line where a message passes over a cut it does not cross (a
+    crossing that is not genuine): the message then hops over the cut."""
+    sc = d.scale
+    out = []
+    for c in d.crossings:
+        if c.genuine:
+            continue
+        s = d.strokes[c.stroke]
+        (xa, ya), (xb, yb) = sc.px(s.start), sc.px(s.end)
+        x, y = sc.px(c.at)
+        length = max(((xb - xa) ** 2 + (yb - ya) ** 2) ** 0.5, 1.0)
+        dx, dy = (xb - xa) / length * 12, (yb - ya) / length * 12
+        out.append(
+            f'<line x1="{_n(x - dx)}" y1="{_n(y - dy)}" x2="{_n(x + dx)}" y2="{_n(y + dy)}" '
+            f'stroke="#ffffff" stroke-width="{_n(_stroke_style(s)[1] + 8)}"/>'
+        )
+    return out
+
+
+def _snapshot_marks(d: Diagram) -> list[str]:
+    """Each task's point on each cut: a diamond for its snapshot, a circle for a state
+    chosen by hand (none for a task the cut still waits for)."""
+    out = []
+    for line in d.cuts:
+        by_hand = line.cut.status == "by hand"
+        colour = BY_HAND if by_hand else CUT
+        for task, p in zip(d.tasks, line.points, strict=True):
+            if task in line.cut.waiting:
+                continue
+            x, y = d.scale.px(p)
+            if by_hand:
+                out.append(f'<circle cx="{_n(x)}" cy="{_n(y)}" r="8" fill="{colour}"/>')
+            else:
+                out.append(
+                    f'<path d="M{_n(x)},{_n(y - 11)} L{_n(x + 9)},{_n(y)} L{_n(x)},{_n(y + 11)} '
+                    f'L{_n(x - 9)},{_n(y)} z" fill="{colour}" stroke="#ffffff" stroke-width="1.5"/>'
+                )
+    return out
+
+
+def _crash_marks(d: Diagram) -> list[str]:
+    """A cross at each crash, on the failed task's lane."""
+    out = []
+    for crash in d.crashes:
+        x, y = d.scale.px(Point(crash.step, d.lane(crash.task)))
+        out.append(
+            f'<path d="M{_n(x - 11)},{_n(y - 11)} L{_n(x + 11)},{_n(y + 11)} M{_n(x + 11)},'
+            f'{_n(y - 11)} L{_n(x - 11)},{_n(y + 11)}" stroke="#000000" stroke-width="5" '
+            'stroke-linecap="round"/>'
+        )
+    return out
+
+
+_LABEL_FILLS = {
+    "offending": OFFENDING,
+    "checkpoint": CUT,
+    "by hand": BY_HAND,
+    "recovery": "#00684A",
+}
+_BOLD_LABELS = ("offending", "checkpoint", "by hand", "crash")
+
+
+def _labels(d: Diagram) -> list[str]:
+    """Every label, where :func:`~absnb.views.diagram.layout` placed it."""
+    return [
+        _text(
+            label.x,
+            label.y,
+            label.text,
+            fill=_LABEL_FILLS.get(label.kind, "#111111"),
+            weight="bold" if label.kind in _BOLD_LABELS else "normal",
+        )
+        for label in d.labels
+    ]
 
 
 def timeline_svg(
@@ -299,12 +366,3 @@ def timeline_svg(
         title: the heading; default ``<job> under <protocol>``.
     """
     return render_svg(layout(trace, world, cuts=cuts, title=title, width=width))
-
-
-def svg_img(svg: str, alt: str) -> str:
-    """An ``<img>`` carrying ``svg`` as a ``data:`` URL, which sanitized HTML keeps."""
-    data = base64.b64encode(svg.encode()).decode()
-    return (
-        f'<img src="data:image/svg+xml;base64,{data}" alt="{html.escape(alt)}" '
-        'style="max-width:100%;height:auto"/>'
-    )

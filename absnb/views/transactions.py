@@ -14,7 +14,7 @@ transactions, each with ``name``, ``task``, ``status``, ``rows`` and ``checkpoin
 :class:`~absnb.sinks.memory.TransactionStore`; a sink's store is its ``store`` attribute. A
 sink that lists its own transactions (``transactions()`` and ``committed()``, as
 :class:`~absnb.sinks.files.FileSink` and :class:`~absnb.sinks.postgres.PostgresSink`) is
-seen as a store too; their transactions do not say their records (``rows`` is <NA>).
+seen as a store too; their transactions do not say their records (``rows`` is a dash).
 Everything here only reads; the output depends only on the stores and the world, so
 notebooks can compare it exactly. pandas is imported when a table is made.
 """
@@ -27,7 +27,7 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from absnb.sim.format import show_value
-from absnb.views.graph import GraphView, _quote, escape, short_state, to_dot
+from absnb.views.graph import NONE, GraphView, _quote, escape, short_state, to_dot
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -134,8 +134,9 @@ def transaction_table(source: Any, *, max_records: int | None = 4) -> pd.DataFra
     """One row per transaction in the external system, oldest first.
 
     Columns: ``transaction``, ``task``, ``status`` (open, pre-committed, committed,
-    aborted), ``checkpoint`` (the one it was pre-committed for; <NA> while open), ``rows``
-    (records written) and ``records`` (shown, ``max_records`` of them; None: all). With
+    aborted), ``checkpoint`` (the one it was pre-committed for; a dash, :data:`NONE`, while
+    open), ``rows`` (records written; a dash when the system does not list them) and
+    ``records`` (shown, ``max_records`` of them; None: all). With
     several stores behind ``source`` a first column ``store`` names each one's.
     """
     import pandas as pd
@@ -157,8 +158,8 @@ def transaction_table(source: Any, *, max_records: int | None = 4) -> pd.DataFra
                 ]
             )
     frame = pd.DataFrame(rows, columns=["store", *TRANSACTION_COLUMNS])
-    frame["checkpoint"] = pd.Series([r[4] for r in rows], dtype="Int64")
-    frame["rows"] = pd.Series([r[5] for r in rows], dtype="Int64")
+    for column, i in (("checkpoint", 4), ("rows", 5)):
+        frame[column] = pd.Series([NONE if r[i] is None else r[i] for r in rows], dtype="object")
     return frame if len(stores) > 1 else frame.drop(columns="store")
 
 

@@ -1,15 +1,23 @@
-"""The stepper widget: step through a run in a notebook, and compare protocols side by side.
+"""The stepper widget: step through a run in a notebook, and compare protocols.
 
 Views observe and never mutate: the widget calls the :class:`~absnb.sim.stepper.Stepper`
 (step, back, reset, apply an action) and redraws the graph view, the latest snapshot,
 a short trace log and the space-time diagram.
+
+Laid out for a projector (issue 11): controls, then the graph at the width of the cell
+(never wider), then the side panels below it; ``present=True`` puts the graph first and
+enlarges everything. The go-to-step slider moves through the run in constant time per
+step (Back pops the stepper's history; forward replays the steps undone, then asks the
+scheduler). Every frame is also a static picture in the widget's output, so a notebook
+saved with it shows the graph before anything runs, even untrusted.
 """
 
 from __future__ import annotations
 
 import html
-import json
-from collections.abc import Sequence
+import tempfile
+from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 import ipywidgets as w
@@ -17,209 +25,42 @@ import ipywidgets as w
 from absnb.core.errors import AbsnbError
 from absnb.jobs.base import Job
 from absnb.sim.actions import Action, Crash, Recover, TriggerCheckpoint
+from absnb.sim.events import Event
 from absnb.sim.schedulers import RandomScheduler
 from absnb.sim.stepper import Stepper
+from absnb.sim.trace import load_trace, save_trace
 from absnb.sim.world import World
-from absnb.views.graph import graph_svg
+from absnb.views.controls import GOTO_AHEAD, Controls, button, choice_label, crash_note
+from absnb.views.controls import keyboard_html as _keyboard_html
+from absnb.views.graph import render_svg_fast, to_dot
+from absnb.views.pictures import data_url, fit_svg, img_html
 from absnb.views.tables import snapshot_tables
-from absnb.views.timeline import space_time
 from absnb.views.transactions import stores_of, transactions_html
 
+STICKY_CSS = (
+    "<style>.absnb-stepper{overflow:visible!important}"
+    ".absnb-stepper .absnb-controls{position:sticky;top:0;z-index:10;"
+    "background:var(--jp-layout-color0,#ffffff);border-bottom:1px solid #d0d0d0}"
+    ".absnb-stepper.absnb-present .absnb-controls{top:auto;bottom:0;border-bottom:none;"
+    "border-top:1px solid #d0d0d0}"
+    ".jp-OutputArea:has(.absnb-controls),.jp-OutputArea-child:has(.absnb-controls),"
+    ".jp-OutputArea-output:has(.absnb-controls){overflow:visible}</style>"
+)
+"""The first row of controls (Step, Back, Play, go to step) stays at the top of the
+notebook's view while a tall graph scrolls under it (at the bottom in the presentation
+layout, where the graph comes first), so on a 720-pixel projector Step and Back are never
+scrolled away; one row, so it hides little of the graph."""
 
-def _button(description: str, tooltip: str, style: str = "") -> w.Button:
-    return w.Button(
-        description=description,
-        tooltip=tooltip,
-        button_style=style,
-        layout=w.Layout(width="auto"),
-    )
-
-
-class _Controls:
-    """Step / Back / Play / Reset, the speed slider, and the checkpoint and failure buttons."""
-
-    def __init__(self, tasks: Sequence[str]) -> None:
-        self.step = _button("Step", "apply the scheduler's next action", "primary")
-        self.back = _button("Back", "undo the last step")
-        self.reset = _button("Reset", "back to the start")
-        self.play = w.Play(value=0, min=0, max=1_000_000, step=1, interval=700, description="Play")
-        self.speed = w.IntSlider(
-            value=700, min=100, max=2000, step=100, description="ms / step", continuous_update=False
-        )
-        w.jslink((self.speed, "value"), (self.play, "interval"))
-        self.trigger = _button("Trigger checkpoint", "the coordinator starts a checkpoint", "info")
-        self.crash_task = w.Dropdown(
-            options=list(tasks), description="task", layout=w.Layout(width="180px")
-        )
-        self.crash = _button("Crash", "the chosen task fails", "danger")
-        self.recover_full = _button(
-            "Recover (full)", "restart every task from the latest checkpoint"
-        )
-        self.recover_partial = _button(
-            "Recover (partial)", "restart the failed task and its upstream tasks only"
-        )
-        self.message = w.HTML()
-
-    def rows(self) -> list[w.Widget]:
-        return [
-            w.HBox([self.step, self.back, self.play, self.speed, self.reset]),
-            w.HBox(
-                [self.trigger, self.crash_task, self.crash, self.recover_full, self.recover_partial]
-            ),
-            self.message,
-        ]
+PANEL_FONT = {False: "15px", True: "20px"}
+"""Font size of the snapshot, trace and transactions panels (normal, presentation)."""
 
 
-class StepperWidget:
-    """Step through a simulated run: controls, graph, latest snapshot, trace log, diagram.
+def diagram_svg(trace: Sequence[Event], world: World) -> str:
+    """The space-time diagram the widget shows, as SVG text (one place to switch how it is
+    drawn; the static SVG redraws in a few milliseconds, plotly in a few hundred)."""
+    from absnb.views.timeline_static import timeline_svg
 
-    Args:
-        stepper: the stepper to drive (a world and its scheduler).
-        timeline: show the space-time diagram (redrawn after every step).
-        log_lines: how many of the latest events the trace log shows.
-
-    The chooser lists the actions enabled now, so the class can decide which channel
-    delivers next; "Do it" applies the chosen one, "Step" lets the scheduler choose.
-    """
-
-    def __init__(self, stepper: Stepper, *, timeline: bool = True, log_lines: int = 12) -> None:
-        self.stepper = stepper
-        self.log_lines = log_lines
-        self.controls = _Controls([str(t) for t in stepper.world.graph.tasks])
-        self.chooser = w.Dropdown(description="next", layout=w.Layout(width="420px"))
-        self.do = _button("Do it", "apply the action chosen on the left", "success")
-        self.status = w.HTML()
-        self.graph = w.HTML()
-        self.snapshot = w.HTML()
-        self.log = w.HTML()
-        # the external systems' transactions (two-phase-commit sinks), when there are any
-        self.transactions = w.HTML() if stores_of(stepper.world) else None
-        self.timeline = w.Output() if timeline else None
-        c = self.controls
-        c.step.on_click(lambda _: self.step())
-        c.back.on_click(lambda _: self.back())
-        c.reset.on_click(lambda _: self.reset())
-        c.play.observe(self._on_play, names="value")
-        c.trigger.on_click(lambda _: self.apply(TriggerCheckpoint()))
-        c.crash.on_click(lambda _: self.apply(Crash(self.world.graph.task(c.crash_task.value))))
-        c.recover_full.on_click(lambda _: self.apply(Recover("full")))
-        c.recover_partial.on_click(lambda _: self.apply(Recover("partial")))
-        self.do.on_click(lambda _: self._do_chosen())
-        panes = [w.VBox([w.HTML("<b>Execution graph</b>"), self.graph])]
-        side = w.VBox(
-            [
-                w.HTML("<b>Latest completed snapshot</b>"),
-                self.snapshot,
-                *(
-                    [w.HTML("<b>Transactions</b>"), self.transactions]
-                    if self.transactions is not None
-                    else []
-                ),
-                w.HTML("<b>Trace</b>"),
-                self.log,
-            ]
-        )
-        body: list[w.Widget] = [
-            *c.rows(),
-            w.HBox([self.chooser, self.do]),
-            self.status,
-            w.HBox([*panes, side]),
-        ]
-        if self.timeline is not None:
-            body.append(self.timeline)
-        self.widget = w.VBox(body)
-        self.redraw()
-
-    @property
-    def world(self) -> World:
-        return self.stepper.world
-
-    # -- actions -------------------------------------------------------------------------------
-    def step(self) -> None:
-        """Let the scheduler choose and apply the next action."""
-        self._run(self.stepper.step)
-
-    def back(self) -> None:
-        """Undo the last step."""
-        self._run(self.stepper.back)
-
-    def reset(self) -> None:
-        """Back to the first world."""
-        self.controls.play.value = 0
-        self._run(self.stepper.reset)
-
-    def apply(self, action: Action) -> None:
-        """Apply ``action`` (it must be enabled)."""
-        self._run(lambda: self.stepper.step(action))
-
-    def _do_chosen(self) -> None:
-        if self.chooser.value is not None:
-            self.apply(self.chooser.value)
-
-    def _on_play(self, change: dict[str, Any]) -> None:
-        if change["new"] and change["new"] > change["old"]:
-            before = len(self.stepper.trace)
-            self.step()
-            if len(self.stepper.trace) == before:  # nothing left to do: stop playing
-                self.controls.play.playing = False
-
-    def _run(self, fn: Any) -> None:
-        try:
-            result = fn()
-        except AbsnbError as e:
-            self.controls.message.value = f"<span style='color:#b00'>{html.escape(str(e))}</span>"
-            return
-        if result is None and fn == self.stepper.step:
-            self.controls.message.value = "Nothing left to do: the run is over."
-        else:
-            self.controls.message.value = ""
-        self.redraw()
-
-    # -- drawing ---------------------------------------------------------------------------------
-    def redraw(self) -> None:
-        """Redraw every view from the stepper's current world and trace."""
-        world, trace = self.world, self.stepper.trace
-        enabled = world.enabled_actions()
-        self.chooser.options = [(str(a), a) for a in enabled]
-        self.chooser.value = enabled[0] if enabled else None
-        self.controls.back.disabled = not self.stepper.history
-        failed = world.failed is not None
-        self.controls.crash.disabled = failed
-        self.controls.recover_full.disabled = not failed
-        self.controls.recover_partial.disabled = not failed
-        self.controls.trigger.disabled = not world.can_trigger()
-        self.status.value = _status(world)
-        self.graph.value = graph_svg(world)
-        latest = world.latest_snapshot()
-        self.snapshot.value = (
-            snapshot_tables(latest, world.graph)._repr_html_() if latest else "<i>none yet</i>"
-        )
-        if self.transactions is not None:
-            self.transactions.value = transactions_html(world)
-        lines = [html.escape(e.describe()) for e in trace[-self.log_lines :]]
-        self.log.value = (
-            "<pre style='font-size:11px;line-height:1.3'>" + "\n".join(lines) + "</pre>"
-            if lines
-            else "<i>no steps yet</i>"
-        )
-        if self.timeline is not None:
-            self.timeline.outputs = (figure_output(space_time(trace, world)),)
-
-    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
-        return self.widget._repr_mimebundle_(**kwargs)
-
-
-def figure_output(fig: Any) -> dict[str, Any]:
-    """A display-data output for an Output widget holding a plotly figure (the mimetype
-    JupyterLab renders offline), built without needing a running IPython shell."""
-    return {
-        "output_type": "display_data",
-        "data": {
-            "application/vnd.plotly.v1+json": {**json.loads(fig.to_json()), "config": {}},
-            "text/plain": f"<{fig.layout.title.text or 'figure'}>",
-        },
-        "metadata": {},
-    }
+    return timeline_svg(trace, world)
 
 
 def _status(world: World) -> str:
@@ -229,10 +70,331 @@ def _status(world: World) -> str:
     if world.coordinator.pending:
         parts.append(f"pending: {', '.join(map(str, world.coordinator.pending))}")
     if world.failed is not None:
-        parts.append(f"<b style='color:#b00'>{world.failed} has failed</b>")
+        parts.append(f"<b style='color:#c03c00'>✖ {world.failed} has failed</b>")
     elif world.is_finished():
         parts.append("<b>finished</b>")
     return " · ".join(parts)
+
+
+def panel(title: str, body: w.Widget) -> w.VBox:
+    """A titled box for the row of panels under the graph."""
+    body.layout = w.Layout(overflow="auto")
+    box = w.VBox(
+        [w.HTML(f"<b>{html.escape(title)}</b>"), body],
+        layout=w.Layout(margin="0 24px 8px 0", min_width="260px"),
+    )
+    box.add_class("absnb-panel")
+    return box
+
+
+class StepperWidget:
+    """Step through a simulated run: controls, graph, latest snapshot, trace, diagram.
+
+    Args:
+        stepper: the stepper to drive (a world and its scheduler).
+        timeline: show the space-time diagram (redrawn after every step).
+        log_lines: how many of the latest events the trace log shows.
+        present: presentation layout: the graph first, bigger buttons and panels.
+
+    The chooser lists the actions enabled now, each delivery with the message at the head
+    of its channel; "Do it" applies the chosen one, "Step" lets the scheduler choose.
+    """
+
+    _count = 0
+
+    def __init__(
+        self,
+        stepper: Stepper,
+        *,
+        timeline: bool = True,
+        log_lines: int = 12,
+        present: bool = False,
+    ) -> None:
+        self.stepper = stepper
+        self.log_lines = log_lines
+        self.present = present
+        self.redo: list[Action] = []
+        """Actions undone by Back or the slider, latest last: Step and the slider take
+        them again before asking the scheduler."""
+        self.svg = ""
+        """The graph as SVG text, as last drawn."""
+        self._syncing = False
+        StepperWidget._count += 1
+        root_class = f"absnb-stepper-{StepperWidget._count}"
+        c = self.controls = Controls([str(t) for t in stepper.world.graph.tasks], big=present)
+        self.chooser = w.Dropdown(description="next", layout=w.Layout(width="460px"))
+        self.do = button("Do it", "apply the action chosen on the left", "success")
+        self.status = w.HTML()
+        self.graph = w.HTML()
+        self.graph.add_class("absnb-graph")
+        self.snapshot = w.HTML()
+        self.log = w.HTML()
+        self.transactions = w.HTML() if stores_of(stepper.world) else None
+        self.timeline: w.HTML | None = None
+        if timeline:
+            self.timeline = w.HTML()
+        self.files = self._file_tools()
+        c.step.on_click(lambda _: self.step())
+        c.back.on_click(lambda _: self.back())
+        c.reset.on_click(lambda _: self.reset())
+        c.play.observe(self._on_play, names="value")
+        c.goto.observe(self._on_goto, names="value")
+        c.trigger.on_click(lambda _: self.apply(TriggerCheckpoint()))
+        c.crash.on_click(lambda _: self.apply(Crash(self.world.graph.task(c.crash_task.value))))
+        c.recover_full.on_click(lambda _: self.apply(Recover("full")))
+        c.recover_partial.on_click(lambda _: self.apply(Recover("partial")))
+        self.do.on_click(lambda _: self._do_chosen())
+        panels = [
+            panel("Latest completed snapshot", self.snapshot),
+            *([panel("Transactions", self.transactions)] if self.transactions else []),
+            panel("Trace (latest last)", self.log),
+        ]
+        below = w.HBox(panels, layout=w.Layout(flex_flow="row wrap"))
+        keys = w.HTML(_keyboard_html(root_class) + STICKY_CSS)
+        rows = c.rows()
+        rows[0].add_class("absnb-controls")  # Step, Back, Play, go to: always in view
+        controls = [*rows, w.HBox([self.chooser, self.do]), self.status]
+        graph = [self.graph]
+        body = [*graph, *controls] if present else [*controls, *graph]
+        body += [below, self.files, keys]
+        if self.timeline is not None:
+            body.append(self.timeline)
+        self.widget = w.VBox(body, layout=w.Layout(width="100%"))
+        self.widget.add_class("absnb-stepper")
+        self.widget.add_class(root_class)
+        if present:
+            self.widget.add_class("absnb-present")
+        self._font = PANEL_FONT[present]
+        self.redraw()
+
+    @property
+    def world(self) -> World:
+        return self.stepper.world
+
+    # -- actions -------------------------------------------------------------------------------
+    def step(self) -> None:
+        """Take the next step: one undone by Back, else the scheduler's choice. After a
+        crash Step does not recover: it says so, and the Recover buttons decide."""
+        if self.redo:
+            self._run(lambda: self.stepper.step(self.redo.pop()))
+        elif self.world.failed is not None:
+            self.controls.message.value = crash_note(self.world)
+        else:
+            self._run(self.stepper.step, nothing_left="Nothing left to do: the run is over.")
+
+    def back(self) -> None:
+        """Undo the last step (Step takes it again)."""
+        self._run(self._back_one)
+
+    def _back_one(self) -> Event | None:
+        event = self.stepper.back()
+        if event is not None:
+            self.redo.append(event.action)
+        return event
+
+    def reset(self) -> None:
+        """Back to the first world, forgetting the run."""
+        self.controls.play.value = 0
+        self.redo.clear()
+        self._run(self.stepper.reset)
+
+    def apply(self, action: Action) -> None:
+        """Apply ``action`` (it must be enabled); the steps undone before are forgotten."""
+        self.redo.clear()
+        self._run(lambda: self.stepper.step(action))
+
+    def goto(self, n: int) -> None:
+        """Go to step ``n`` of the run: back (a constant-time pop a step) or forward (the
+        undone steps again, then the scheduler's choices), redrawing once at the end."""
+        if n < 0:
+            raise ValueError(f"step must be 0 or more, not {n}")
+
+        def move() -> str:
+            while len(self.stepper.trace) > n:
+                self._back_one()
+            while len(self.stepper.trace) < n:
+                if self.redo:
+                    self.stepper.step(self.redo.pop())
+                elif self.world.failed is not None:
+                    return crash_note(self.world)
+                elif self.stepper.step() is None:
+                    return f"The run is over after step {len(self.stepper.trace)}."
+            return ""
+
+        self._run(move)
+
+    def _do_chosen(self) -> None:
+        if self.chooser.value is not None:
+            self.apply(self.chooser.value)
+
+    def _on_play(self, change: dict[str, Any]) -> None:
+        if change["new"] and change["new"] > change["old"]:
+            before = len(self.stepper.trace)
+            self.step()
+            if len(self.stepper.trace) == before:  # nothing left to do, or a crash
+                self.controls.play.playing = False
+
+    def _on_goto(self, change: dict[str, Any]) -> None:
+        if not self._syncing and change["new"] != len(self.stepper.trace):
+            self.goto(change["new"])
+
+    def _run(self, fn: Callable[[], Any], nothing_left: str = "") -> None:
+        try:
+            result = fn()
+        except AbsnbError as e:
+            self.controls.message.value = (
+                f"<span style='color:#c03c00'>{html.escape(str(e))}</span>"
+            )
+            return
+        if isinstance(result, str):
+            self.controls.message.value = result
+        elif result is None and nothing_left:
+            self.controls.message.value = nothing_left
+        elif self.world.failed is not None:
+            self.controls.message.value = crash_note(self.world)
+        else:
+            self.controls.message.value = ""
+        self.redraw()
+
+    # -- files -----------------------------------------------------------------------------
+    def _file_tools(self) -> w.Widget:
+        self.path = w.Text(
+            value=f"{self.world.graph.name}-{self.world.protocol.name}.trace.jsonl",
+            description="trace file",
+            layout=w.Layout(width="360px"),
+        )
+        save = button("Save trace", "write the run so far to the trace file")
+        load = button("Load trace", "read the trace file: Step and the slider replay it")
+        export = button("Export SVG", "links to the graph (and diagram) as SVG files")
+        self.upload = w.FileUpload(accept=".jsonl,.json", description="Upload trace")
+        self.links = w.HTML()
+        save.on_click(lambda _: self._file_action(lambda: self.save_trace(self.path.value)))
+        load.on_click(lambda _: self._file_action(lambda: self.load_trace(self.path.value)))
+        export.on_click(lambda _: self._export_links())
+        self.upload.observe(self._on_upload, names="value")
+        return w.VBox(
+            [
+                w.HBox(
+                    [self.path, save, load, self.upload, export],
+                    layout=w.Layout(flex_flow="row wrap"),
+                ),
+                self.links,
+            ]
+        )
+
+    def _file_action(self, fn: Callable[[], str]) -> None:
+        try:
+            self.links.value = html.escape(fn())
+        except (AbsnbError, OSError) as e:
+            self.links.value = f"<span style='color:#c03c00'>{html.escape(str(e))}</span>"
+
+    def save_trace(self, path: str | Path) -> str:
+        """Write the run so far as a trace file (``absnb replay`` and :meth:`load_trace`
+        read it); returns what was done."""
+        s = self.stepper
+        save_trace(path, s.initial, s.actions, s.trace, info={"scheduler": repr(s.scheduler)})
+        return f"saved {len(s.trace)} steps to {path}"
+
+    def load_trace(self, path: str | Path) -> str:
+        """Start over on a trace file's world, with its actions to be replayed by Step and
+        the slider (then the scheduler goes on); returns what was done.
+
+        Raises:
+            TraceFormatError: the file is not a valid trace.
+        """
+        trace = load_trace(path)
+        self.stepper = Stepper(trace.world, self.stepper.scheduler)
+        self.redo = list(reversed(trace.actions))
+        self.controls.crash_task.options = [str(t) for t in trace.world.graph.tasks]
+        self.redraw()
+        return f"loaded {len(trace.actions)} steps from {path}: Step or the slider replays them"
+
+    def _on_upload(self, change: dict[str, Any]) -> None:
+        files = change["new"]
+        if not files:
+            return
+        item = files[0]
+        with tempfile.NamedTemporaryFile("wb", suffix=".jsonl", delete=False) as f:
+            f.write(bytes(item["content"]))
+        self._file_action(lambda: self.load_trace(f.name).replace(f.name, item["name"]))
+
+    def export_svg(self, directory: str | Path = ".") -> list[Path]:
+        """Write the graph and the space-time diagram of the current step as SVG files in
+        ``directory``; returns their paths."""
+        folder = Path(directory)
+        stem = f"{self.world.graph.name}-{self.world.protocol.name}-step{self.world.clock}"
+        paths = [folder / f"{stem}-graph.svg"]
+        paths[0].write_text(self.svg, encoding="utf-8")
+        paths.append(folder / f"{stem}-diagram.svg")
+        paths[1].write_text(diagram_svg(self.stepper.trace, self.world), encoding="utf-8")
+        return paths
+
+    def _export_links(self) -> None:
+        stem = f"{self.world.graph.name}-{self.world.protocol.name}-step{self.world.clock}"
+        links = [f'<a download="{stem}-graph.svg" href="{data_url(self.svg)}">graph (SVG)</a>']
+        svg = diagram_svg(self.stepper.trace, self.world)
+        links.append(f'<a download="{stem}-diagram.svg" href="{data_url(svg)}">diagram (SVG)</a>')
+        self.links.value = "Download: " + " · ".join(links)
+
+    # -- drawing ---------------------------------------------------------------------------------
+    def redraw(self) -> None:
+        """Redraw every view from the stepper's current world and trace."""
+        world, trace = self.world, self.stepper.trace
+        c = self.controls
+        enabled = world.enabled_actions()
+        self.chooser.options = [(choice_label(world, a), a) for a in enabled]
+        self.chooser.value = enabled[0] if enabled else None
+        c.back.disabled = not self.stepper.history
+        failed = world.failed is not None
+        c.step.disabled = failed and not self.redo
+        c.crash.disabled = failed
+        c.recover_full.disabled = not failed
+        c.recover_partial.disabled = not failed
+        c.trigger.disabled = not world.can_trigger()
+        self._syncing = True
+        try:
+            known = len(trace) + len(self.redo)
+            c.goto.max = max(known, len(trace) + GOTO_AHEAD)
+            c.goto.value = len(trace)
+        finally:
+            self._syncing = False
+        self.status.value = _status(world)
+        self.svg = render_svg_fast(to_dot(world))
+        self.graph.value = fit_svg(self.svg)
+        latest = world.latest_snapshot()
+        font = f"font-size:{self._font}"
+        self.snapshot.value = (
+            f"<div style='{font}'>"
+            + (snapshot_tables(latest, world.graph)._repr_html_() if latest else "<i>none yet</i>")
+            + "</div>"
+        )
+        if self.transactions is not None:
+            self.transactions.value = f"<div style='{font}'>{transactions_html(world)}</div>"
+        lines = [html.escape(e.describe()) for e in trace[-self.log_lines :]]
+        self.log.value = (
+            f"<pre style='{font};line-height:1.3;white-space:pre-wrap'>"
+            + "\n".join(lines)
+            + "</pre>"
+            if lines
+            else "<i>no steps yet</i>"
+        )
+        if self.timeline is not None:
+            self.timeline.value = fit_svg(diagram_svg(trace, world))
+
+    def describe(self) -> str:
+        """One line for a text-only front end: what the widget shows now."""
+        w_ = self.world
+        return (
+            f"stepper widget: {w_.graph.name}, protocol {w_.protocol.name}, step {w_.clock} "
+            "(run the notebook to step through it)"
+        )
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
+        bundle = self.widget._repr_mimebundle_(**kwargs)
+        data = bundle[0] if isinstance(bundle, tuple) else bundle
+        data["text/plain"] = self.describe()
+        data["text/html"] = img_html(self.svg, self.describe())
+        return bundle
 
 
 def stepper_widget(
@@ -243,75 +405,13 @@ def stepper_widget(
     checkpoint_interval: int | None = None,
     timeline: bool = True,
     allow_deadlock: bool = False,
+    present: bool = False,
 ) -> StepperWidget:
-    """A :class:`StepperWidget` on a new world of ``job``, seeded random scheduling."""
+    """A :class:`StepperWidget` on a new world of ``job``, seeded random scheduling;
+    ``present=True`` for the presentation layout (graph first, bigger)."""
     world = World(
         job, protocol, checkpoint_interval=checkpoint_interval, allow_deadlock=allow_deadlock
     )
-    return StepperWidget(Stepper(world, RandomScheduler(seed=seed)), timeline=timeline)
-
-
-class SideBySide:
-    """Several protocols on the same job and the same seeded schedule, stepped together.
-
-    One set of controls steps, backs, resets and triggers every pane; each pane shows its
-    protocol's graph, status and latest snapshot, so students see what each records.
-    """
-
-    def __init__(self, steppers: Sequence[Stepper]) -> None:
-        self.panes = [StepperWidget(s, timeline=False, log_lines=6) for s in steppers]
-        first = self.panes[0].world
-        self.controls = _Controls([str(t) for t in first.graph.tasks])
-        c = self.controls
-        c.step.on_click(lambda _: self._each(lambda p: p.step()))
-        c.back.on_click(lambda _: self._each(lambda p: p.back()))
-        c.reset.on_click(lambda _: self._each(lambda p: p.reset()))
-        c.play.observe(self._on_play, names="value")
-        c.trigger.on_click(lambda _: self._each(lambda p: p.apply(TriggerCheckpoint())))
-        c.crash.on_click(
-            lambda _: self._each(lambda p: p.apply(Crash(p.world.graph.task(c.crash_task.value))))
-        )
-        c.recover_full.on_click(lambda _: self._each(lambda p: p.apply(Recover("full"))))
-        c.recover_partial.on_click(lambda _: self._each(lambda p: p.apply(Recover("partial"))))
-        columns = [
-            w.VBox(
-                [
-                    w.HTML(f"<h4>{html.escape(p.world.protocol.title)}</h4>"),
-                    p.status,
-                    p.graph,
-                    p.snapshot,
-                    p.controls.message,
-                ]
-            )
-            for p in self.panes
-        ]
-        self.widget = w.VBox([*c.rows(), w.HBox(columns)])
-
-    def _each(self, fn: Any) -> None:
-        for pane in self.panes:
-            fn(pane)
-
-    def _on_play(self, change: dict[str, Any]) -> None:
-        if change["new"] and change["new"] > change["old"]:
-            before = [len(p.stepper.trace) for p in self.panes]
-            self._each(lambda p: p.step())
-            if [len(p.stepper.trace) for p in self.panes] == before:
-                self.controls.play.playing = False
-
-    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
-        return self.widget._repr_mimebundle_(**kwargs)
-
-
-def compare(
-    job: Job,
-    protocols: Sequence[str] = ("abs", "chandy-lamport", "synchronous"),
-    *,
-    seed: int = 1,
-    checkpoint_interval: int | None = None,
-) -> SideBySide:
-    """Side-by-side panes, one per protocol, each with a random scheduler of the same seed."""
-    steppers = [
-        Stepper(World(job, p, checkpoint_interval=checkpoint_interval), RandomScheduler(seed=seed))
-        for p in protocols
-    ]
-    return SideBySide(steppers)
+    return StepperWidget(
+        Stepper(world, RandomScheduler(seed=seed)), timeline=timeline, present=present
+    )

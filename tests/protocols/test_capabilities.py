@@ -39,3 +39,27 @@ def test_the_paper_protocols_declare_what_they_do() -> None:
     none = get_protocol("none").capabilities
     assert not none.takes_checkpoints
     assert not none.exactly_once
+
+
+BARRIER_PROTOCOLS = sorted(
+    name
+    for name in PROTOCOLS
+    if get_protocol(name).capabilities.message is CheckpointBarrier
+    and get_protocol(name).capabilities.takes_checkpoints
+)
+
+
+def test_the_barrier_protocols_are_the_abs_family() -> None:
+    assert {"abs", "abs-cyclic", "unaligned", "at-least-once"} <= set(BARRIER_PROTOCOLS)
+
+
+@pytest.mark.parametrize("name", BARRIER_PROTOCOLS)
+def test_a_barrier_protocol_refuses_a_marker_naming_the_task(name: str) -> None:
+    import absnb
+    from absnb.core.errors import ProtocolError
+
+    graph = absnb.word_count().graph
+    task = graph.task("count[0]")
+    handler = get_protocol(name, graph).handler(graph, task)
+    with pytest.raises(ProtocolError, match=r"count\[0\] received marker 1"):
+        handler.on_barrier(graph.inputs[task][0], Marker(1))

@@ -194,3 +194,17 @@ def test_acknowledgement_from_a_stranger_is_refused() -> None:
     with pytest.raises(ProtocolError, match="not a task of job"):
         coordinator.acknowledge(TaskSnapshot(b, n, state=None), 1)
     assert coordinator.pending[n].acknowledged == {}
+
+
+def test_for_graph_refuses_a_max_concurrent_word_naming_it() -> None:
+    import absnb
+    from absnb.core.errors import ProtocolSettingError
+    from absnb.protocols import get_protocol
+
+    graph = absnb.word_count().graph
+    with pytest.raises(ProtocolSettingError, match="'protocol' for the protocol's own, not 'two'"):
+        CheckpointCoordinator.for_graph(graph, get_protocol("abs", graph), max_concurrent="two")
+    with pytest.raises(ProtocolSettingError, match="'protocol' for the protocol's own, not 'two'"):
+        absnb.World(absnb.word_count(), "abs", max_concurrent="two")
+    own = CheckpointCoordinator.for_graph(graph, get_protocol("abs", graph))
+    assert own.max_concurrent == get_protocol("abs", graph).max_concurrent

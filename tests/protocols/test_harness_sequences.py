@@ -196,6 +196,34 @@ def test_an_ended_channel_counts_as_aligned(protocol):
         h.push("in1", "late")
 
 
+@pytest.mark.parametrize("protocol", ["abs", "abs-timeout", "at-least-once", "unaligned"])
+def test_a_task_whose_inputs_have_all_ended_joins_checkpoints_when_triggered(protocol):
+    """FLIP-147: a task no barrier can reach any more still takes part in checkpoints."""
+    h = TaskHarness(protocol, inputs=2)
+    h.push("in0", "a")
+    h.end("in0")
+    h.push("in1", "b")
+    h.end("in1")
+    h.trigger(1)  # before its inputs ended, a trigger at a non-source did nothing
+    assert [c.checkpoint_id for c in h.checkpoints] == [1]
+    assert h.in_flight(1) == {}
+    assert h.emitted == ["a", "b", "barrier 1"]
+
+
+def test_an_unaligned_barrier_overtakes_records_but_not_the_end():
+    """The end of input overtakes nothing, and records queued before a barrier are its
+    channel state even when the channel ends behind them."""
+    h = TaskHarness("unaligned", inputs=2, autoprocess=False)
+    h.push("in0", "x", "y")
+    h.barrier("in0", 1)
+    h.end("in0")
+    h.barrier("in1", 1)
+    h.process()
+    assert [c.checkpoint_id for c in h.checkpoints] == [1]
+    assert h.in_flight(1) == {"in0": ["x", "y"]}
+    assert h.emitted == ["barrier 1", "x", "y"]
+
+
 def test_unknown_inputs_and_bad_sizes_say_what_is_allowed():
     h = TaskHarness("abs", inputs=2)
     with pytest.raises(KeyError, match="use one of in0, in1"):

@@ -1,5 +1,6 @@
 """The production modes on Spark: unaligned and aligned-with-timeout stay exactly-once after a
-real failure, at-least-once loses nothing, and a checkpoint timeout aborts checkpoints."""
+real failure, unaligned barriers overtake a backlog, at-least-once loses nothing, a checkpoint
+timeout aborts checkpoints, and a declined checkpoint is aborted without a restart."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import pytest
 
 import absnb
 from absnb import datasets
+from absnb.experiments import backpressure as bp
 from absnb.runtime.host import Failure
 from absnb.runtime.spark import SparkRuntime, final_counts, word_count_answer
 
@@ -75,3 +77,56 @@ def test_a_checkpoint_timeout_aborts_checkpoints_that_take_longer(runtime, answe
     assert "aborted" in kinds
     reasons = {info.get("reason") for _, kind, info in run.events if kind == "aborted"}
     assert "timed out" in reasons
+
+
+def _acks(run, n: int | None = None) -> list[dict]:
+    return [
+        info
+        for _, kind, info in run.events
+        if kind == "acknowledged" and (n is None or info["checkpoint_id"] == n)
+    ]
+
+
+def test_unaligned_barriers_overtake_a_backlog_and_stay_exactly_once(runtime) -> None:
+    """A slow counter of the hot key (10x skew) backs up its inputs: barriers take the
+    priority lane, the checkpoints record the records they overtook, and a run that fails
+    and restores one gives the failure-free output."""
+    job = bp.skewed_job(lines=150, skew=10, delay=0.0003)
+    options = {"checkpoint_interval": 0.1, "source_rate": 400}
+    clean = runtime.run(job, "unaligned", **options)
+    total = sum(bp._occurrences(job).values())
+    failure = Failure(bp._hot_counter(job), after_records=total // 2, kind="raise")
+    failed = runtime.run(job, "unaligned", failures=[failure], **options)
+    assert clean.checkpoints
+    in_flight = [a for a in _acks(clean) if a["metrics"]["channel_state_records"] > 0]
+    assert in_flight  # some barrier overtook records, which the checkpoint holds
+    priority = [s["priority"] for h in clean.hosts for s in h.metrics["net"]["received"].values()]
+    assert sum(priority) > 0
+    assert failed.restarts == 1
+    assert failed.restored[-1] > 0  # recovery restored a checkpoint, with its channel state
+    assert sorted(failed.output) == sorted(clean.output)
+    assert final_counts(clean.output) == bp._occurrences(job)
+
+
+@pytest.mark.parametrize("protocol", ["abs", "unaligned"])
+def test_a_declined_checkpoint_is_aborted_and_the_next_one_completes(
+    runtime, answer, protocol
+) -> None:
+    decline = Failure("count[1]", during_checkpoint=2, kind="decline")
+    run = runtime.run(
+        absnb.word_count(text()),
+        protocol,
+        checkpoint_interval=0.02,
+        failures=[decline],
+        source_rate=4_000,
+    )
+    assert run.restarts == 0
+    assert final_counts(run.output) == answer
+    aborted = {info["checkpoint_id"]: info["reason"] for _, k, info in run.events if k == "aborted"}
+    assert aborted[2].startswith("declined by count[1]")
+    assert 2 not in run.checkpoints
+    assert any(n > 2 for n in run.checkpoints)
+    assert not any(a["task"] == "count[1]" for a in _acks(run, 2))
+    # count[1] sent a cancellation marker downstream; the sinks took it
+    assert sum(h.metrics.get("declined", 0) for h in run.hosts) == 1
+    assert sum(h.metrics.get("cancellation_markers", 0) for h in run.hosts) >= 1

@@ -6,6 +6,7 @@ Golden files live in ``tests/views/golden``; regenerate them with
 
 from __future__ import annotations
 
+import base64
 import os
 import re
 import shutil
@@ -23,6 +24,7 @@ from absnb.operators import KeyedCount, Source
 from absnb.views.graph import (
     BLOCKED_COLOUR,
     RECORDING_COLOUR,
+    STATUS_COLOURS,
     GraphvizNotFoundError,
     channel_contents,
     graph_svg,
@@ -75,7 +77,7 @@ def test_blocked_channel_is_red_bold_with_buffered_count() -> None:
     assert f'color="{BLOCKED_COLOUR}"' in line
     assert "penwidth=2.5" in line
     assert "blocked: 2 buffered" in line
-    assert "be · quick" in line
+    assert "be<BR/>quick" in line  # one message a line, head first
     for other in ("source[0]->count[1]", "source[1]->count[0]", "count[0]->sink[0]"):
         assert "blocked" not in edge_line(dot, other)
         assert BLOCKED_COLOUR not in edge_line(dot, other)
@@ -107,8 +109,8 @@ def test_backup_log_is_marked_with_its_count() -> None:
 
 def test_marker_is_distinct_from_records() -> None:
     line = edge_line(to_dot(bank_marker_at_b()), "B->A")
-    contents = line.split("<BR/>", 1)[1]
-    assert contents.startswith("1,000 · 2,000 · ")  # head first, plain records
+    contents = line.split("</B></FONT><BR/>", 1)[1]  # after the "recording" note
+    assert contents.startswith("1,000<BR/>2,000<BR/>")  # head first, plain records, one a line
     assert "<B>◆marker 1</B>" in contents
     assert "barrier" not in line  # Chandy-Lamport sends markers, never barriers
     assert "<B>1,000" not in line
@@ -117,7 +119,7 @@ def test_marker_is_distinct_from_records() -> None:
 
 def test_barrier_is_distinct_from_records() -> None:
     line = edge_line(to_dot(SCENARIOS["word_count_blocked"]()), "source[1]->count[0]")
-    assert re.search(r"to · be · <FONT COLOR=\"#[0-9a-f]{6}\"><B>▌barrier 1</B></FONT>>", line)
+    assert re.search(r"to<BR/>be<BR/><FONT COLOR=\"#[0-9a-f]{6}\"><B>▌barrier 1</B></FONT>>", line)
     assert "marker" not in line
 
 
@@ -125,19 +127,19 @@ def test_recording_channel_counts_what_arrived() -> None:
     world = build(absnb.bank_transfer(), "chandy-lamport", [*SEED_001, "deliver B->A"])
     line = edge_line(to_dot(world), "B->A")
     assert "recording: 1 recorded" in line
-    assert "2,000 · <FONT" in line  # 1,000 consumed, 2,000 and the marker still in flight
+    assert "2,000<BR/><FONT" in line  # 1,000 consumed, 2,000 and the marker still in flight
     assert "recording" not in edge_line(to_dot(world), "A->B")
 
 
 def test_long_channel_is_shortened() -> None:
     world = bank_long_channel()
     line = edge_line(to_dot(world), "B->A")
-    assert "50 · 100 · 150 · 200 · 250 · 300 · … +4 more" in line
-    assert "350" not in line
+    assert "50<BR/>100<BR/>150<BR/>… +7 more" in line
+    assert "200" not in line
     short = edge_line(to_dot(world, max_messages=2), "B->A")
-    assert "label=<50 · 100 · … +8 more>" in short
+    assert "label=<50<BR/>100<BR/>… +8 more>" in short
     full = edge_line(to_dot(world, max_messages=10), "B->A")
-    assert " 500>" in full
+    assert "<BR/>500>" in full
     assert "more" not in full
 
 
@@ -151,7 +153,10 @@ def test_channel_contents() -> None:
 def test_failed_and_restoring_tasks() -> None:
     failed = SCENARIOS["word_count_failed"]()
     assert task_status(failed, "count[1]") == ("failed", "FAILED")
-    assert "#f8cecc" in node_line(to_dot(failed), "count[1]")
+    line = node_line(to_dot(failed), "count[1]")
+    assert STATUS_COLOURS["failed"] in line
+    assert "penwidth=4" in line  # not by colour alone: a heavy border and the word
+    assert "<I>FAILED</I>" in line
     recovering = SCENARIOS["word_count_partial_recovery"]()
     assert task_status(recovering, "count[1]") == ("restoring", "restoring (replaying 1 input)")
     assert task_status(recovering, "count[0]") == ("idle", "not in a snapshot")
@@ -240,7 +245,14 @@ def test_render_svg_names_every_task() -> None:
 def test_graph_view_in_a_notebook() -> None:
     view = show_graph(bank_marker_at_b())
     assert repr(view) == "<GraphView bank_transfer chandy-lamport step=6>"
-    assert "<svg" in view._repr_svg_()
+    assert "<svg" in view.svg()
+    bundle = view._repr_mimebundle_()
+    assert set(bundle) == {"text/html", "text/plain"}  # no raw SVG: untrusted shows html
+    assert bundle["text/plain"] == "execution graph: bank_transfer chandy-lamport, step 6"
+    assert "<GraphView" not in bundle["text/plain"]
+    src = re.search(r'src="data:image/svg\+xml;base64,([^"]+)"', bundle["text/html"])
+    assert src is not None
+    assert base64.b64decode(src[1]).decode() == view.svg()
 
 
 def test_missing_dot_says_how_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -248,3 +260,40 @@ def test_missing_dot_says_how_to_install(monkeypatch: pytest.MonkeyPatch) -> Non
     monkeypatch.setenv("PATH", "")
     with pytest.raises(GraphvizNotFoundError, match="apt-get install graphviz"):
         render_svg("digraph { a -> b }")
+
+
+@needs_dot
+def test_the_long_lived_dot_draws_what_a_fresh_dot_draws() -> None:
+    from absnb.views import dot_process
+
+    def positions(svg: str) -> dict[str, str]:
+        found = re.findall(
+            r"<title>([^<]+)</title>\n<(?:path|polygon)[^>]*? (?:d|points)=\"([^\"]+)", svg
+        )
+        return dict(found)
+
+    for name in sorted(SCENARIOS):
+        dot = to_dot(SCENARIOS[name]())
+        fast = dot_process.render(dot)
+        assert fast is not None
+        assert positions(fast) == positions(render_svg(dot)), name
+    assert dot_process.render("digraph { a -> }") is None  # rejected: no SVG, no wait
+    assert "<svg" in (dot_process.render("digraph { x -> y }") or "")  # and it goes on
+
+
+@needs_dot
+def test_tasks_of_an_operator_stay_in_index_order_at_every_step() -> None:
+    def left(svg: str, task: str) -> float:
+        m = re.search(re.escape(f"<title>{task}</title>") + r'\n<path[^>]*d="M([\d.-]+)', svg)
+        return float(m[1])
+
+    for protocol in ("abs", "chandy-lamport", "synchronous"):
+        stepper = absnb.Stepper(
+            absnb.World(absnb.word_count(), protocol, checkpoint_interval=4),
+            absnb.RandomScheduler(seed=3),
+        )
+        for _ in range(25):
+            svg = render_svg(to_dot(stepper.world))
+            for op in ("source", "count", "sink"):
+                assert left(svg, f"{op}[0]") < left(svg, f"{op}[1]"), (protocol, op)
+            stepper.step()

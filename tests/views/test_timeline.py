@@ -543,8 +543,8 @@ def test_show_timeline_carries_plotly_and_a_picture_for_untrusted_notebooks() ->
     bundle = show_timeline(s.trace, s.world, title="seed 001")._repr_mimebundle_()
     assert bundle["application/vnd.plotly.v1+json"]["layout"]["title"]["text"] == "seed 001"
     page = bundle["text/html"]
-    assert page.startswith('<img src="data:image/svg+xml;base64,')
-    encoded = page.split("base64,", 1)[1].split('"', 1)[0]
+    assert page.startswith('<img class="absnb-picture"')
+    encoded = page.split('src="data:image/svg+xml;base64,', 1)[1].split('"', 1)[0]
     assert base64.b64decode(encoded).decode() == timeline_svg(s.trace, s.world, title="seed 001")
     assert bundle["text/plain"] == "<space-time diagram: seed 001>"
 

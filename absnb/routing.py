@@ -1,0 +1,81 @@
+"""Where a task's outputs go: through the partitioning of each output gate to its channels,
+numbered per channel (channel sequence numbers), one record or one batch per channel
+(:class:`~absnb.task.StreamTask` calls these for every operator result)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from absnb.core.errors import GraphError
+from absnb.core.graph import Rebalance
+from absnb.core.ids import ChannelId
+from absnb.core.messages import Record, RecordBatch
+from absnb.operators.base import To
+
+if TYPE_CHECKING:
+    from absnb.task import Send, StreamTask
+
+
+def route(
+    task: StreamTask, outs: Sequence[Any], origin: tuple[str, int] | None, sends: list[Send]
+) -> None:
+    """Send each of ``outs`` (a ``To`` along its edge only) on the channels its gates'
+    partitionings pick, numbered on each channel; ``origin`` is where they came from."""
+    sent = task.sent
+    for out in outs:
+        target = None
+        if type(out) is To:
+            target, out = out
+        routed = False
+        for gate in task.gates:
+            if target is not None and gate.target != target:
+                continue
+            routed = True
+            chans = gate.channels
+            if len(chans) == 1:
+                picked: Sequence[ChannelId] = chans
+            else:
+                done = sum(sent[c] for c in chans) if type(gate.partitioning) is Rebalance else 0
+                picked = [
+                    chans[i]
+                    for i in gate.partitioning.targets(out, task.id.subtask, len(chans), done)
+                ]
+            for c in picked:
+                n = sent[c] + 1
+                sent[c] = n
+                sends.append((c, Record(out, n, origin)))
+        if not routed and target is not None:
+            raise GraphError(
+                f"task {task.label} sent a record to operator {target!r}, but its operator "
+                f"has no edge to it: connect {task.id.operator!r} to {target!r}"
+            )
+
+
+def route_batch(task: StreamTask, outs: Sequence[Any], sends: list[Send]) -> None:
+    """:func:`route` of ``outs``, sent as one :class:`RecordBatch` per channel."""
+    sent = task.sent
+    if task.fn.emits_to and To in map(type, outs):  # some go along one edge only
+        routed: list[Send] = []
+        route(task, outs, None, routed)
+        batches: dict[ChannelId, RecordBatch] = {}
+        for c, r in routed:
+            b = batches.get(c)
+            if b is None:
+                b = batches[c] = RecordBatch([], r.seq)  # type: ignore[union-attr]
+            b.values.append(r.value)  # type: ignore[union-attr]
+        sends.extend(batches.items())
+        return
+    for gate in task.gates:
+        chans = gate.channels
+        parts: Sequence[list[Any]]
+        if len(chans) == 1:  # a list of its own per gate: receivers may keep it
+            parts = (outs,) if len(task.gates) == 1 and isinstance(outs, list) else (list(outs),)
+        else:
+            done = sum(sent[c] for c in chans) if type(gate.partitioning) is Rebalance else 0
+            parts = gate.partitioning.split(outs, task.id.subtask, len(chans), done)
+        for c, values in zip(chans, parts, strict=True):
+            if values:
+                first = sent[c] + 1
+                sent[c] += len(values)
+                sends.append((c, RecordBatch(values, first)))

@@ -1,0 +1,83 @@
+"""The non-blocking socket I/O of a data plane's connections: selector events, buffered
+writes, reads (:class:`SocketIO`, a base of :class:`~absnb.runtime.transport.DataPlane`)."""
+
+from __future__ import annotations
+
+import selectors
+
+from absnb.runtime.channel_ends import _Conn, _Output
+from absnb.runtime.transport_connect import Connecting
+
+_READ = selectors.EVENT_READ
+_WRITE = selectors.EVENT_WRITE
+_RECV_BYTES = 256 * 1024
+
+
+class SocketIO(Connecting):
+    """Writes that never block (what a socket does not take waits in ``wbuf`` and the
+    connection is watched for writing), reads of at most ``_RECV_BYTES``."""
+
+    def _events(self, conn: _Conn) -> int:
+        if conn.sock is None:
+            return 0
+        events = _WRITE if conn.wbuf else 0
+        if type(conn) is _Output or not conn.blocked:  # type: ignore[attr-defined]
+            events |= _READ
+        return events
+
+    def _rewatch(self, conn: _Conn) -> None:
+        events = self._events(conn)
+        if events == conn.events:
+            return
+        if not conn.events:
+            self._sel.register(conn.sock, events, conn)
+        elif not events:
+            self._sel.unregister(conn.sock)
+        else:
+            self._sel.modify(conn.sock, events, conn)
+        conn.events = events
+
+    def _write(self, conn: _Conn, data: bytes) -> None:
+        if conn.wbuf:
+            conn.wbuf += data
+            return
+        try:
+            sent = conn.sock.send(data)  # type: ignore[union-attr]
+        except BlockingIOError:
+            sent = 0
+        except OSError as e:
+            self._lost(conn, e)
+            return
+        if sent < len(data):
+            conn.wbuf += memoryview(data)[sent:]
+            self._rewatch(conn)
+
+    def _write_pending(self, conn: _Conn) -> None:
+        try:
+            sent = conn.sock.send(conn.wbuf)  # type: ignore[union-attr]
+        except BlockingIOError:
+            return
+        except OSError as e:
+            self._lost(conn, e)
+            return
+        del conn.wbuf[:sent]
+        if not conn.wbuf:
+            self._rewatch(conn)
+
+    def _recv(self, conn: _Conn) -> bytes | None:
+        """Bytes from the socket; ``None`` if it would block, ``b""`` at the end."""
+        try:
+            return conn.sock.recv(_RECV_BYTES)  # type: ignore[union-attr]
+        except BlockingIOError:
+            return None
+        except OSError:
+            return b""
+
+    def _drop_socket(self, conn: _Conn) -> None:
+        if conn.events:
+            self._sel.unregister(conn.sock)
+            conn.events = 0
+        conn.sock.close()  # type: ignore[union-attr]
+        conn.sock = None
+        conn.wbuf.clear()
+        conn.rbuf.clear()

@@ -1,0 +1,132 @@
+"""Carrying out what a task's step returned, in the simulated world.
+
+A :class:`~absnb.task.StreamTask` step returns the records and barriers it sends and the
+controls for its runtime (block / unblock a channel, a task snapshot to acknowledge, a
+decline); here the :class:`~absnb.sim.world.World` pushes the sends onto their FIFO
+channels, blocks and unblocks, and hands acknowledgements and declines to the checkpoint
+coordinator, notifying every task when a checkpoint completes or aborts. Every function
+changes the world it is given and records what happened on the step's
+:class:`~absnb.sim.events.Event`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any
+
+from absnb.core.effects import Block, SnapshotState, Unblock
+from absnb.core.effects import Decline as Declined
+from absnb.core.ids import CheckpointId
+from absnb.core.messages import RecordBatch
+from absnb.core.snapshot import TaskSnapshot
+from absnb.sim.events import Event
+from absnb.task import Dropped, Send, StreamTask
+
+if TYPE_CHECKING:
+    from absnb.sim.world import World
+
+
+def outcome(
+    world: World, task: StreamTask, sends: list[Send], controls: Iterable[Any], event: Event
+) -> Event:
+    """Push what ``task`` sent in the step, carry out its controls, and return the event."""
+    if sends:
+        push(world, sends)
+        event.sent = tuple(sends)
+    if controls:
+        carry_out(world, task, controls, event)
+    return event
+
+
+def push(world: World, sends: list[Send]) -> None:
+    """Append each sent message to the tail of its channel (FIFO)."""
+    own, channels = world._own, world.channels
+    for c, m in sends:
+        if isinstance(m, RecordBatch):  # only a runtime batches (StreamTask.deliver_batch)
+            raise TypeError(f"the simulator moves one record at a time, not {m!r} on {c}")
+        (channels[c] if c in own else world.writable_channel(c)).append(m)
+
+
+def carry_out(world: World, task: StreamTask, controls: Iterable[Any], event: Event) -> None:
+    """Carry out ``task``'s controls in order; controls the simulator has no use for (a
+    runtime's) are passed over."""
+    for ctl in controls:
+        handle = _HANDLERS.get(type(ctl))
+        if handle is not None:
+            handle(world, task, ctl, event)
+
+
+def notify(world: World, checkpoint_id: CheckpointId, event: Event, *, complete: bool) -> None:
+    """Notify-checkpoint-complete (or aborted) to every live task."""
+    for t in world.graph.tasks:
+        if t == world.failed:
+            continue
+        task = world.writable_task(t)
+        sends: list[Send] = []
+        if complete:
+            controls = task.checkpoint_complete(checkpoint_id, sends)
+        else:
+            controls = task.checkpoint_aborted(checkpoint_id, sends)
+        if sends:
+            push(world, sends)
+            event.sent += tuple(sends)
+        if controls:
+            carry_out(world, task, controls, event)
+
+
+def abort(world: World, aborted: Iterable[CheckpointId], event: Event) -> None:
+    """Record the ``aborted`` checkpoints on ``event`` and notify every task of each."""
+    for n in aborted:
+        event.aborted += (n,)
+        notify(world, n, event, complete=False)
+
+
+def _block(world: World, task: StreamTask, ctl: Block, event: Event) -> None:
+    world.blocked.add(ctl.channel)
+    event.blocked += (ctl.channel,)
+
+
+def _unblock(world: World, task: StreamTask, ctl: Unblock, event: Event) -> None:
+    world.blocked.discard(ctl.channel)
+    event.unblocked += (ctl.channel,)
+
+
+def _snapshot_state(world: World, task: StreamTask, ctl: SnapshotState, event: Event) -> None:
+    event.snapshots += ((task.id, ctl.checkpoint_id),)
+
+
+def _dropped(world: World, task: StreamTask, ctl: Dropped, event: Event) -> None:
+    event.dropped = True
+
+
+def _declined(world: World, task: StreamTask, ctl: Declined, event: Event) -> None:
+    if world.coordinator.decline(ctl.checkpoint_id, task.id, ctl.reason):
+        abort(world, (ctl.checkpoint_id,), event)
+
+
+def _acknowledge(world: World, task: StreamTask, ctl: TaskSnapshot, event: Event) -> None:
+    """The task's snapshot acknowledges its checkpoint; the last one completes it, which
+    aborts the older pending checkpoints it subsumes and notifies every task (at once, or
+    as steps of their own with ``notify_steps``)."""
+    coordinator = world.coordinator
+    before = len(coordinator.aborted)
+    done = coordinator.acknowledge(ctl, world.clock)
+    if done is None:
+        return
+    event.completed += (done.checkpoint_id,)
+    abort(world, coordinator.aborted[before:], event)  # subsumed by the new one
+    if world._s.notify_steps:
+        for t in world.graph.tasks:
+            world.notices[t] = (*world.notices.get(t, ()), done.checkpoint_id)
+    else:
+        notify(world, done.checkpoint_id, event, complete=True)
+
+
+_HANDLERS: dict[type, Callable[[World, StreamTask, Any, Event], None]] = {
+    Block: _block,
+    Unblock: _unblock,
+    SnapshotState: _snapshot_state,
+    Dropped: _dropped,
+    Declined: _declined,
+    TaskSnapshot: _acknowledge,
+}

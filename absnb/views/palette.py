@@ -1,0 +1,34 @@
+"""The graph view's colours, borders and label size, shared by the graph and its legend."""
+
+from __future__ import annotations
+
+STATUS_COLOURS: dict[str, str] = {
+    "idle": "#ffffff",
+    "aligning": "#f7e98e",
+    "taken": "#a6d2f0",
+    "halted": "#d0d0d0",
+    "restoring": "#fcd3a1",
+    "failed": "#e69f87",
+}
+"""Fill colour of a task node per status kind (see :func:`task_status`): light tints of the
+Okabe-Ito palette, told apart by colour-blind viewers and on a washed-out projector. A
+colour never stands alone: every node also says its status in words and has a border of its
+own (:data:`STATUS_BORDERS`)."""
+
+STATUS_BORDERS: dict[str, str] = {
+    "idle": 'style="rounded,filled"',
+    "aligning": 'style="rounded,filled,dashed" penwidth=2.5',
+    "taken": 'style="rounded,filled" peripheries=2',
+    "halted": 'style="rounded,filled,dotted" penwidth=2.5',
+    "restoring": 'style="rounded,filled,dashed" penwidth=2.5',
+    "failed": 'style="rounded,filled,bold" penwidth=4',
+}
+"""Node attributes per status kind: the shape of the border says what the fill says."""
+
+EDGE_COLOUR = "#555555"
+BLOCKED_COLOUR = "#c03c00"
+RECORDING_COLOUR = "#0062a0"
+BARRIER_COLOUR = "#b35c00"
+MARKER_COLOUR = "#7b3294"
+FONT_SIZE = 18
+"""Point size of labels: drawn at one pixel per point (:mod:`absnb.views.pictures`), 18 px."""

@@ -1,0 +1,176 @@
+"""Several protocols on one job and one seeded schedule, stepped together.
+
+The panes are stacked, one under the other, each as wide as the cell: its protocol's
+status, graph, latest snapshot and trace. One set of controls drives them all, and a
+control is disabled when any pane cannot follow it, so the panes never fall out of step
+(issue 11): Step when a pane's run is over or has crashed, Back when a pane is at its
+start, Recover unless every pane has failed. The chooser lists the actions enabled in
+every pane.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import ipywidgets as w
+
+from absnb.jobs.base import Job
+from absnb.sim.actions import Action, Crash, Recover, TriggerCheckpoint
+from absnb.sim.schedulers import RandomScheduler
+from absnb.sim.stepper import Stepper
+from absnb.sim.world import World
+from absnb.views.controls import GOTO_AHEAD, Controls, button, choice_label, keyboard_html
+from absnb.views.pictures import img_html
+from absnb.views.widgets import StepperWidget, panel
+
+
+class SideBySide:
+    """Stacked panes, one per stepper, driven by one set of controls."""
+
+    _count = 0
+
+    def __init__(self, steppers: Sequence[Stepper]) -> None:
+        if not steppers:
+            raise ValueError("SideBySide needs at least one stepper, got none")
+        self.panes = [StepperWidget(s, timeline=False, log_lines=5) for s in steppers]
+        first = self.panes[0].world
+        self.controls = c = Controls([str(t) for t in first.graph.tasks])
+        self.chooser = w.Dropdown(description="next", layout=w.Layout(width="460px"))
+        self.do = button("Do it in every pane", "apply the chosen action in every pane", "success")
+        self._syncing = False
+        c.step.on_click(lambda _: self._each(lambda p: p.step()))
+        c.back.on_click(lambda _: self._each(lambda p: p.back()))
+        c.reset.on_click(lambda _: self._each(lambda p: p.reset()))
+        c.play.observe(self._on_play, names="value")
+        c.goto.observe(self._on_goto, names="value")
+        c.trigger.on_click(lambda _: self._each(lambda p: p.apply(TriggerCheckpoint())))
+        c.crash.on_click(
+            lambda _: self._each(lambda p: p.apply(Crash(p.world.graph.task(c.crash_task.value))))
+        )
+        c.recover_full.on_click(lambda _: self._each(lambda p: p.apply(Recover("full"))))
+        c.recover_partial.on_click(lambda _: self._each(lambda p: p.apply(Recover("partial"))))
+        self.do.on_click(lambda _: self._do_chosen())
+        SideBySide._count += 1
+        root_class = f"absnb-compare-{SideBySide._count}"
+        stacked = [
+            w.VBox(
+                [
+                    w.HTML(f"<h4>{html.escape(p.world.protocol.title)}</h4>"),
+                    p.status,
+                    p.controls.message,
+                    p.graph,
+                    w.HBox(
+                        [panel("Latest completed snapshot", p.snapshot), panel("Trace", p.log)],
+                        layout=w.Layout(flex_flow="row wrap"),
+                    ),
+                ],
+                layout=w.Layout(border_top="3px solid #888", padding="4px 0 0 0"),
+            )
+            for p in self.panes
+        ]
+        self.widget = w.VBox(
+            [
+                *c.rows(),
+                w.HBox([self.chooser, self.do]),
+                *stacked,
+                w.HTML(keyboard_html(root_class)),
+            ],
+            layout=w.Layout(width="100%"),
+        )
+        self.widget.add_class("absnb-stepper")
+        self.widget.add_class(root_class)
+        self._sync()
+
+    def _each(self, fn: Callable[[StepperWidget], None]) -> None:
+        for pane in self.panes:
+            fn(pane)
+        self._sync()
+
+    def _can_step(self, pane: StepperWidget) -> bool:
+        if pane.redo:
+            return True
+        return pane.world.failed is None and pane.stepper.next_action() is not None
+
+    def _common_actions(self) -> list[Action]:
+        first, *others = (p.world.enabled_actions() for p in self.panes)
+        return [a for a in first if all(a in o for o in others)]
+
+    def _sync(self) -> None:
+        """Enable a control only when every pane can follow it."""
+        c, panes = self.controls, self.panes
+        failed = [p.world.failed is not None for p in panes]
+        c.step.disabled = not all(self._can_step(p) for p in panes)
+        c.back.disabled = not all(p.stepper.history for p in panes)
+        c.trigger.disabled = not all(p.world.can_trigger() for p in panes)
+        c.crash.disabled = any(failed)
+        c.recover_full.disabled = c.recover_partial.disabled = not all(failed)
+        common = self._common_actions()
+        world = panes[0].world
+        self.chooser.options = [(choice_label(world, a), a) for a in common]
+        self.chooser.value = common[0] if common else None
+        self.do.disabled = not common
+        self._syncing = True
+        try:
+            n = len(panes[0].stepper.trace)
+            c.goto.max = max(n + len(panes[0].redo), n + GOTO_AHEAD)
+            c.goto.value = n
+        finally:
+            self._syncing = False
+        if any(failed) and not all(failed):
+            c.message.value = "A pane has failed and another has not: Reset or Back."
+        elif all(failed):
+            c.message.value = panes[0].controls.message.value
+        else:
+            c.message.value = ""
+
+    def _do_chosen(self) -> None:
+        action = self.chooser.value
+        if action is not None:
+            self._each(lambda p: p.apply(action))
+
+    def _on_play(self, change: dict[str, Any]) -> None:
+        if change["new"] and change["new"] > change["old"]:
+            if self.controls.step.disabled:
+                self.controls.play.playing = False
+                return
+            self._each(lambda p: p.step())
+
+    def _on_goto(self, change: dict[str, Any]) -> None:
+        if not self._syncing:
+            self._each(lambda p: p.goto(change["new"]))
+
+    def describe(self) -> str:
+        names = ", ".join(p.world.protocol.name for p in self.panes)
+        world = self.panes[0].world
+        return (
+            f"side-by-side panes of {world.graph.name} ({names}) at step {world.clock} "
+            "(run the notebook to step through them)"
+        )
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
+        bundle = self.widget._repr_mimebundle_(**kwargs)
+        data = bundle[0] if isinstance(bundle, tuple) else bundle
+        data["text/plain"] = self.describe()
+        data["text/html"] = "".join(
+            f"<h4>{html.escape(p.world.protocol.title)}</h4>"
+            + img_html(p.svg, f"{p.world.protocol.name}: {p.world.graph.name}")
+            for p in self.panes
+        )
+        return bundle
+
+
+def compare(
+    job: Job,
+    protocols: Sequence[str] = ("abs", "chandy-lamport", "synchronous"),
+    *,
+    seed: int = 1,
+    checkpoint_interval: int | None = None,
+) -> SideBySide:
+    """Stacked panes, one per protocol, each with a random scheduler of the same seed."""
+    steppers = [
+        Stepper(World(job, p, checkpoint_interval=checkpoint_interval), RandomScheduler(seed=seed))
+        for p in protocols
+    ]
+    return SideBySide(steppers)

@@ -1,0 +1,50 @@
+"""The mode charts: one bar per mode and panel, proportional to the values, as an <img> with
+a data: URL that an untrusted notebook shows."""
+
+from __future__ import annotations
+
+import base64
+import re
+
+import pandas as pd
+import pytest
+
+from absnb.experiments.mode_charts import charts_html, charts_svg
+
+TABLE = pd.DataFrame(
+    {
+        "mode": ["aligned", "unaligned", "at-least-once"],
+        "duration": [200.0, 20.0, None],
+        "duplicates": [0, 0, 7],
+    }
+)
+PANELS = [("duration", "checkpoint duration"), ("duplicates", "duplicates")]
+
+
+def _bars(svg: str) -> list[float]:
+    return [float(w) for w in re.findall(r'<rect x="[\d.]+" y="[\d.]+" width="([\d.]+)"', svg)]
+
+
+def test_one_bar_per_mode_and_panel_proportional_to_the_values():
+    svg = charts_svg(TABLE, PANELS)
+    duration, duplicates = _bars(svg)[:3], _bars(svg)[3:]
+    assert duration[0] == pytest.approx(10 * duration[1], rel=0.01)
+    assert duration[2] == 0  # a missing value draws no bar
+    assert duplicates[:2] == [0, 0]
+    assert duplicates[2] > 0
+    for text in ("checkpoint duration", "aligned", "unaligned", "at-least-once", ">200<", ">7<"):
+        assert text in svg
+
+
+def test_the_html_is_an_img_with_the_svg_as_a_data_url():
+    out = charts_html(TABLE, PANELS, "modes compared")
+    assert out.startswith('<img class="absnb-picture"')
+    assert 'src="data:image/svg+xml;base64,' in out
+    data = re.search(r"base64,([^\"]+)", out).group(1)
+    assert base64.b64decode(data).decode() == charts_svg(TABLE, PANELS)
+    assert 'alt="modes compared"' in out
+
+
+def test_an_unknown_column_is_named_with_the_columns_there_are():
+    with pytest.raises(KeyError, match=r"no column 'seconds'.*mode, duration, duplicates"):
+        charts_svg(TABLE, [("seconds", "time")])
