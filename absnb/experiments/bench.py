@@ -187,9 +187,11 @@ def shape(fig6: pd.DataFrame) -> list[tuple[str, str]]:
         line = f"ABS {a['overhead']:+.0%}"
         if ("synchronous", interval) in o.index:
             sy = o.loc[("synchronous", interval)]
-            if a["overhead"] > 0:
+            if a["overhead"] > 0 and sy["overhead"] > 0:
                 ratio = f"{sy['overhead'] / a['overhead']:.1f}x"
                 held = "holds" if sy["overhead"] >= 2 * a["overhead"] else "does NOT hold"
+            elif a["overhead"] > 0:  # ABS measurably slower, synchronous not
+                ratio, held = "synchronous overhead not measurable", "does NOT hold"
             else:  # no measurable ABS overhead: the ratio means nothing (noise)
                 ratio = "ABS overhead not measurable"
                 held = "n/a"
