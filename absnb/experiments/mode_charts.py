@@ -13,7 +13,7 @@ import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from absnb.views.timeline_static import svg_img
+from absnb.views.pictures import img_html
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -105,4 +105,4 @@ def charts_html(
     columns: int = 2,
 ) -> str:
     """:func:`charts_svg` as an ``<img>`` with a ``data:`` URL (shown in untrusted notebooks)."""
-    return svg_img(charts_svg(table, panels, label=label, columns=columns), alt)
+    return img_html(charts_svg(table, panels, label=label, columns=columns), alt)
