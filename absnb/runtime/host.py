@@ -413,7 +413,7 @@ class Host:
                 if urgent:
                     self._overtake(c, m, q)
                     continue
-                if announce:
+                if self.announce and isinstance(m, CheckpointBarrier):
                     self.announced.keep(
                         c, Overtaking(m, tuple(x for x in q if type(x) in RECORD_TYPES))
                     )
