@@ -225,9 +225,11 @@ class StreamTask:
             kept: list[Record | RecordBatch] = []
             for m in overtaken:
                 if type(m) is RecordBatch:
-                    if m.first > last:
-                        kept.append(m)
-                        last = m.first + len(m) - 1
+                    end = m.first + len(m) - 1
+                    if end > last:  # the part not consumed yet (a batch may be half consumed)
+                        rest = m.values[max(0, last + 1 - m.first) :]
+                        kept.append(m if m.first > last else RecordBatch(rest, last + 1))
+                        last = end
                 elif m.seq > last:  # type: ignore[union-attr]
                     kept.append(m)
                     last = m.seq  # type: ignore[union-attr]

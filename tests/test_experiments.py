@@ -93,8 +93,8 @@ def test_an_experiment_wider_than_the_cluster_says_what_to_do(runtime) -> None:
 
 
 def test_alignment_rows_are_the_snapshots_of_tasks_behind_a_shuffle(runtime) -> None:
-    # 40,000 records: the sources are still emitting when the first barrier comes (10 ms)
-    df = paper.alignment(runtime, scale=0.1, interval=0.01, parallelism=2)
+    # 200,000 records: the sources are still emitting when the first barriers come (10 ms)
+    df = paper.alignment(runtime, scale=0.5, interval=0.01, parallelism=2)
     assert len(df) >= 2
     assert set(df["operator"]) <= {"sum_per_key", "count_per_group", "sink"}
     assert (df["alignment_duration"] >= 0).all()

@@ -48,6 +48,7 @@ from absnb.runtime.control_messages import (
     Terminate,
     Trigger,
 )
+from absnb.runtime.failures import follows_from_a_peer
 from absnb.runtime.handshake import HANDSHAKE_SECONDS
 from absnb.runtime.server_loop import SelectorServer, _Conn
 from absnb.runtime.termination import TerminationDetector
@@ -214,16 +215,16 @@ class CoordinatorServer(SelectorServer):
                 self._cond.wait(remaining)
 
     def failure(self, attempt: int, timeout: float = 0.0) -> tuple[BaseException, bool] | None:
-        """The first exception a host of ``attempt`` reported and whether it failed while
-        setting up, waiting up to ``timeout`` seconds for it; None if none has."""
+        """The exception that caused ``attempt``'s failure and whether it came while setting
+        up, waiting up to ``timeout`` s for a cause (a report not following from a peer's)."""
         deadline = time.monotonic() + timeout
         with self._cond:
-            while attempt not in self.exceptions:
+            while attempt not in self.exceptions or follows_from_a_peer(self.failures[attempt]):
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
-                    return None
+                    break
                 self._cond.wait(remaining)
-            return self.exceptions[attempt]
+            return self.exceptions.get(attempt)
 
     # -- messages ------------------------------------------------------------------------------
     def _request_stop(self) -> None:
@@ -255,9 +256,12 @@ class CoordinatorServer(SelectorServer):
             self._drop(conn)
 
     def _on_failed(self, message: Failed) -> None:
-        """Remember the first failure of each attempt (the peers' failures follow from it)."""
+        """Remember each attempt's cause: its first failure not following from a peer's."""
         with self._cond:
-            self.failures.setdefault(message.attempt, message.error[:500])
+            known, follows = self.failures.get(message.attempt), follows_from_a_peer
+            if known is None or (follows(known) and not follows(message.error)):
+                self.failures[message.attempt] = message.error[:500]
+                self.exceptions.pop(message.attempt, None)
             if message.attempt not in self.exceptions:
                 error: BaseException = HostFailure(message.error)
                 if message.exception:

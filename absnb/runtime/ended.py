@@ -16,7 +16,7 @@ from typing import Any
 
 from absnb.core.graph import ExecutionGraph
 from absnb.core.ids import ChannelId, TaskId
-from absnb.core.messages import Marker
+from absnb.core.messages import CheckpointBarrier, Marker
 
 
 def checkpoint_of(message: Any) -> int:
@@ -62,3 +62,20 @@ class EndedInputs:
         inputs, last = self.graph.inputs[task], self.last
         for k in [k for k in seen if all(last.get(i, 0) >= k for i in inputs)]:
             del seen[k]
+
+    def past_end(
+        self, sends: list[tuple[ChannelId, Any]], finished: set[TaskId], local: set[TaskId]
+    ) -> list[tuple[ChannelId, Any]]:
+        """What a finished task still sends: the barriers (or markers) of a checkpoint
+        triggered after its input ended, to the finished tasks behind it on this host, which
+        take them on their ended inputs and so acknowledge too (Flink: FLIP-147); without
+        them a synchronous checkpoint, whose other sources stay halted, never completes.
+        A running task behind it has them already (:meth:`due`)."""
+        return [
+            (c, m)
+            for c, m in sends
+            if type(m) in (CheckpointBarrier, Marker)
+            and c.dst in finished
+            and c.dst in local
+            and self.last.get(c, 0) < checkpoint_of(m)
+        ]

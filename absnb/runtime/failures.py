@@ -19,6 +19,16 @@ from absnb.core.errors import InvalidValueError
 KINDS = ("raise", "kill", "decline")
 
 
+FOLLOWING = ("ConnectionError", "ConnectionResetError", "BrokenPipeError", "EOFError")
+"""How a host's failure report starts when it only follows from another host's: a peer
+closed or dropped a channel under it."""
+
+
+def follows_from_a_peer(error: str) -> bool:
+    """Whether the failure report ``error`` only follows from another host's failure."""
+    return error.startswith(FOLLOWING)
+
+
 class InjectedFailure(RuntimeError):
     """A failure injected on purpose (teaching and tests)."""
 

@@ -38,19 +38,20 @@ from absnb.core.messages import (
     CancelCheckpointMarker,
     CheckpointBarrier,
     EndOfInput,
-    Marker,
     Record,
     RecordBatch,
 )
 from absnb.core.snapshot import TaskSnapshot
 from absnb.protocols import get_protocol
 from absnb.runtime.alignment import AlignmentClock
+from absnb.runtime.announce import Announcements
 from absnb.runtime.control_client import ControlClient, failure_message, report_failure
-from absnb.runtime.control_messages import Ack, Notify, Probe, Report, Stop, Terminate, Trigger
+from absnb.runtime.control_messages import Ack, Notify, Probe, Stop, Terminate, Trigger
 from absnb.runtime.ended import EndedInputs, checkpoint_of
 from absnb.runtime.failures import Failure as Failure
 from absnb.runtime.failures import InjectedFailure as InjectedFailure
 from absnb.runtime.failures import Injections
+from absnb.runtime.host_report import host_result, probe_report
 from absnb.runtime.inbox import Inbox, take
 from absnb.runtime.pacing import SourcePacing
 from absnb.runtime.plan import HostPlan as HostPlan
@@ -104,6 +105,10 @@ class Host:
         self.aligning = AlignmentClock()
         self.injected = Injections(plan.failures, plan.attempt)
         self.overtake = protocol.barriers_overtake  # barriers take the priority lane
+        # with an alignment timeout, barriers are announced on it (runtime/announce.py)
+        self.announce = plan.alignment_timeout is not None and not self.overtake
+        self.split = self.overtake or self.announce  # priority events between pieces
+        self.announced = Announcements()
         self.inbox = Inbox()
         self.sources = [t for t in plan.tasks if graph.kind(t) in ("source", "process")]
         self.metrics: dict[str, Any] = {"records_in": 0, "records_out": 0, "checkpoints": []}
@@ -204,14 +209,13 @@ class Host:
                 time.sleep(0)  # let the writer's thread take the GIL between its system calls
             busy = self._emit(client)
             busy = self._local(client) or busy
-            self.inbox.extend(net.poll(0.0 if busy else 0.001))
+            self.inbox.extend(self._kept(net.poll(0.0 if busy else 0.001)))
             while self.inbox:
-                c, m = self.inbox.take(self.overtake)
+                c, m = self.inbox.take(self.split)
                 self._deliver(c, m, client)
-                if self.overtake:
+                if self.split:
                     self._between(client)
-            for t in self.aligning.overdue(plan.alignment_timeout):
-                self._alignment_timeout(t, client)
+            self._due(client)
             now = time.monotonic()
             if now - last_flush >= plan.flush_every or not busy:
                 net.flush()
@@ -228,10 +232,10 @@ class Host:
                 # round in a local queue, and a barrier must not wait behind a backlog.
                 n = len(q)
                 while n and q and c not in self.blocked:
-                    m, whole = take(q, self.overtake)
+                    m, whole = take(q, self.split)
                     n -= whole
                     self._deliver(c, m, client)
-                    if self.overtake:
+                    if self.split:
                         self._between(client)
         return busy
 
@@ -245,10 +249,33 @@ class Host:
                 self._command(cmd, client)
             else:
                 self.early.append(cmd)
-        for c, m in self.net.poll_urgent():
-            if type(m) is Overtaking:  # it overtakes what this host holds for c too
-                m = Overtaking(m.message, (*self.inbox.held(c), *m.overtaken))
+        for c, m in self._kept(self.net.poll_urgent()):
             self._deliver(c, m, client)
+        self._due(client)
+
+    def _due(self, client: Any) -> None:
+        """Tasks aligning for longer than the alignment timeout switch to unaligned (Flink's
+        aligned checkpoint timeout); announced barriers then overtake (announce.py)."""
+        for t in self.aligning.overdue(self.plan.alignment_timeout):
+            sends: list[Send] = []
+            self._tally("switched")
+            self._after(t, self.tasks[t].alignment_timeout(sends), sends, client)
+        if self.announced.kept:
+            for c, m in self.announced.due(self.tasks, self.plan.alignment_timeout or 0.0):
+                self._deliver(c, m, client)
+
+    def _kept(self, received: list[tuple[ChannelId, Any]]) -> list[tuple[ChannelId, Any]]:
+        """``received`` from the data plane; a barrier on the priority lane overtakes what
+        this host holds for its channel too, and is kept if it is an announcement."""
+        out = []
+        for c, m in received:
+            if type(m) is Overtaking:
+                m = Overtaking(m.message, (*self.inbox.held(c), *m.overtaken))
+                if self.announce:
+                    self.announced.keep(c, m)
+                    continue
+            out.append((c, m))
+        return out
 
     def _end(self, client: Any, started: float, drain: bool) -> HostResult:
         """Every task has finished: write out what is unsent if ``drain`` (still answering
@@ -263,8 +290,8 @@ class Host:
                 self._acknowledge(client, 0.001)
         for task in self.tasks.values():  # a sink pre-commits its last records (end_input)
             task.state = task.fn.end_input(task.state)
-        client.finished(self._result(started).metrics)
-        return self._result(started)
+        client.finished(host_result(self, started).metrics)
+        return host_result(self, started)
 
     def _stopped(self, commands: list[Any]) -> list[Any]:
         """``commands``, unless one of them is Stop: then raise :class:`HostStopped`."""
@@ -281,7 +308,7 @@ class Host:
         if isinstance(cmd, Terminate):
             return
         if isinstance(cmd, Probe):
-            self._report(cmd.round, client)
+            client.report(probe_report(self, cmd.round))
             return
         n = cmd.checkpoint_id
         for t, task in self.tasks.items():
@@ -299,38 +326,7 @@ class Host:
                 self.injected.notified(str(t), n, after_commit=True)
             else:  # Aborted
                 controls = task.checkpoint_aborted(n, sends)
-            self._controls(t, controls, client)
-            self._send_from(t, sends, client)
-
-    def _report(self, round: int, client: Any) -> None:
-        """Answer a termination-detection probe with this host's counts."""
-        idle = not any(self.queues.values()) and all(
-            self.tasks[t].offset >= len(self.plan.job.inputs.get(t, ())) for t in self.sources
-        )
-        sent: dict[ChannelId, int] = {}
-        received: dict[ChannelId, int] = {}
-        for task in self.tasks.values():
-            sent.update(task.sent)
-            received.update(task.received)
-        client.report(Report(self.plan.host_id, self.plan.attempt, round, idle, sent, received))
-
-    def _result(self, started: float) -> HostResult:
-        self.metrics["seconds"] = time.monotonic() - started
-        self.metrics["alignment"] = dict(self.aligning.lasted)
-        self.metrics["net"] = self.net.stats()
-        self.metrics["tasks"] = {  # records in/out per task (channel sequence numbers)
-            t: {
-                "records_in": sum(task.received.values()) + task.offset,
-                "records_out": sum(task.sent.values()),
-            }
-            for t, task in self.tasks.items()
-        }
-        return HostResult(
-            self.plan.host_id,
-            self.plan.attempt,
-            {t: task.state for t, task in self.tasks.items()},
-            self.metrics,
-        )
+            self._after(t, controls, sends, client)
 
     def _emit(self, client: Any) -> bool:
         busy = False
@@ -374,6 +370,8 @@ class Host:
             self._tally("cancellation_markers")
         else:
             self.ends.passed(c, barrier)
+            if self.announce and kind is not Overtaking:  # in order: its announcement is moot
+                self.announced.arrived(c, barrier.checkpoint_id)
         n = checkpoint_of(barrier)
         if n > task.cancelled and self.injected.declines_checkpoint(str(t), n):
             controls = task.decline(n, "told to decline by a failure spec", sends)
@@ -389,26 +387,13 @@ class Host:
     def _after(
         self, t: TaskId, controls: Sequence[Control], sends: list[Send], client: Any
     ) -> None:
-        """Carry out what delivering a message to ``t`` produced: controls, then sends."""
+        """Carry out what ``t`` produced: controls, then sends (once it ended: ``past_end``)."""
         if controls:
             self._controls(t, controls, client)
-        if sends:
-            self._send_from(t, sends, client)
-
-    def _send_from(self, t: TaskId, sends: list[Send], client: Any) -> None:
-        """Send ``t``'s output. Nothing follows a finished task's end (a finished source's
-        barrier overtakes it where barriers overtake), but the barrier of a checkpoint
-        triggered after its input ended reaches a finished local task behind it directly
-        (a running one takes it on its ended input, see :mod:`absnb.runtime.ended`), so
-        that the chain still acknowledges: a synchronous checkpoint, halting the other
-        sources, would otherwise never complete (Flink: FLIP-147)."""
-        if t not in self.finished or (self.overtake and not self.graph.inputs[t]):
+        if t not in self.finished or (self.split and not self.graph.inputs[t]):
             self._dispatch(sends)
-            return
-        for c, m in sends:
-            if type(m) not in (CheckpointBarrier, Marker) or c.dst not in self.local:
-                continue
-            if c.dst in self.finished and self.ends.last.get(c, 0) < checkpoint_of(m):
+        else:
+            for c, m in self.ends.past_end(sends, self.finished, self.local):
                 self._deliver(c, m, client)
 
     def _count(self, t: TaskId, n: int) -> None:
@@ -421,17 +406,24 @@ class Host:
         for c, m in sends:
             kind = type(m)
             urgent = kind is CancelCheckpointMarker or (overtake and kind is CheckpointBarrier)
+            announce = self.announce and kind is CheckpointBarrier
+            ended = announce and c.src in self.finished  # announced only: its end was sent
             q = queues.get(c)
             if q is not None and c.src in self.local:
                 if urgent:
                     self._overtake(c, m, q)
-                else:
+                    continue
+                if self.announce and isinstance(m, CheckpointBarrier):
+                    self.announced.keep(
+                        c, Overtaking(m, tuple(x for x in q if type(x) in RECORD_TYPES))
+                    )
+                if not ended:
                     q.append(m)
             else:
                 try:
-                    if urgent:
+                    if urgent or announce:
                         net.send_priority(c, m)
-                    else:
+                    if not urgent and not ended:
                         net.send(c, m)
                 except ConnectionError:
                     # The receiver has ended: a barrier for it no longer matters (its host
@@ -448,13 +440,6 @@ class Host:
         if type(m) is CheckpointBarrier:
             m = Overtaking(m, tuple(x for x in q if type(x) in RECORD_TYPES))
         self._deliver(c, m, self.client)
-
-    def _alignment_timeout(self, t: TaskId, client: Any) -> None:
-        """``t`` has aligned for longer than the alignment timeout: it switches to unaligned
-        (Flink's aligned checkpoint timeout)."""
-        sends: list[Send] = []
-        self._tally("switched")
-        self._after(t, self.tasks[t].alignment_timeout(sends), sends, client)
 
     def _controls(self, t: TaskId, controls: Sequence[Any], client: Any) -> None:
         for ctl in controls:

@@ -10,6 +10,8 @@ from __future__ import annotations
 import pytest
 
 from absnb.core.errors import ProtocolSettingError
+from absnb.core.messages import CheckpointBarrier, RecordBatch, as_records
+from absnb.core.snapshot import TaskSnapshot
 from absnb.harness import TaskHarness
 from absnb.operators.library import KeyedCount
 from absnb.protocols import PROTOCOLS
@@ -237,3 +239,18 @@ def test_every_protocol_runs_in_the_harness():
         h = TaskHarness(name, inputs=2)
         h.push("in0", 1)
         assert h.emitted[-1] == 1
+
+
+def test_an_overtaking_barrier_leaves_out_what_the_task_consumed_of_a_half_consumed_batch():
+    """An announced barrier overtakes what was in front of it when it was announced; the
+    records consumed since are in the state, so only the rest of a batch is in flight."""
+    h = TaskHarness("abs-timeout", inputs=1, alignment_timeout=0)
+    c = h.channel("in0")
+    sends: list = []
+    h.task.deliver_batch(c, RecordBatch(["a", "b"], 1), sends)  # 1, 2 consumed
+    announced = (RecordBatch(["a", "b", "c"], 1), RecordBatch(["d"], 4))
+    controls = h.task.deliver_overtaking(c, CheckpointBarrier(1), announced, sends)
+    (snapshot,) = [x for x in controls if type(x) is TaskSnapshot]
+    in_flight = [r.value for rs in snapshot.channel_states.values() for r in as_records(rs)]
+    assert in_flight == ["c", "d"]
+    assert snapshot.received[c] == 2

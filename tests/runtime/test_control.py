@@ -413,6 +413,20 @@ def test_the_first_failure_a_host_reports_is_why_the_attempt_failed(job: Job) ->
     assert job.server.failures == {0: "RuntimeError: injected failure of count[1]: after 3 records"}
 
 
+def test_a_failure_that_only_follows_from_a_peer_gives_way_to_the_cause(job: Job) -> None:
+    # Under load the host whose channel was closed under it may report first.
+    clients, _ = job.register_all()
+    clients[0].failed(ConnectionError("output channel source[0]->count[1] is closed"))
+    assert closed(clients[0])
+    clients[2].failed(RuntimeError("injected failure of count[1]: after 3 records"))
+    assert closed(clients[2])
+    clients[1].failed(ConnectionError("input channel source[1]->count[1] lost"))
+    assert closed(clients[1])
+    assert job.server.failures == {0: "RuntimeError: injected failure of count[1]: after 3 records"}
+    error, _setup = job.server.exceptions[0]
+    assert "injected failure" in str(error)
+
+
 def test_stop_sends_stop_and_ends_the_thread() -> None:
     job = Job()
     clients, _ = job.register_all()

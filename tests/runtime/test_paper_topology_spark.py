@@ -28,7 +28,13 @@ def test_exactly_once_after_a_failure_on_spark(runtime) -> None:
     job = paper_topology(parallelism=2, records=80_000, keys=5_000, groups=97, seed=3)
     failure = Failure("sum_per_key[1]", after_records=25_000, kind="raise")
     with quiet_task_failures(runtime.spark):
-        run = runtime.run(job, "abs", checkpoint_interval=0.05, failures=[failure])
+        run = runtime.run(
+            job,
+            "abs",
+            checkpoint_interval=0.05,
+            failures=[failure],
+            source_rate=40_000,  # a second a source: checkpoints complete before the failure
+        )
     assert run.restarts == 1
     assert run.restored[-1] >= 1  # the restart restored a completed checkpoint
     assert run.output == expected_output(job)

@@ -87,16 +87,20 @@ def _acks(run, n: int | None = None) -> list[dict]:
     ]
 
 
-def test_unaligned_barriers_overtake_a_backlog_and_stay_exactly_once(runtime) -> None:
+@pytest.mark.parametrize(
+    ("protocol", "timeout"), [("unaligned", None), ("abs", 0.01)], ids=["unaligned", "abs-timeout"]
+)
+def test_barriers_overtake_a_backlog_and_stay_exactly_once(runtime, protocol, timeout) -> None:
     """A slow counter of the hot key (10x skew) backs up its inputs: barriers take the
-    priority lane, the checkpoints record the records they overtook, and a run that fails
-    and restores one gives the failure-free output."""
+    priority lane (unaligned), or are announced on it and overtake once the alignment
+    times out (aligned with a timeout); the checkpoints record the records they overtook,
+    and a run that fails and restores one gives the failure-free output."""
     job = bp.skewed_job(lines=150, skew=10, delay=0.0003)
-    options = {"checkpoint_interval": 0.1, "source_rate": 400}
-    clean = runtime.run(job, "unaligned", **options)
+    options = {"checkpoint_interval": 0.1, "source_rate": 400, "alignment_timeout": timeout}
+    clean = runtime.run(job, protocol, **options)
     total = sum(bp._occurrences(job).values())
     failure = Failure(bp._hot_counter(job), after_records=total // 2, kind="raise")
-    failed = runtime.run(job, "unaligned", failures=[failure], **options)
+    failed = runtime.run(job, protocol, failures=[failure], **options)
     assert clean.checkpoints
     in_flight = [a for a in _acks(clean) if a["metrics"]["channel_state_records"] > 0]
     assert in_flight  # some barrier overtook records, which the checkpoint holds
