@@ -23,7 +23,7 @@ from absnb.sim.stepper import Stepper
 from absnb.sim.world import World
 from absnb.views.controls import GOTO_AHEAD, Controls, button, choice_label, keyboard_html
 from absnb.views.pictures import img_html
-from absnb.views.widgets import StepperWidget, panel
+from absnb.views.widgets import STICKY_CSS, StepperWidget, panel
 
 
 class SideBySide:
@@ -70,12 +70,14 @@ class SideBySide:
             )
             for p in self.panes
         ]
+        rows = c.rows()
+        rows[0].add_class("absnb-controls")  # Step, Back, Play, go to: always in view
         self.widget = w.VBox(
             [
-                *c.rows(),
+                *rows,
                 w.HBox([self.chooser, self.do]),
                 *stacked,
-                w.HTML(keyboard_html(root_class)),
+                w.HTML(keyboard_html(root_class) + STICKY_CSS),
             ],
             layout=w.Layout(width="100%"),
         )
