@@ -60,10 +60,11 @@ def route_batch(task: StreamTask, outs: Sequence[Any], sends: list[Send]) -> Non
         route(task, outs, None, routed)
         batches: dict[ChannelId, RecordBatch] = {}
         for c, r in routed:
+            assert isinstance(r, Record)  # route sends records only
             b = batches.get(c)
             if b is None:
-                b = batches[c] = RecordBatch([], r.seq)  # type: ignore[union-attr]
-            b.values.append(r.value)  # type: ignore[union-attr]
+                b = batches[c] = RecordBatch([], r.seq)
+            b.values.append(r.value)
         sends.extend(batches.items())
         return
     for gate in task.gates:

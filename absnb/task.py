@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from absnb.core.effects import (
     Acknowledge,
@@ -40,7 +40,9 @@ from absnb.core.graph import ExecutionGraph, OutputGate
 from absnb.core.ids import ChannelId, CheckpointId, TaskId
 from absnb.core.messages import (
     CancelCheckpointMarker,
+    CheckpointBarrier,
     EndOfInput,
+    Marker,
     Message,
     Record,
     RecordBatch,
@@ -193,7 +195,9 @@ class StreamTask:
                 return self.cancel(message, sends)
             if type(message) is EndOfInput:
                 return self.end_of_input(channel, sends)
-            return self._apply(self.handler.on_barrier(channel, message), sends)  # type: ignore[arg-type]
+            # what the exact-type tests above leave (mypy does not narrow by elimination)
+            control = cast("CheckpointBarrier | Marker", message)
+            return self._apply(self.handler.on_barrier(channel, control), sends)
         if message.seq <= self.received[channel] and self.dedup:
             self.dropped += 1
             return (Dropped(channel, message),)
@@ -211,30 +215,33 @@ class StreamTask:
     def deliver_overtaking(
         self,
         channel: ChannelId,
-        barrier: Message,
+        barrier: CheckpointBarrier | CancelCheckpointMarker,
         overtaken: tuple[Record | RecordBatch, ...],
         sends: list[Send],
     ) -> Sequence[Control]:
         """Consume ``barrier`` ahead of ``overtaken``, the records queued before it on
-        ``channel``, which stay queued (FLIP-76: the barrier is a priority event).
+        ``channel``, which stay queued (FLIP-76: the barrier is a priority event; so is a
+        cancellation marker, which cancels its checkpoint and records nothing).
 
         The handler hears only of the overtaken records the task will process: those it
         will drop as duplicates (partial recovery's replays) are not in flight."""
+        if isinstance(barrier, CancelCheckpointMarker):
+            return self.cancel(barrier, sends)
         if self.dedup:
             last = self.received[channel]
             kept: list[Record | RecordBatch] = []
             for m in overtaken:
-                if type(m) is RecordBatch:
+                if isinstance(m, RecordBatch):
                     end = m.first + len(m) - 1
                     if end > last:  # the part not consumed yet (a batch may be half consumed)
                         rest = m.values[max(0, last + 1 - m.first) :]
                         kept.append(m if m.first > last else RecordBatch(rest, last + 1))
                         last = end
-                elif m.seq > last:  # type: ignore[union-attr]
+                elif m.seq > last:
                     kept.append(m)
-                    last = m.seq  # type: ignore[union-attr]
+                    last = m.seq
             overtaken = tuple(kept)
-        effects = self.handler.on_overtaking_barrier(channel, barrier, overtaken)  # type: ignore[arg-type]
+        effects = self.handler.on_overtaking_barrier(channel, barrier, overtaken)
         return self._apply(effects, sends)
 
     def cancel(self, marker: CancelCheckpointMarker, sends: list[Send]) -> Sequence[Control]:
@@ -357,33 +364,30 @@ class StreamTask:
 
     def _apply(self, effects: Sequence[Effect], sends: list[Send]) -> list[Control]:
         controls: list[Control] = []
-        for e in effects:
-            kind = type(e)
-            if kind is Broadcast:
-                msg = e.message  # type: ignore[union-attr]
-                closed = self.closed
+        for e in effects:  # a protocol's effects: a few per barrier, none per record
+            if isinstance(e, Broadcast):
+                msg, closed = e.message, self.closed
                 sends.extend((c, msg) for c in self.outputs if not closed or c not in closed)
-            elif kind is Block or kind is Unblock or kind is Decline:
-                controls.append(e)  # type: ignore[arg-type]
-            elif kind is SnapshotState:
-                self.state = self.fn.snapshot_state(self.state, e.checkpoint_id)  # type: ignore[union-attr]
-                self.parts[e.checkpoint_id] = _Part(  # type: ignore[union-attr]
+            elif isinstance(e, Block | Unblock | Decline):
+                controls.append(e)
+            elif isinstance(e, SnapshotState):
+                self.state = self.fn.snapshot_state(self.state, e.checkpoint_id)
+                self.parts[e.checkpoint_id] = _Part(
                     self.fn.copy_state(self.state),
                     self.offset,
                     dict(self.sent),
                     dict(self.received),
                     self.consumed,
                 )
-                controls.append(e)  # type: ignore[arg-type]
-            elif kind is RecordChannelState:
-                self.parts[e.checkpoint_id].channel_states[e.channel] = e.records  # type: ignore[union-attr]
-            elif kind is Acknowledge:
-                n = e.checkpoint_id  # type: ignore[union-attr]
-                part = self.parts.pop(n)
+                controls.append(e)
+            elif isinstance(e, RecordChannelState):
+                self.parts[e.checkpoint_id].channel_states[e.channel] = e.records
+            elif isinstance(e, Acknowledge):
+                part = self.parts.pop(e.checkpoint_id)
                 controls.append(
                     TaskSnapshot(
                         task=self.id,
-                        checkpoint_id=n,
+                        checkpoint_id=e.checkpoint_id,
                         state=part.state,
                         offset=part.offset,
                         channel_states=part.channel_states,
@@ -392,10 +396,8 @@ class StreamTask:
                         consumed=part.consumed,
                     )
                 )
-            elif kind is HaltSource:
-                self.halted = True
-            elif kind is ResumeSource:
-                self.halted = False
+            elif isinstance(e, HaltSource | ResumeSource):
+                self.halted = isinstance(e, HaltSource)
         return controls
 
     # -- recovery ----------------------------------------------------------------------------
@@ -409,8 +411,9 @@ class StreamTask:
         since: list[ChannelId | None] = []
         log = self.log
         for _ in range(self.consumed - consumed if self.history else 0):
-            since.append(log[0])  # type: ignore[index]
-            log = log[1]  # type: ignore[index]
+            assert log is not None  # it holds every input consumed since the snapshot
+            entry, log = log
+            since.append(entry)
         since.reverse()
         # A task that fails again while still replaying has not yet re-consumed the rest of
         # its replay: those inputs were consumed before the first failure, so they belong to

@@ -33,6 +33,12 @@ class _Conn:
         self.rbuf = bytearray()
         self.wbuf = bytearray()
 
+    def live(self) -> socket.socket:
+        """The connected socket; using an end that has none is a bug, said so."""
+        if self.sock is None:
+            raise ConnectionError(f"channel {self.channel} has no connection")
+        return self.sock
+
 
 class _Output(_Conn):
     """The sending end of one channel."""
@@ -110,6 +116,10 @@ class _Admission:
         self.sock = sock
         self.peer = peer
         self.handshake = handshake
+
+    def live(self) -> socket.socket:
+        """The accepted socket."""
+        return self.sock
 
 
 def read_frames(conn: _Conn, data: bytes, kinds: tuple[int, ...]) -> list[tuple[int, Any]] | None:

@@ -161,8 +161,9 @@ class Connecting:
 
     def _answer_challenge(self, out: _Output) -> None:
         """The receiver's challenge is readable: answer it (never blocks once it is here)."""
+        sock = out.live()
         try:
-            peek = out.sock.recv(NONCE_BYTES, socket.MSG_PEEK)  # type: ignore[union-attr]
+            peek = sock.recv(NONCE_BYTES, socket.MSG_PEEK)
         except OSError as e:
             self._lost(out, e)
             return
@@ -173,13 +174,13 @@ class Connecting:
             return
         hello = {"channel": out.channel, "attempt": self.attempt}
         try:
-            nonce = out.sock.recv(NONCE_BYTES)  # type: ignore[union-attr]
+            nonce = sock.recv(NONCE_BYTES)
             answer, out.proof = client_answer(self._secret, nonce, hello)
-            out.sock.sendall(answer)  # type: ignore[union-attr]
+            sock.sendall(answer)
         except OSError as e:
             self._lost(out, e)
             return
-        out.sock.setblocking(False)  # type: ignore[union-attr]
+        sock.setblocking(False)
         out.state = "proof"  # the receiver's proof comes next, read by _read_output
 
     def _accept_all(self) -> None:
@@ -257,7 +258,7 @@ class Connecting:
         inp = None
         if isinstance(channel, tuple) and len(channel) == 2:
             try:
-                inp = self._inputs.get(channel)  # type: ignore[call-overload]  # any tuple
+                inp = self._inputs.get(channel)  # type: ignore[call-overload]  # a peer's tuple, looked up as it came
             except TypeError:  # unhashable
                 inp = None
             if inp is None and all(isinstance(s, str) for s in channel):

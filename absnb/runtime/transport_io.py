@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import selectors
 
-from absnb.runtime.channel_ends import _Conn, _Output
+from absnb.runtime.channel_ends import _Admission, _Conn, _Input
 from absnb.runtime.transport_connect import Connecting
 
 _READ = selectors.EVENT_READ
@@ -21,7 +21,7 @@ class SocketIO(Connecting):
         if conn.sock is None:
             return 0
         events = _WRITE if conn.wbuf else 0
-        if type(conn) is _Output or not conn.blocked:  # type: ignore[attr-defined]
+        if not isinstance(conn, _Input) or not conn.blocked:  # an output is always read
             events |= _READ
         return events
 
@@ -42,7 +42,7 @@ class SocketIO(Connecting):
             conn.wbuf += data
             return
         try:
-            sent = conn.sock.send(data)  # type: ignore[union-attr]
+            sent = conn.live().send(data)
         except BlockingIOError:
             sent = 0
         except OSError as e:
@@ -54,7 +54,7 @@ class SocketIO(Connecting):
 
     def _write_pending(self, conn: _Conn) -> None:
         try:
-            sent = conn.sock.send(conn.wbuf)  # type: ignore[union-attr]
+            sent = conn.live().send(conn.wbuf)
         except BlockingIOError:
             return
         except OSError as e:
@@ -64,10 +64,10 @@ class SocketIO(Connecting):
         if not conn.wbuf:
             self._rewatch(conn)
 
-    def _recv(self, conn: _Conn) -> bytes | None:
+    def _recv(self, conn: _Conn | _Admission) -> bytes | None:
         """Bytes from the socket; ``None`` if it would block, ``b""`` at the end."""
         try:
-            return conn.sock.recv(_RECV_BYTES)  # type: ignore[union-attr]
+            return conn.live().recv(_RECV_BYTES)
         except BlockingIOError:
             return None
         except OSError:
@@ -77,7 +77,7 @@ class SocketIO(Connecting):
         if conn.events:
             self._sel.unregister(conn.sock)
             conn.events = 0
-        conn.sock.close()  # type: ignore[union-attr]
+        conn.live().close()
         conn.sock = None
         conn.wbuf.clear()
         conn.rbuf.clear()

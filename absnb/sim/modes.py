@@ -16,7 +16,13 @@ from collections import deque
 from typing import TYPE_CHECKING
 
 from absnb.core.ids import ChannelId, CheckpointId, TaskId
-from absnb.core.messages import CheckpointBarrier, EndOfInput, OnChannel, Record, RecordBatch
+from absnb.core.messages import (
+    CancelCheckpointMarker,
+    CheckpointBarrier,
+    OnChannel,
+    Record,
+    RecordBatch,
+)
 from absnb.sim.actions import Decline, EndInput, TriggerCheckpoint
 from absnb.sim.effects import outcome
 from absnb.sim.events import Event
@@ -66,7 +72,8 @@ def deliver_overtaking(world: World, channel: ChannelId, queue: deque[OnChannel]
     """Deliver the barrier at position ``i`` of ``channel`` ahead of the records before it
     (FLIP-76: a barrier is a priority event and overtakes in-flight records)."""
     barrier = queue[i]
-    assert not isinstance(barrier, EndOfInput)  # ``i``: an end overtakes nothing
+    # ``i``: the first priority event queued (an end of input overtakes nothing)
+    assert isinstance(barrier, CheckpointBarrier | CancelCheckpointMarker)
     overtaken: list[Record | RecordBatch] = []
     for j in range(i):
         record = queue[j]
