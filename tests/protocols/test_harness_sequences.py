@@ -254,3 +254,22 @@ def test_an_overtaking_barrier_leaves_out_what_the_task_consumed_of_a_half_consu
     in_flight = [r.value for rs in snapshot.channel_states.values() for r in as_records(rs)]
     assert in_flight == ["c", "d"]
     assert snapshot.received[c] == 2
+
+
+def test_an_overtaking_cancellation_marker_cancels_and_is_forwarded_not_taken_for_a_barrier():
+    # FLIP-76: a cancellation barrier is a priority event too. Ahead of queued records it
+    # cancels its checkpoint (forwarded once downstream); it never starts a snapshot.
+    from absnb.core.messages import CancelCheckpointMarker, Record
+
+    h = TaskHarness("unaligned", inputs=2, operator=KeyedCount())
+    c = h.channel("in0")
+    sends: list = []
+    controls = h.task.deliver_overtaking(
+        c, CancelCheckpointMarker(1), (Record("a", 1), Record("b", 2)), sends
+    )
+    assert [m for _, m in sends] == [CancelCheckpointMarker(1)] * len(h.task.outputs)
+    assert controls == []
+    assert 1 not in h.task.parts
+    assert h.task.cancelled == 1
+    h.barrier("in1", 1)  # a late barrier of the cancelled checkpoint starts nothing
+    assert h.checkpoints == []
