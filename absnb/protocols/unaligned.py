@@ -53,7 +53,7 @@ from absnb.core.errors import ProtocolSettingError
 from absnb.core.graph import ExecutionGraph
 from absnb.core.ids import ChannelId, CheckpointId, TaskId
 from absnb.core.messages import CheckpointBarrier, Marker, Record, RecordBatch, as_records
-from absnb.protocols.aligned import NIL, WAITING, WaitingForFirstBarrier
+from absnb.protocols.aligned import NIL, WAITING, CollectingBarriers, WaitingForFirstBarrier
 from absnb.protocols.base import (
     NO_EFFECTS,
     BarrierHandler,
@@ -62,15 +62,6 @@ from absnb.protocols.base import (
     as_barrier,
     task_handler_args,
 )
-
-
-@dataclass(frozen=True, slots=True)
-class CollectingBarriers:
-    """Aligned phase (timeout mode only): barriers of ``checkpoint_id`` arrived on
-    ``received``; those inputs are blocked."""
-
-    checkpoint_id: CheckpointId
-    received: frozenset[ChannelId | None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,6 +74,7 @@ class RecordingInFlight:
 
 
 UnalignedState = WaitingForFirstBarrier | CollectingBarriers | RecordingInFlight
+"""``CollectingBarriers`` (Alg. 1's, imported) is the aligned phase of the timeout mode."""
 
 
 class UnalignedBarrierHandler(BarrierHandler):
