@@ -29,10 +29,11 @@ if TYPE_CHECKING:
 def outcome(
     world: World, task: StreamTask, sends: list[Send], controls: Iterable[Any], event: Event
 ) -> Event:
-    """Push what ``task`` sent in the step, carry out its controls, and return the event."""
+    """Push what ``task`` sent in the step (after what the step's other tasks sent), carry
+    out its controls, and return the event."""
     if sends:
         push(world, sends)
-        event.sent = tuple(sends)
+        event.sent += tuple(sends)
     if controls:
         carry_out(world, task, controls, event)
     return event
@@ -67,11 +68,7 @@ def notify(world: World, checkpoint_id: CheckpointId, event: Event, *, complete:
             controls = task.checkpoint_complete(checkpoint_id, sends)
         else:
             controls = task.checkpoint_aborted(checkpoint_id, sends)
-        if sends:
-            push(world, sends)
-            event.sent += tuple(sends)
-        if controls:
-            carry_out(world, task, controls, event)
+        outcome(world, task, sends, controls, event)
 
 
 def abort(world: World, aborted: Iterable[CheckpointId], event: Event) -> None:

@@ -29,7 +29,7 @@ from absnb.sim.actions import (
     TriggerCheckpoint,
     Wait,
 )
-from absnb.sim.effects import abort, carry_out, outcome, push
+from absnb.sim.effects import abort, outcome, push
 from absnb.sim.events import Event
 from absnb.sim.recovery import recover
 from absnb.task import Send
@@ -104,12 +104,7 @@ def trigger(world: World, action: TriggerCheckpoint) -> Event:
     for t in targets:
         task = world.writable_task(t)
         sends: list[Send] = []
-        controls = task.trigger(n, sends)
-        if sends:
-            push(world, sends)
-            event.sent += tuple(sends)
-        if controls:
-            carry_out(world, task, controls, event)
+        outcome(world, task, sends, task.trigger(n, sends), event)
     return event
 
 

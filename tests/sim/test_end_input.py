@@ -157,3 +157,25 @@ def test_at_least_once_with_ended_channels_loses_nothing(seed, every, crash):
     expected = reference_output(job)
     got = stepper.world.output()
     assert set(expected) <= set(got)
+
+
+@settings(max_examples=60, **SETTINGS)
+@given(st.sampled_from(["abs", "unaligned", "at-least-once"]), st.integers(0, 10_000))
+def test_every_message_on_a_channel_is_in_the_trace_as_sent(protocol, seed):
+    # What the space-time diagram draws from: every message that went on a channel is in the
+    # event.sent of its step (the steps in which ended tasks join a checkpoint included).
+    from collections import Counter
+
+    job = absnb.word_count()
+    world = absnb.World(job, protocol, checkpoint_interval=3)
+    stepper = absnb.Stepper(world, EndingScheduler(seed=seed), history=False)
+    stepper.run()
+    assert any(type(e.action) is EndInput for e in stepper.trace)
+    sent: Counter = Counter()
+    arrived: Counter = Counter()
+    for e in stepper.trace:
+        sent.update((c, repr(m)) for c, m in e.sent)
+        if type(e.action) is Deliver:
+            arrived[(e.action.channel, repr(e.message))] += 1
+    left = Counter((c, repr(m)) for c, q in stepper.world.channels.items() for m in q)
+    assert sent == arrived + left
