@@ -221,10 +221,16 @@ class CoordinatorServer(SelectorServer):
         with self._cond:
             while attempt not in self.exceptions or follows_from_a_peer(self.failures[attempt]):
                 remaining = deadline - time.monotonic()
-                if remaining <= 0:
+                if remaining <= 0 or self._silent(attempt):
                     break
                 self._cond.wait(remaining)
             return self.exceptions.get(attempt)
+
+    def _silent(self, attempt: int) -> bool:
+        """No host of ``attempt`` can report anything more: every one of them registered,
+        and every connection has closed (a host killed by SIGKILL never reports its cause;
+        waiting for it would only delay the restart)."""
+        return attempt == self._attempt and len(self._registered) == self.hosts and not self._live
 
     # -- messages ------------------------------------------------------------------------------
     def _request_stop(self) -> None:

@@ -493,3 +493,28 @@ def test_quiescence_needs_two_equal_rounds_of_idle_hosts_and_balanced_channels()
         assert job.server.terminated
     finally:
         job.close()
+
+
+def test_no_wait_for_a_cause_once_every_host_of_the_attempt_is_gone(job: Job) -> None:
+    # A host killed by SIGKILL never reports: once every connection of the attempt has
+    # closed, nobody can, so the restart does not wait out the timeout for a cause.
+    clients, _ = job.register_all()
+    assert job.server.failure(0, timeout=0.3) is None  # live hosts: it waits the timeout out
+    began = time.monotonic()
+    for c in clients:
+        c.close(linger=0.5)
+    assert job.server.failure(0, timeout=30.0) is None
+    assert time.monotonic() - began < 5.0
+
+
+def test_a_cause_still_on_its_way_is_waited_for_while_a_host_is_connected(job: Job) -> None:
+    clients, _ = job.register_all()
+    clients[0].close(linger=0.5)  # host 0 gone without a word; hosts 1 and 2 still there
+    with ThreadPoolExecutor(1) as pool:
+        cause = pool.submit(job.server.failure, 0, 10.0)
+        time.sleep(0.2)
+        assert not cause.done()
+        clients[2].failed(RuntimeError("injected failure of count[1]: after 3 records"))
+        error, setup = cause.result(timeout=5)
+    assert "injected failure" in str(error)
+    assert not setup
