@@ -126,6 +126,7 @@ def test_targets_table_reads_the_experiments() -> None:
             "state_size": [nan, 2**20, 3 * 2**20, 2**20, 2**20],
             "checkpoint_seconds": [nan, 0.2, 0.3, 0.2, 0.25],
             "alignment_median": [nan, 0.01, 0.02, 0.01, 0.02],
+            "cpu_busy": [0.95, 0.94, 0.5, 0.95, 0.93],
         }
     )
     rows = dict(targets(BenchResult(1.0, {"fig6": fig6}, peak_memory=3 << 29)))
@@ -136,6 +137,11 @@ def test_targets_table_reads_the_experiments() -> None:
     assert (
         "(1.5x, target >= 2x: does NOT hold); synchronous halt 0.25 s" in rows["shape every 0.5 s"]
     )
+    # the measured reason: did the synchronous halts leave the CPUs idle?
+    assert rows["shape every 0.5 s"].endswith(
+        "CPUs 95% busy without snapshots, 93% with synchronous halts"
+    )
+    assert "CPUs 95% busy without snapshots, 50% with synchronous halts" in one
     assert rows["snapshot size, median (max)"] == "1.0 MiB (3.0 MiB)"
     assert rows["peak memory (driver, JVM, Python workers)"].startswith("1,536 MiB")
 

@@ -32,6 +32,7 @@ from absnb.jobs.paper_topology import PAPER_BASELINE_SECONDS as PAPER_BASELINE_S
 from absnb.jobs.paper_topology import PAPER_FIGURE6 as PAPER_FIGURE6
 from absnb.jobs.paper_topology import paper_topology
 from absnb.operators.base import Operator
+from absnb.runtime.metrics import CpuMeter
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -69,6 +70,7 @@ RUN_COLUMNS = (
     "state_size",
     "write_seconds",
     "checkpoint_seconds",
+    "cpu_busy",
 )
 """The columns every experiment's rows start with (one row per run)."""
 
@@ -159,13 +161,16 @@ def text_job(scale: float = 1.0, parallelism: int = 4, *, collect: bool = False)
     return word_count(lines, counters=parallelism, sinks=parallelism, sink=sink)
 
 
-def run_row(run: SparkRun, interval: float | None, parallelism: int) -> dict[str, Any]:
+def run_row(
+    run: SparkRun, interval: float | None, parallelism: int, cpu_busy: float | None = None
+) -> dict[str, Any]:
     """The experiment row of one run (:data:`RUN_COLUMNS`); ``records`` are the words the
     sources emitted, and ``records_per_second`` is that over the whole run (stage start,
     checkpoints and restarts included). Per completed checkpoint (medians): ``state_size``
     (bytes, all tasks), ``write_seconds`` (the slowest task's write) and
     ``checkpoint_seconds`` (trigger to complete: how long a synchronous checkpoint halts
-    the job)."""
+    the job); ``cpu_busy``, if measured (:class:`~absnb.runtime.metrics.CpuMeter`), the
+    share of this machine's CPU time that was busy during the run."""
     s = run.metrics.summary()
     cps = run.metrics.checkpoints()
     if len(cps):
@@ -185,6 +190,7 @@ def run_row(run: SparkRun, interval: float | None, parallelism: int) -> dict[str
         "state_size": _median_of(cps, "state_size"),
         "write_seconds": _median_of(cps, "async_duration_max"),
         "checkpoint_seconds": _median_of(cps, "end_to_end_duration"),
+        "cpu_busy": cpu_busy,
     }
 
 
@@ -251,8 +257,10 @@ def _rows(
         # cost must not land on the same protocol every time.
         for protocol, interval, p in [*plan[r % len(plan) :], *plan[: r % len(plan)]]:
             gc.collect()
-            run = runtime.run(make(scale, p), protocol, checkpoint_interval=interval)
-            row = {**run_row(run, interval, p), "repeat": r}
+            job_ = make(scale, p)
+            with CpuMeter() as cpu:
+                run = runtime.run(job_, protocol, checkpoint_interval=interval)
+            row = {**run_row(run, interval, p, cpu.busy), "repeat": r}
             rows.append(row)
             progress(Progress(name, len(rows), total, _describe(row)))
     return rows

@@ -331,6 +331,46 @@ class RunMetrics:
         }
 
 
+# -- this machine's CPUs ----------------------------------------------------------------------
+@dataclass
+class CpuMeter:
+    """How busy this machine's CPUs were while it was open: ``busy`` is the share of CPU
+    time (all cores, every process) not idle and not waiting for I/O, from 0 to 1, or None
+    where psutil cannot read the machine's CPU times. Use as a context manager around a run.
+
+    It says whether a halt left the CPUs idle: on a machine whose cores are all busy (close
+    to 1 without snapshots), halting the sources frees no CPU unless the halt leaves every
+    task with nothing to do.
+    """
+
+    busy: float | None = None
+    _start: tuple[float, float] | None = field(default=None, repr=False)
+
+    @staticmethod
+    def _times() -> tuple[float, float] | None:
+        try:
+            import psutil
+
+            t = psutil.cpu_times()
+        except Exception:
+            return None
+        idle = t.idle + getattr(t, "iowait", 0.0)
+        # Linux counts guest time inside user time already
+        return sum(t) - getattr(t, "guest", 0.0) - getattr(t, "guest_nice", 0.0), idle
+
+    def __enter__(self) -> CpuMeter:
+        self._start = self._times()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        end = self._times()
+        if self._start is None or end is None or end[0] <= self._start[0]:
+            self.busy = None
+            return
+        total, idle = end[0] - self._start[0], end[1] - self._start[1]
+        self.busy = min(1.0, max(0.0, 1.0 - idle / total))
+
+
 # -- peak memory ------------------------------------------------------------------------------
 def tree_rss(root: int | None = None) -> int:
     """The summed resident set size (bytes) of process ``root`` (this one by default) and

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import time
@@ -16,6 +17,7 @@ from absnb.runtime.metrics import (
     CHECKPOINT_COLUMNS,
     SUBTASK_COLUMNS,
     TASK_COLUMNS,
+    CpuMeter,
     MemorySampler,
     RunMetrics,
     tree_rss,
@@ -248,3 +250,17 @@ def test_recovery_time_of_a_real_failure(runtime) -> None:
     )
     assert row["restored_checkpoint"] == run.restored[1]
     assert run.metrics.summary()["restarts"] == 1
+
+
+def test_cpu_meter_sees_a_core_kept_busy() -> None:
+    with CpuMeter() as idle_ish:
+        pass
+    with CpuMeter() as meter:
+        end = time.process_time() + 0.5
+        while time.process_time() < end:  # one core busy for 0.5 s of CPU
+            pass
+    assert meter.busy is not None, "psutil reads the machine's CPU times"
+    cores = os.cpu_count() or 1
+    # at least this process's core was busy (less a margin for clock ticks), never over all
+    assert 0.8 / cores <= meter.busy <= 1.0
+    assert idle_ish.busy is None or 0.0 <= idle_ish.busy <= 1.0
