@@ -144,6 +144,12 @@ def test_targets_table_reads_the_experiments() -> None:
     assert "CPUs 95% busy without snapshots, 50% with synchronous halts" in one
     assert rows["snapshot size, median (max)"] == "1.0 MiB (3.0 MiB)"
     assert rows["peak memory (driver, JVM, Python workers)"].startswith("1,536 MiB")
+    on_a_cluster = BenchResult(1.0, {}, peak_memory=3 << 29, master="spark://h:7077")
+    assert dict(targets(on_a_cluster)) == {
+        "peak memory (driver and its JVM; the cluster's executors not counted)": (
+            "1,536 MiB (target <= 1,229 MiB)"
+        )
+    }
 
 
 @pytest.mark.parametrize(
