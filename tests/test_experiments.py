@@ -73,6 +73,9 @@ def test_figure6_has_every_run_and_only_chandy_lamport_records_channels(runtime)
     assert (df.loc[df["protocol"] == "none", "checkpoints"] == 0).all()
     assert (df.loc[df["protocol"].isin(["abs", "synchronous"]), "persisted_data"] == 0).all()
     assert (df["persisted_data"] >= 0).all()
+    # every run measured the machine's CPUs: a share, and some CPU was busy running it
+    assert df["cpu_busy"].between(0.0, 1.0).all()
+    assert (df["cpu_busy"] > 0).all()
 
 
 def test_figure7_runs_each_parallelism_against_its_baseline(runtime) -> None:
