@@ -214,3 +214,56 @@ def test_medians_fold_the_repeats_in_run_order() -> None:
     assert list(m["protocol"]) == ["none", "abs"]
     assert list(m["seconds"]) == [2.0, 4.0]
     assert list(m["runs"]) == [3, 3]
+
+
+def test_readable_table_is_the_medians_in_round_units() -> None:
+    import pandas as pd
+
+    nan = float("nan")
+    runs = pd.DataFrame(
+        {
+            "protocol": ["none", "abs", "abs"],
+            "interval": [None, 0.5, 0.5],
+            "parallelism": [2, 2, 2],
+            "repeat": [0, 0, 1],
+            "seconds": [2.0, 2.5, 2.7],
+            "relative_runtime": [1.0, 1.25, 1.35],
+            "checkpoints": [0, 4, 5],
+            "state_size": [nan, 5 * 2**20, 6 * 2**20],
+            "checkpoint_seconds": [nan, 0.0612, 0.0655],
+            "alignment_median": [nan, 0.004, 0.006],
+            "persisted_data": [0, 0, 1500],
+            "cpu_busy": [0.95, 0.9, 0.92],
+        }
+    )
+    table = paper.readable(runs)
+    assert list(table.columns) == list(paper.READABLE.values())
+    abs_row = table.loc["abs"].to_dict()
+    assert abs_row == {
+        "interval s": 0.5,
+        "seconds": 2.6,
+        "vs none": 1.3,
+        "checkpoints": 4.5,
+        "snapshot MiB": 5.5,
+        "checkpoint s": 0.063,
+        "alignment ms": 5.0,
+        "channel kB": 0.8,
+        "CPUs busy %": 91.0,
+    }
+    assert table.loc["none", "CPUs busy %"] == 95.0
+
+
+def test_recovery_breakdown_names_detection_restart_and_the_restore_within_it() -> None:
+    from absnb.experiments.bench import _breakdown
+
+    row = {
+        "failure_timestamp": 1.0,
+        "stage_failed_timestamp": 1.2,
+        "running_timestamp": 1.5,
+        "restore_seconds": 0.012,
+    }
+    assert _breakdown(row) == "detection 0.20 s, restart and restore 0.30 s (restore 0.012 s)"
+    assert _breakdown({**row, "restore_seconds": None}) == (
+        "detection 0.20 s, restart and restore 0.30 s"
+    )
+    assert _breakdown({**row, "running_timestamp": None}) == "breakdown n/a"

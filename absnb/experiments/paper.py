@@ -426,6 +426,35 @@ def medians(df: pd.DataFrame) -> pd.DataFrame:
     return out.reset_index()
 
 
+READABLE = {
+    "interval": "interval s",
+    "seconds": "seconds",
+    "relative_runtime": "vs none",
+    "checkpoints": "checkpoints",
+    "state_size": "snapshot MiB",
+    "checkpoint_seconds": "checkpoint s",
+    "alignment_median": "alignment ms",
+    "persisted_data": "channel kB",
+    "cpu_busy": "CPUs busy %",
+}
+"""The columns :func:`readable` shows, and its names for them (units in the names)."""
+
+
+def readable(df: pd.DataFrame) -> pd.DataFrame:
+    """:func:`medians` of an experiment's runs as a table narrow enough for a projector:
+    the protocol, then the columns of :data:`READABLE` renamed, in round units (sizes in
+    MiB and kB, alignment in ms, CPU share in %); one row per protocol and interval."""
+    m = medians(df)
+    scaled = {"state_size": 2**-20, "alignment_median": 1e3, "persisted_data": 1e-3}
+    scaled["cpu_busy"] = 100
+    out = m[["protocol", *READABLE]].copy()
+    for column, factor in scaled.items():
+        out[column] = out[column].astype(float) * factor
+    out = out.rename(columns=READABLE).set_index("protocol")
+    digits = {"interval s": 2, "seconds": 2, "vs none": 2, "checkpoint s": 3, "CPUs busy %": 0}
+    return out.round({name: digits.get(name, 1) for name in out.columns})
+
+
 def quiet_session(master: str = "local[4]") -> Any:
     """:func:`~absnb.runtime.spark.default_session` with the JVM's own output (its start-up
     lines: the log4j profile, a loopback hostname, no native Hadoop; later errors) sent to

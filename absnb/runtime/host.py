@@ -91,6 +91,7 @@ class Host:
             c: deque() for t in plan.tasks for c in graph.inputs[t] if c.src in self.local
         }
         self.refill: dict[ChannelId, Sequence[Any]] = {}
+        restoring = time.monotonic()
         if plan.restore:
             self._restore()
         elif plan.attempt > 0:
@@ -112,6 +113,8 @@ class Host:
         self.inbox = Inbox()
         self.sources = [t for t in plan.tasks if graph.kind(t) in ("source", "process")]
         self.metrics: dict[str, Any] = {"records_in": 0, "records_out": 0, "checkpoints": []}
+        if plan.attempt > 0:  # reading the checkpoint and restoring every task from it
+            self.metrics["restore_seconds"] = time.monotonic() - restoring
         self.quiescence = terminates_by_quiescence(graph)
         self.early: list[Any] = []  # commands that came while the host was connecting
         self.pacing = SourcePacing(plan)

@@ -113,6 +113,7 @@ RESTART_COLUMNS = (
     "running_timestamp",
     "restored_checkpoint",
     "recovery_time",
+    "restore_seconds",
 )
 """The columns of :meth:`RunMetrics.restarts`."""
 
@@ -270,8 +271,13 @@ class RunMetrics:
         """One row per failed attempt: when the failure was first seen (the first host of
         the attempt lost by the coordinator, else the driver seeing the stage fail), when
         every host of the next attempt had registered (``running``), and the difference,
-        ``recovery_time``: failure to running again."""
+        ``recovery_time``: failure to running again. ``restore_seconds``, for the last
+        restart only (the hosts of the attempt that ran to the end report it): the slowest
+        host's time to read the checkpoint and restore its tasks, part of the recovery."""
         run = self.run
+        restore = [
+            h.metrics["restore_seconds"] for h in run.hosts if "restore_seconds" in h.metrics
+        ]
         running = {d["attempt"]: t for t, d in self._events("running")}
         lost: dict[int, float] = {}
         for t, d in self._events("disconnected"):
@@ -295,6 +301,9 @@ class RunMetrics:
                     ),
                     "recovery_time": (
                         again - seen if again is not None and seen is not None else None
+                    ),
+                    "restore_seconds": (
+                        max(restore) if restore and attempt == len(run.errors) - 1 else None
                     ),
                 }
             )

@@ -67,13 +67,11 @@ def recorded_run() -> SparkRun:
         "sent": {EDGE: {"bytes": 1000, "records": 50}},
         "received": {EDGE: {"bytes": 1000, "records": 50, "blocked_seconds": 0.25}},
     }
+    source_host = {"tasks": {SRC: {"records_in": 5, "records_out": 50}}, "net": net}
+    sink_host = {"tasks": {SINK: {"records_in": 50, "records_out": 0}}, "net": net}
     hosts = [
-        HostResult(
-            0, 1, {SRC: None}, {"tasks": {SRC: {"records_in": 5, "records_out": 50}}, "net": net}
-        ),
-        HostResult(
-            1, 1, {SINK: []}, {"tasks": {SINK: {"records_in": 50, "records_out": 0}}, "net": net}
-        ),
+        HostResult(0, 1, {SRC: None}, {**source_host, "restore_seconds": 0.02}),
+        HostResult(1, 1, {SINK: []}, {**sink_host, "restore_seconds": 0.07}),
     ]
     return SparkRun(
         output=[],
@@ -144,6 +142,7 @@ def test_recovery_time_is_failure_to_running_again() -> None:
     assert row["running_timestamp"] == pytest.approx(3.5)
     assert row["recovery_time"] == pytest.approx(1.3)
     assert row["restored_checkpoint"] == 1
+    assert row["restore_seconds"] == pytest.approx(0.07)  # the slowest host's restore
 
 
 def test_a_run_without_checkpoints_has_empty_tables() -> None:
@@ -249,6 +248,8 @@ def test_recovery_time_of_a_real_failure(runtime) -> None:
         row["running_timestamp"] - row["failure_timestamp"]
     )
     assert row["restored_checkpoint"] == run.restored[1]
+    # the hosts of the attempt that ran to the end timed their restore, within the recovery
+    assert 0 < row["restore_seconds"] < row["recovery_time"]
     assert run.metrics.summary()["restarts"] == 1
 
 
