@@ -22,7 +22,15 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, NamedTuple
 
 from absnb.core.ids import ChannelId, CheckpointId, TaskId
-from absnb.core.messages import RECORD_TYPES, CheckpointBarrier, Marker, OnChannel, RecordBatch
+from absnb.core.messages import (
+    RECORD_TYPES,
+    CancelCheckpointMarker,
+    CheckpointBarrier,
+    EndOfInput,
+    Marker,
+    OnChannel,
+    RecordBatch,
+)
 from absnb.sim.actions import Crash, Deliver, Recover, RecoveryMode
 from absnb.sim.events import Event
 from absnb.sim.format import show_message
@@ -30,7 +38,23 @@ from absnb.sim.format import show_message
 if TYPE_CHECKING:
     from absnb.sim.world import World
 
-MessageKind = Literal["record", "barrier", "marker"]
+MessageKind = Literal["record", "barrier", "marker", "cancel", "end"]
+
+_CONTROL_KINDS: dict[type, MessageKind] = {
+    CheckpointBarrier: "barrier",
+    Marker: "marker",
+    CancelCheckpointMarker: "cancel",
+    EndOfInput: "end",
+}
+
+KIND_NAMES: dict[MessageKind, tuple[str, str]] = {
+    "record": ("record", "records"),
+    "barrier": ("barrier", "barriers"),
+    "marker": ("marker", "markers"),
+    "cancel": ("cancellation marker", "cancellation markers"),
+    "end": ("end of input", "ends of input"),
+}
+"""What the legends call each kind of message: one, and several."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,7 +69,8 @@ class Arrow:
             began, the trace's first step.
         received_step: the step that delivered it; None if it was not delivered (still in
             flight at the end, or ``lost_step`` is set).
-        kind: ``record``, ``barrier`` (ABS) or ``marker`` (Chandy-Lamport).
+        kind: ``record``, ``barrier`` (ABS), ``marker`` (Chandy-Lamport), ``cancel`` (a
+            cancellation marker of a declined checkpoint) or ``end`` (end of input).
         label: the message as text (``1,000``, ``barrier 1``).
         dropped: delivered, but a duplicate the receiver dropped (partial recovery).
         restored: replayed from the snapshot's channel state by a recovery.
@@ -109,13 +134,8 @@ class RecoveryPoint(NamedTuple):
 
 
 def message_kind(message: OnChannel | RecordBatch) -> MessageKind:
-    """``barrier``, ``marker`` or ``record``."""
-    kind = type(message)
-    if kind is CheckpointBarrier:
-        return "barrier"
-    if kind is Marker:
-        return "marker"
-    return "record"
+    """``barrier``, ``marker``, ``cancel``, ``end`` or ``record``."""
+    return _CONTROL_KINDS.get(type(message), "record")
 
 
 # -- the pure part ---------------------------------------------------------------------------

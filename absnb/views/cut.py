@@ -114,9 +114,10 @@ def side(cut: Cut, task: TaskId, step: float, *, sending: bool) -> Side:
 def classify(arrow: Arrow, cut: Cut) -> MessageClass:
     """The class of one message with respect to ``cut`` (see the module docstring). A
     message not yet received counts as received after the cut; one discarded by a
-    recovery is ``lost``; a marker or barrier is ``control``: it is what draws the cut
-    (sent right after its sender recorded, it makes its receiver record), never part of
-    the recorded state."""
+    recovery is ``lost``; a control message is ``control``: a marker or barrier is what
+    draws the cut (sent right after its sender recorded, it makes its receiver record),
+    and neither it nor a cancellation marker or an end of input is ever part of the
+    recorded state."""
     if arrow.lost_step is not None:
         return "lost"
     if arrow.kind != "record":

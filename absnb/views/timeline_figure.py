@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from absnb.views import timeline_static as svg
+from absnb.views.arrows import KIND_NAMES, MessageKind
 from absnb.views.diagram import Diagram, Stroke
 from absnb.views.labels import LABEL_PX
 
@@ -159,12 +160,12 @@ def _lanes(d: Diagram) -> Any:
 
 
 def _message_traces(d: Diagram) -> list[Any]:
-    """The messages: records, barriers and markers delivered and in flight, then the
+    """The messages of each kind (:data:`KIND_NAMES`) delivered and in flight, then the
     channel-state and offending messages, then those a recovery discarded."""
     plain = [s for s in d.strokes if not s.emphasis]
     dense = sum(s.arrow.kind != "record" for s in d.strokes) > 30
     data = []
-    for kind in ("record", "barrier", "marker"):
+    for kind in KIND_NAMES:
         data += _kind_traces([s for s in plain if s.arrow.kind == kind], kind, dense)
     state = [s for s in d.strokes if s.emphasis == "channel state"]
     if state:
@@ -197,7 +198,7 @@ def _message_traces(d: Diagram) -> list[Any]:
     return data
 
 
-def _kind_traces(strokes: list[Stroke], kind: str, dense: bool) -> list[Any]:
+def _kind_traces(strokes: list[Stroke], kind: MessageKind, dense: bool) -> list[Any]:
     """The messages of one kind (not emphasised): delivered, and in flight."""
     control = kind != "record"
     colour = svg.CONTROL if control else svg.RECORD
@@ -209,7 +210,7 @@ def _kind_traces(strokes: list[Stroke], kind: str, dense: bool) -> list[Any]:
         data.append(
             _stroke_trace(
                 delivered,
-                name=f"{kind}s",
+                name=KIND_NAMES[kind][1],
                 colour=colour,
                 dash="dot" if control else "solid",
                 width=width,
@@ -219,7 +220,7 @@ def _kind_traces(strokes: list[Stroke], kind: str, dense: bool) -> list[Any]:
         data.append(
             _stroke_trace(
                 flying,
-                name=f"{kind}s in flight",
+                name=f"{KIND_NAMES[kind][1]} in flight",
                 colour=colour,
                 dash="dash",
                 width=width,

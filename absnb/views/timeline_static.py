@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from absnb.sim.events import Event
+from absnb.views.arrows import KIND_NAMES
 from absnb.views.cut import Cut
 from absnb.views.diagram import (
     LANE_PX,
@@ -169,8 +170,9 @@ def _legend_entries(d: Diagram) -> list[tuple[str, str, float, str]]:
     kinds = {s.arrow.kind for s in d.strokes}
     if "record" in kinds:
         entries.append((RECORD, "", 2.0, "record"))
-    if kinds & {"barrier", "marker"}:
-        entries.append((CONTROL, "3 5", 3.0, " / ".join(sorted(kinds - {"record"}))))
+    controls = [k for k in KIND_NAMES if k in kinds and k != "record"]
+    if controls:
+        entries.append((CONTROL, "3 5", 3.0, " / ".join(KIND_NAMES[k][0] for k in controls)))
     states = {s.state for s in d.strokes}
     emphases = {s.emphasis for s in d.strokes}
     if "in flight" in states:

@@ -624,3 +624,46 @@ def test_the_teaching_diagrams_render_as_svg_documents() -> None:
         assert ElementTree.fromstring(svg).tag == f"{SVG}svg"
     assert "✗ 1,000: received before, sent after" in svgs["inconsistent_cut"]
     assert "sink[0] crashes" in svgs["word_count_crash"]
+
+
+def test_an_end_of_input_is_drawn_as_a_control_message_and_named() -> None:
+    from absnb.sim.actions import Emit, EndInput
+
+    job = absnb.word_count()
+    s0 = job.graph.tasks_of("source")[0]
+    stepper = absnb.Stepper(absnb.World(job, "abs", checkpoint_interval=1_000))
+    while stepper.world.is_enabled(Emit(s0)):
+        stepper.step(Emit(s0))
+    for c in job.graph.outputs[s0]:
+        stepper.step(EndInput(c))
+    for c in job.graph.outputs[s0]:  # the words, then the end behind them
+        while stepper.world.is_enabled(Deliver(c)):
+            stepper.step(Deliver(c))
+    arrows = message_arrows(stepper.trace, stepper.world)
+    ends = [a for a in arrows if a.kind == "end"]
+    assert [(a.channel, a.label) for a in ends] == [
+        (c, "end of input") for c in job.graph.outputs[s0]
+    ]
+    assert all(a.received_step is not None for a in ends)
+    assert {a.kind for a in arrows} == {"record", "end"}  # words stay records
+    names = {t.name for t in space_time(stepper.trace, stepper.world).data}
+    assert {"records", "ends of input"} <= names
+    svg = timeline_svg(stepper.trace, stepper.world)
+    assert ">end of input</text>" in svg  # the legend names it
+
+
+def test_each_kind_of_control_message_has_its_own_kind() -> None:
+    from absnb.core.messages import (
+        CancelCheckpointMarker,
+        CheckpointBarrier,
+        EndOfInput,
+        Marker,
+        Record,
+    )
+    from absnb.views.timeline import message_kind
+
+    assert message_kind(CheckpointBarrier(1)) == "barrier"
+    assert message_kind(Marker(1)) == "marker"
+    assert message_kind(CancelCheckpointMarker(1)) == "cancel"
+    assert message_kind(EndOfInput()) == "end"
+    assert message_kind(Record("to")) == "record"
