@@ -244,13 +244,17 @@ class StreamTask:
 
     def cancel(self, marker: CancelCheckpointMarker, sends: list[Send]) -> Sequence[Control]:
         """A cancellation barrier (Flink: ``CheckpointBarrierHandler.processCancellationBarrier``):
-        drop the checkpoint's progress, releasing the inputs blocked for it, and send the
-        marker on the first time this task hears of it."""
+        drop the checkpoint's progress, releasing the inputs blocked for it, tell the
+        operator (``notify_checkpoint_aborted``, as a coordinator's abort does) and send the
+        marker on, the first time this task hears of it. A marker of a checkpoint this task
+        has finished, or seen a newer one than, is stale and ignored, not forwarded
+        (:meth:`~absnb.protocols.base.BarrierHandler.ignores_cancellation`)."""
         n = marker.checkpoint_id
-        if n <= self.cancelled:
+        if n <= self.cancelled or self.handler.ignores_cancellation(n):
             return ()
         self.cancelled = n
         self.parts.pop(n, None)
+        self.state = self.fn.notify_checkpoint_aborted(self.state, n)
         return self._apply((*self.handler.on_checkpoint_aborted(n), Broadcast(marker)), sends)
 
     def decline(
@@ -260,8 +264,6 @@ class StreamTask:
         its progress here, send a cancellation barrier downstream so that blocked channels
         are released, and tell the coordinator (the :class:`~absnb.core.effects.Decline`
         control), which aborts the checkpoint."""
-        self.cancelled = max(self.cancelled, checkpoint_id)
-        self.parts.pop(checkpoint_id, None)
         effects = (
             *self.handler.on_checkpoint_aborted(checkpoint_id),
             Broadcast(CancelCheckpointMarker(checkpoint_id)),
@@ -366,7 +368,11 @@ class StreamTask:
             if isinstance(e, Broadcast):
                 msg, closed = e.message, self.closed
                 sends.extend((c, msg) for c in self.outputs if not closed or c not in closed)
-            elif isinstance(e, Block | Unblock | Decline):
+            elif isinstance(e, Block | Unblock):
+                controls.append(e)
+            elif isinstance(e, Decline):  # given up here: its cancellation marker is sent
+                self.cancelled = max(self.cancelled, e.checkpoint_id)
+                self.parts.pop(e.checkpoint_id, None)
                 controls.append(e)
             elif isinstance(e, SnapshotState):
                 self.state = self.fn.snapshot_state(self.state, e.checkpoint_id)

@@ -148,6 +148,11 @@ class SparkRuntime:
             driver reads it; executors open the same URL).
         hosts: how many Spark tasks the barrier stage has; by default the largest
             parallelism of the job, which must not exceed the cluster's task slots.
+        storage_latency: seconds every durable write of a checkpoint (each task's snapshot,
+            each manifest) waits before it starts: a model of a remote store such as S3 or
+            HDFS (:class:`~absnb.runtime.storage_fs.LatencyFS`). ABS writes on a thread of
+            its own, off the tasks' path; a synchronous snapshot halts its sources until the
+            checkpoint is complete, so it waits too. 0: the storage's own speed.
         ports: the ports the coordinator (on the driver) and every host's data plane (on
             the executors) listen on, each the first free one, e.g. ``range(40000, 40100)``
             for a firewall that opens those; by default any free port.
@@ -162,16 +167,25 @@ class SparkRuntime:
         storage: Any = None,
         hosts: int | None = None,
         ports: range | tuple[int, int] | None = None,
+        storage_latency: float = 0.0,
     ) -> None:
         from absnb.runtime.storage import CheckpointStorage
 
+        if storage is not None and storage_latency:
+            raise ValueError(
+                "give storage_latency to the CheckpointStorage passed as storage "
+                "(CheckpointStorage(url, write_latency=...)), not to SparkRuntime as well"
+            )
         self.spark = spark or default_session(master)
         self.checkpoint_dir = (
             str(storage.url)
             if storage is not None
             else checkpoint_dir or tempfile.mkdtemp(prefix="absnb-checkpoints-")
         )
-        self.storage = storage or CheckpointStorage(self.checkpoint_dir)
+        self.storage = storage or CheckpointStorage(
+            self.checkpoint_dir, write_latency=storage_latency
+        )
+        self.storage_latency = self.storage.write_latency
         self.hosts = hosts
         if isinstance(ports, tuple):
             ports = range(*ports)
@@ -284,6 +298,7 @@ class SparkRuntime:
             coordinator=server.address,
             storage_url=str(self.checkpoint_dir),
             job_id=job_id,
+            storage_latency=self.storage_latency,
             failures=tuple(failures),
             allow_deadlock=allow_deadlock,
             alignment_timeout=getattr(proto, "alignment_timeout", None),
