@@ -5,12 +5,13 @@ aborts), lets sources emit a batch, delivers what arrived on unblocked inputs to
 tasks' :class:`~absnb.task.StreamTask` (the same objects the simulator drives), and sends
 what they emit: to a local queue when both ends live here, else over the data plane.
 A task's acknowledged snapshot goes to checkpoint storage, then to the coordinator.
-A source that has emitted its whole input sends :class:`EndOfInput`; a task that has it on
-every input finishes and sends it on; the host ends when all its tasks have finished. A
-finished source still takes its part in later checkpoints (its snapshot, no barrier after
-the end of its output), and a task that gets a barrier on some inputs takes the ended
-ones as having carried it (nothing can follow the end), so that alignment never waits for
-a barrier that an ended channel will never bring. Cancellation markers, and the barriers of
+A source that has emitted its whole input sends :class:`EndOfInput`; the host delivers it
+to the receiving task like any message (:meth:`~absnb.task.StreamTask.end_of_input`: the
+task counts the channel as aligned from then on); a task that has it on every input
+finishes and ends its outputs; the host ends when all its tasks have finished. A finished
+task still takes its part in later checkpoints: the host has it join every checkpoint it
+hears of and the task has not acknowledged (:meth:`~absnb.task.StreamTask.join`, Flink
+FLIP-147), as the simulator's coordinator does. Cancellation markers, and the barriers of
 a protocol whose barriers overtake (unaligned, FLIP-76), take the priority lane
 (:mod:`absnb.runtime.priority`); a task told to decline a checkpoint tells the coordinator.
 
@@ -38,6 +39,7 @@ from absnb.core.messages import (
     CancelCheckpointMarker,
     CheckpointBarrier,
     EndOfInput,
+    Marker,
     Record,
     RecordBatch,
 )
@@ -47,7 +49,6 @@ from absnb.runtime.alignment import AlignmentClock
 from absnb.runtime.announce import Announcements
 from absnb.runtime.control_client import ControlClient, failure_message, report_failure
 from absnb.runtime.control_messages import Ack, Notify, Probe, Stop, Terminate, Trigger
-from absnb.runtime.ended import EndedInputs, checkpoint_of
 from absnb.runtime.failures import Failure as Failure
 from absnb.runtime.failures import InjectedFailure as InjectedFailure
 from absnb.runtime.failures import Injections
@@ -100,8 +101,9 @@ class Host:
             for task in self.tasks.values():
                 task.restore(None)
         self.blocked: set[ChannelId] = set()
-        self.ends = EndedInputs(graph, plan.tasks)
         self.finished: set[TaskId] = set()
+        self.acknowledged: dict[TaskId, set[int]] = {t: set() for t in plan.tasks}
+        """The checkpoints each task has acknowledged (a finished task joins the others)."""
         self.consumed: dict[TaskId, int] = dict.fromkeys(plan.tasks, 0)
         self.aligning = AlignmentClock()
         self.injected = Injections(plan.failures, plan.attempt)
@@ -196,7 +198,7 @@ class Host:
             net.close()
             client.close()
 
-    def _loop(self, client: Any) -> HostResult:
+    def _loop(self, client: ControlClient) -> HostResult:
         plan, net = self.plan, self.net
         started = time.monotonic()
         last_flush = started
@@ -225,7 +227,7 @@ class Host:
                 last_flush = now
         return self._end(client, started, drain=True)
 
-    def _local(self, client: Any) -> bool:
+    def _local(self, client: ControlClient) -> bool:
         """Deliver what waits in the unblocked local queues; True if anything did."""
         busy = False
         for c, q in self.queues.items():
@@ -242,7 +244,7 @@ class Host:
                         self._between(client)
         return busy
 
-    def _between(self, client: Any) -> None:
+    def _between(self, client: ControlClient) -> None:
         """Between two pieces, when barriers overtake: triggers, priority events and
         acknowledgements now (:mod:`absnb.runtime.inbox`); other commands wait a round."""
         if self.writer.pending:
@@ -256,7 +258,7 @@ class Host:
             self._deliver(c, m, client)
         self._due(client)
 
-    def _due(self, client: Any) -> None:
+    def _due(self, client: ControlClient) -> None:
         """Tasks aligning for longer than the alignment timeout switch to unaligned (Flink's
         aligned checkpoint timeout); announced barriers then overtake (announce.py)."""
         for t in self.aligning.overdue(self.plan.alignment_timeout):
@@ -280,7 +282,7 @@ class Host:
             out.append((c, m))
         return out
 
-    def _end(self, client: Any, started: float, drain: bool) -> HostResult:
+    def _end(self, client: ControlClient, started: float, drain: bool) -> HostResult:
         """Every task has finished: write out what is unsent if ``drain`` (still answering
         the coordinator), report, and return the result."""
         net = self.net
@@ -309,7 +311,7 @@ class Host:
                 )
         return commands
 
-    def _command(self, cmd: Any, client: Any) -> None:
+    def _command(self, cmd: Any, client: ControlClient) -> None:
         """Apply one control-plane command (not Stop or Terminate) to the local tasks."""
         if isinstance(cmd, Terminate):
             return
@@ -333,8 +335,10 @@ class Host:
             else:  # Aborted
                 controls = task.checkpoint_aborted(n, sends)
             self._after(t, controls, sends, client)
+        if isinstance(cmd, Trigger):
+            self._join(n, client)
 
-    def _emit(self, client: Any) -> bool:
+    def _emit(self, client: ControlClient) -> bool:
         busy = False
         for t in self.sources:
             if t in self.finished:
@@ -354,17 +358,16 @@ class Host:
                 self._finish(t)
         return busy
 
-    def _deliver(self, c: ChannelId, m: Any, client: Any) -> None:
+    def _deliver(self, c: ChannelId, m: Any, client: ControlClient) -> None:
         t = c.dst
         kind = type(m)
-        if kind is EndOfInput:
-            for barrier in self.ends.end(c):  # what it missed, nothing can follow its end
-                self._deliver(c, barrier, client)
-            if self.ends.all_ended(t):
-                self._finish(t)
-            return
         sends: list[Send] = []
         task = self.tasks[t]
+        if kind is EndOfInput:
+            self._after(t, task.end_of_input(c, sends), sends, client)
+            if len(task.ended) == len(task.inputs):
+                self._finish(t)
+            return
         if kind is RecordBatch or kind is Record:
             batch = kind is RecordBatch
             controls = task.deliver_batch(c, m, sends) if batch else task.deliver(c, m, sends)
@@ -374,11 +377,9 @@ class Host:
         barrier = m.message if kind is Overtaking else m
         if type(barrier) is CancelCheckpointMarker:
             self._tally("cancellation_markers")
-        else:
-            self.ends.passed(c, barrier)
-            if self.announce and kind is not Overtaking:  # in order: its announcement is moot
-                self.announced.arrived(c, barrier.checkpoint_id)
-        n = checkpoint_of(barrier)
+        elif self.announce and kind is not Overtaking:  # in order: its announcement is moot
+            self.announced.arrived(c, barrier.checkpoint_id)
+        n = barrier.snapshot_id if type(barrier) is Marker else barrier.checkpoint_id
         if n > task.cancelled and self.injected.declines_checkpoint(str(t), n):
             controls = task.decline(n, "told to decline by a failure spec", sends)
         elif kind is Overtaking:
@@ -386,21 +387,24 @@ class Host:
         else:
             controls = task.deliver(c, m, sends)
         self._after(t, controls, sends, client)
-        for e in self.ends.due(t, barrier):  # its ended inputs have it too
-            self._deliver(e, barrier, client)
-        self.ends.remember(t, barrier)
+        self._join(n, client)
 
     def _after(
-        self, t: TaskId, controls: Sequence[Control], sends: list[Send], client: Any
+        self, t: TaskId, controls: Sequence[Control], sends: list[Send], client: ControlClient
     ) -> None:
-        """Carry out what ``t`` produced: controls, then sends (once it ended: ``past_end``)."""
+        """Carry out what ``t`` produced: its controls, then its sends (the one place where a
+        task's step takes effect on this host)."""
         if controls:
             self._controls(t, controls, client)
-        if t not in self.finished or (self.split and not self.graph.inputs[t]):
-            self._dispatch(sends)
-        else:
-            for c, m in self.ends.past_end(sends, self.finished, self.local):
-                self._deliver(c, m, client)
+        self._dispatch(sends)
+
+    def _join(self, n: int, client: ControlClient) -> None:
+        """Checkpoint ``n`` is under way: every finished task here that has not acknowledged
+        it joins it (no barrier reaches a task whose inputs have all ended)."""
+        for t in [t for t in self.tasks if t in self.finished]:  # in a fixed order
+            if n not in self.acknowledged[t] and n > self.tasks[t].cancelled:
+                sends: list[Send] = []
+                self._after(t, self.tasks[t].join(n, sends), sends, client)
 
     def _count(self, t: TaskId, n: int) -> None:
         total = self.consumed[t] = self.consumed[t] + n
@@ -413,7 +417,6 @@ class Host:
             kind = type(m)
             urgent = kind is CancelCheckpointMarker or (overtake and kind is CheckpointBarrier)
             announce = self.announce and kind is CheckpointBarrier
-            ended = announce and c.src in self.finished  # announced only: its end was sent
             q = queues.get(c)
             if q is not None and c.src in self.local:
                 if urgent:
@@ -423,13 +426,12 @@ class Host:
                     self.announced.keep(
                         c, Overtaking(m, tuple(x for x in q if type(x) in RECORD_TYPES))
                     )
-                if not ended:
-                    q.append(m)
+                q.append(m)
             else:
                 try:
                     if urgent or announce:
                         net.send_priority(c, m)
-                    if not urgent and not ended:
+                    if not urgent:
                         net.send(c, m)
                 except ConnectionError:
                     # The receiver has ended: a barrier for it no longer matters (its host
@@ -447,7 +449,7 @@ class Host:
             m = Overtaking(m, tuple(x for x in q if type(x) in RECORD_TYPES))
         self._deliver(c, m, self.client)
 
-    def _controls(self, t: TaskId, controls: Sequence[Any], client: Any) -> None:
+    def _controls(self, t: TaskId, controls: Sequence[Any], client: ControlClient) -> None:
         for ctl in controls:
             kind = type(ctl)
             if kind is Block:
@@ -464,6 +466,7 @@ class Host:
                 self.aligning.snapshot(t)
                 self.injected.during_checkpoint(str(t), ctl.checkpoint_id)
             elif kind is TaskSnapshot:  # written on the writer's thread, then acknowledged
+                self.acknowledged[t].add(ctl.checkpoint_id)
                 self.writer.submit(ctl, self.aligning.last(t))
             elif kind is Dropped:
                 self._tally("dropped")
@@ -474,7 +477,7 @@ class Host:
     def _tally(self, counter: str) -> None:
         self.metrics[counter] = self.metrics.get(counter, 0) + 1
 
-    def _acknowledge(self, client: Any, timeout: float = 0.0) -> None:
+    def _acknowledge(self, client: ControlClient, timeout: float = 0.0) -> None:
         """Acknowledge the task snapshots written since the last call (the coordinator
         hears of a snapshot only once it is durable)."""
         for w in self.writer.written(timeout):
@@ -487,7 +490,10 @@ class Host:
         if t in self.finished:
             return
         self.finished.add(t)
-        self._dispatch([(c, EndOfInput()) for c in self.graph.outputs[t]])
+        sends: list[Send] = []
+        for c in self.graph.outputs[t]:  # nothing, barriers included, is sent on it after
+            self.tasks[t].end_output(c, sends)
+        self._dispatch(sends)
 
 
 def report_setup_failure(plan: HostPlan, error: BaseException) -> None:
