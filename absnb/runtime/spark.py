@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     from absnb.core.graph import ExecutionGraph
     from absnb.runtime.control import CoordinatorServer
     from absnb.runtime.control_messages import Ack
+    from absnb.runtime.event_table import RunEvents
     from absnb.runtime.inputs import PreparedInput
     from absnb.runtime.metrics import RunMetrics
 
@@ -60,7 +61,8 @@ class SparkRun:
     checkpoints: list[int]
     seconds: float
     hosts: list[HostResult] = field(default_factory=list)
-    events: list[tuple[float, str, Any]] = field(default_factory=list)
+    coordinator_events: list[tuple[float, str, Any]] = field(default_factory=list)
+    """The coordinator's ``(time, kind, details)`` (:class:`CoordinatorServer`'s events)."""
     errors: list[str] = field(default_factory=list)
     restored: list[int] = field(default_factory=list)
     """The checkpoint each attempt started from (0: the beginning)."""
@@ -70,6 +72,28 @@ class SparkRun:
     """When the run started, on the clock of ``events`` (``time.monotonic``)."""
     failed_at: list[float] = field(default_factory=list)
     """When the driver saw each failed attempt's stage fail (same clock)."""
+    log: RunEvents = field(default_factory=lambda: _no_events())
+    """The run's event log (:mod:`absnb.runtime.event_table`): what every task did."""
+
+    @property
+    def events(self) -> Any:
+        """The event log as a pandas DataFrame, one row per event: ``time`` (seconds since
+        the run started), ``attempt``, ``task``, ``kind``, ``channel``, ``checkpoint``, and
+        for snapshots ``sent`` / ``consumed`` / ``recorded`` per channel and ``size``."""
+        return self.log.events
+
+    def check_cuts(self) -> list[str]:
+        """Why a completed checkpoint is not a consistent cut, checked from the run's own
+        log (empty when every one is)."""
+        return self.log.check_cuts()
+
+    def save_events(self, path: str) -> None:
+        """Write the event log as JSON lines (``absnb.runtime.load_events(path)``)."""
+        self.log.save_events(path)
+
+    def to_chrome_trace(self, path: str) -> None:
+        """Write the event log in the Chrome trace event format (Perfetto opens it)."""
+        self.log.to_chrome_trace(path)
 
     @property
     def records(self) -> int:
@@ -90,6 +114,12 @@ class SparkRun:
     def task_stats(self) -> Any:
         """One row per task (a pandas DataFrame): ``self.metrics.tasks()``."""
         return self.metrics.tasks()
+
+
+def _no_events() -> RunEvents:
+    from absnb.runtime.event_table import RunEvents
+
+    return RunEvents(())
 
 
 def _final_states(graph: ExecutionGraph, results: list[HostResult]) -> dict[TaskId, Any]:
@@ -151,6 +181,7 @@ class SparkRuntime:
         ports: the ports the coordinator (on the driver) and every host's data plane (on
             the executors) listen on, each the first free one, e.g. ``range(40000, 40100)``
             for a firewall that opens those; by default any free port.
+        events: keep the run's event log (``run.events``); False records nothing.
     """
 
     def __init__(
@@ -162,6 +193,7 @@ class SparkRuntime:
         storage: Any = None,
         hosts: int | None = None,
         ports: range | tuple[int, int] | None = None,
+        events: bool = True,
     ) -> None:
         from absnb.runtime.storage import CheckpointStorage
 
@@ -181,6 +213,7 @@ class SparkRuntime:
                 "e.g. range(40000, 40100)"
             )
         self.ports = ports
+        self.events = events
 
     def slots(self) -> int:
         """Task slots of the cluster (local[N] gives N)."""
@@ -290,6 +323,7 @@ class SparkRuntime:
             advertise_host=driver_host,
             source_rate=source_rate,
             ports=self.ports,
+            events=self.events,
         )
         started = time.monotonic()
         try:
@@ -309,6 +343,11 @@ class SparkRuntime:
                 data.release()
         results = attempts.results
         states = _final_states(graph, results)
+        from absnb.runtime.event_table import run_events
+
+        log = run_events(
+            started, server.events, server.host_events, attempts.failed_at, attempts.errors
+        )
         return SparkRun(
             output=job.output(states),
             states=states,
@@ -316,13 +355,14 @@ class SparkRuntime:
             checkpoints=[c.checkpoint_id for c in coordinator.completed],
             seconds=time.monotonic() - started,
             hosts=sorted(results, key=lambda r: r.host_id),
-            events=list(server.events),
+            coordinator_events=list(server.events),
             errors=attempts.errors,
             restored=attempts.restored,
             protocol=proto.name,
             graph=graph,
             started=started,
             failed_at=attempts.failed_at,
+            log=log,
         )
 
     def _hosts_for(self, graph: ExecutionGraph, source_rate: float | None) -> int:
