@@ -19,17 +19,19 @@ CONSUMED = {"source[0]->count[0]": 7}
 
 def batches() -> list[tuple[float, EventBatch]]:
     """Host 0's clock is 1000 s ahead of the driver's; host 1's is the driver's."""
+    counts0 = {"sent": SENT, "consumed": {}, "recorded": {}}
+    counts1 = {"sent": {}, "consumed": CONSUMED, "recorded": {}}
     h0 = (
         (1000.10, "source[0]", "snapshot_state", None, 1, None),
-        (1000.11, "source[0]", "snapshot_counts", None, 1, {"sent": SENT, "consumed": {}, "recorded": {}}),
+        (1000.11, "source[0]", "snapshot_counts", None, 1, counts0),
         (1000.12, "source[0]", "ack", None, 1, {"size": 10}),
-    )  # fmt: skip
+    )
     h1 = (
         (0.15, "count[0]", "barrier", "source[0]->count[0]", 1, None),
         (0.15, "count[0]", "snapshot_state", None, 1, None),
-        (0.16, "count[0]", "snapshot_counts", None, 1, {"sent": {}, "consumed": CONSUMED, "recorded": {}}),
+        (0.16, "count[0]", "snapshot_counts", None, 1, counts1),
         (0.17, "count[0]", "ack", None, 1, {"size": 20}),
-    )  # fmt: skip
+    )
     return [
         (0.131, EventBatch(0, 0, 1000.13, h0, {})),
         (0.25, EventBatch(0, 0, 1000.2, (), {(20004, "source[0]->count[0]"): 5})),  # slower
@@ -49,8 +51,10 @@ def test_host_clocks_are_aligned_to_the_drivers_by_the_fastest_batch() -> None:
     df = log().events
     source = df[(df.task == "source[0]") & (df.kind == "snapshot")].iloc[0]
     assert source.time == pytest.approx(0.101)  # 1000.10 + (0.131 - 1000.13)
-    assert source.sent == SENT and source["size"] == 10
-    assert list(df.kind) == ["triggered", "snapshot", "ack", "barrier", "snapshot", "ack", "completed", "records"]  # fmt: skip
+    assert source.sent == SENT
+    assert source["size"] == 10
+    order = ["triggered", "snapshot", "ack", "barrier", "snapshot", "ack", "completed", "records"]
+    assert list(df.kind) == order
     records = df[df.kind == "records"].iloc[0]
     assert (records.task, records["count"]) == ("count[0]", 5)
 
@@ -97,14 +101,19 @@ def test_the_chrome_trace_has_the_documented_fields(tmp_path) -> None:
     assert trace["displayTimeUnit"] in ("ms", "ns")
     threads = {}
     for e in trace["traceEvents"]:
-        assert isinstance(e["name"], str) and e["ph"] in PHASES and isinstance(e["pid"], int)
+        assert isinstance(e["name"], str)
+        assert e["ph"] in PHASES
+        assert isinstance(e["pid"], int)
         if e["ph"] == "M":
-            assert e["name"] in ("process_name", "thread_name") and "name" in e["args"]
+            assert e["name"] in ("process_name", "thread_name")
+            assert "name" in e["args"]
             threads[e.get("tid")] = e["args"]["name"]
             continue
-        assert isinstance(e["ts"], int | float) and e["ts"] >= 0
+        assert isinstance(e["ts"], int | float)
+        assert e["ts"] >= 0
         if e["ph"] == "X":
-            assert e["dur"] >= 0 and isinstance(e["tid"], int)
+            assert e["dur"] >= 0
+            assert isinstance(e["tid"], int)
         if e["ph"] == "i":
             assert e["s"] in ("g", "p", "t")
         if e["ph"] == "C":

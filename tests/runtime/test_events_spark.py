@@ -27,7 +27,8 @@ def test_a_real_run_logs_what_it_did_checks_its_cuts_and_restores_checkpoint_2(
             source_rate=300,
         )
     assert final_counts(run.output) == word_count_answer(spark, lines)
-    assert run.restarts == 1 and run.restored[1] >= 2
+    assert run.restarts == 1
+    assert run.restored[1] >= 2
     df = run.events
     assert {"time", "attempt", "task", "kind", "channel", "checkpoint"} <= set(df.columns)
     kinds = set(df.kind)
@@ -36,7 +37,8 @@ def test_a_real_run_logs_what_it_did_checks_its_cuts_and_restores_checkpoint_2(
     (failure,) = df[df.kind == "failure"].itertuples()
     assert (failure.task, failure.attempt) == ("count[1]", 0)
     restored = df[df.kind == "restored"]
-    assert set(restored.checkpoint) == {run.restored[1]} and set(restored.attempt) == {1}
+    assert set(restored.checkpoint) == {run.restored[1]}
+    assert set(restored.attempt) == {1}
     assert failure.time < restored.time.min()
     completed_before = df[(df.kind == "completed") & (df.time < failure.time)].checkpoint
     assert 2 in set(completed_before)  # the failure came after checkpoint 2 completed
