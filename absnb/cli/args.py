@@ -304,6 +304,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="run Figures 6 and 7 N times over and print medians (default 1)",
     )
     bench.add_argument(
+        "--storage-latency",
+        type=non_negative,
+        default=0.0,
+        metavar="S",
+        help="model a remote checkpoint store: every durable checkpoint write waits S "
+        "seconds first (e.g. 0.1; default 0: local disk at its own speed)",
+    )
+    bench.add_argument(
         "--master",
         default="local[4]",
         help="the Spark master to run on (default local[4]; e.g. spark://host:7077)",

@@ -70,6 +70,17 @@ def positive(name: str, value: Any, *, optional: bool = False) -> float | None:
     return value
 
 
+def nonnegative(name: str, value: Any) -> float:
+    """A finite number, 0 or above."""
+    if not _is_number(value):
+        raise InvalidTypeError(
+            f"{name} must be a number, 0 or above, not {value!r} ({type(value).__name__})"
+        )
+    if not value >= 0 or value == float("inf"):
+        raise InvalidValueError(f"{name} must be a finite number, 0 or above, not {value!r}")
+    return value
+
+
 def flag(name: str, value: Any) -> bool:
     """True or False (not 0, 1 or "yes")."""
     if not isinstance(value, bool):

@@ -86,7 +86,7 @@ class Host:
         self.local = set(plan.tasks)
         # Every task restarts from a checkpoint here: no consumption order to keep.
         self.tasks = {t: StreamTask(graph, t, protocol, history=False) for t in plan.tasks}
-        self.storage = CheckpointStorage(plan.storage_url)
+        self.storage = CheckpointStorage(plan.storage_url, write_latency=plan.storage_latency)
         self.writer = SnapshotWriter(self.storage, plan.job_id)
         self.queues: dict[ChannelId, deque[Any]] = {
             c: deque() for t in plan.tasks for c in graph.inputs[t] if c.src in self.local

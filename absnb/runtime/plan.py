@@ -26,6 +26,9 @@ class HostPlan:
     coordinator: tuple[str, int]
     storage_url: str
     job_id: str
+    storage_latency: float = 0.0
+    """Seconds every durable checkpoint write waits (the remote-store model of
+    :class:`~absnb.runtime.storage_fs.LatencyFS`)."""
     attempt: int = 0
     restore: int = 0
     failures: tuple[Failure, ...] = ()

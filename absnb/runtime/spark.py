@@ -19,7 +19,7 @@ import tempfile
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, cast
 
 from absnb.core.errors import AbsnbError
@@ -37,89 +37,17 @@ from absnb.runtime.host import (
 from absnb.runtime.host import host_of as host_of  # which host runs a task, re-exported
 from absnb.runtime.recovery import RestartLimitError as RestartLimitError
 from absnb.runtime.recovery import run_attempts, unpickle_plan
+from absnb.runtime.spark_run import SparkRun as SparkRun
 
 if TYPE_CHECKING:
     from absnb.core.graph import ExecutionGraph
     from absnb.runtime.control import CoordinatorServer
     from absnb.runtime.control_messages import Ack
-    from absnb.runtime.event_table import RunEvents
     from absnb.runtime.inputs import PreparedInput
-    from absnb.runtime.metrics import RunMetrics
 
 
 class ClusterTooSmallError(AbsnbError, RuntimeError):
     """The barrier stage needs more task slots than the Spark cluster offers."""
-
-
-@dataclass
-class SparkRun:
-    """The result of a run: output, restarts, completed checkpoints and measurements."""
-
-    output: Any
-    states: dict[TaskId, Any]
-    restarts: int
-    checkpoints: list[int]
-    seconds: float
-    hosts: list[HostResult] = field(default_factory=list)
-    coordinator_events: list[tuple[float, str, Any]] = field(default_factory=list)
-    """The coordinator's ``(time, kind, details)`` (:class:`CoordinatorServer`'s events)."""
-    errors: list[str] = field(default_factory=list)
-    restored: list[int] = field(default_factory=list)
-    """The checkpoint each attempt started from (0: the beginning)."""
-    protocol: str = ""
-    graph: ExecutionGraph | None = None
-    started: float = 0.0
-    """When the run started, on the clock of ``events`` (``time.monotonic``)."""
-    failed_at: list[float] = field(default_factory=list)
-    """When the driver saw each failed attempt's stage fail (same clock)."""
-    log: RunEvents = field(default_factory=lambda: _no_events())
-    """The run's event log (:mod:`absnb.runtime.event_table`): what every task did."""
-
-    @property
-    def events(self) -> Any:
-        """The event log as a pandas DataFrame, one row per event: ``time`` (seconds since
-        the run started), ``attempt``, ``task``, ``kind``, ``channel``, ``checkpoint``, and
-        for snapshots ``sent`` / ``consumed`` / ``recorded`` per channel and ``size``."""
-        return self.log.events
-
-    def check_cuts(self) -> list[str]:
-        """Why a completed checkpoint is not a consistent cut, checked from the run's own
-        log (empty when every one is)."""
-        return self.log.check_cuts()
-
-    def save_events(self, path: str) -> None:
-        """Write the event log as JSON lines (``absnb.runtime.load_events(path)``)."""
-        self.log.save_events(path)
-
-    def to_chrome_trace(self, path: str) -> None:
-        """Write the event log in the Chrome trace event format (Perfetto opens it)."""
-        self.log.to_chrome_trace(path)
-
-    @property
-    def records(self) -> int:
-        """Records read by the sources in the final attempt."""
-        return sum(h.metrics.get("records_in", 0) for h in self.hosts)
-
-    @property
-    def metrics(self) -> RunMetrics:
-        """Checkpoint and task statistics as DataFrames (:mod:`absnb.runtime.metrics`)."""
-        from absnb.runtime.metrics import RunMetrics
-
-        return RunMetrics(self)
-
-    def checkpoint_stats(self) -> Any:
-        """One row per checkpoint (a pandas DataFrame): ``self.metrics.checkpoints()``."""
-        return self.metrics.checkpoints()
-
-    def task_stats(self) -> Any:
-        """One row per task (a pandas DataFrame): ``self.metrics.tasks()``."""
-        return self.metrics.tasks()
-
-
-def _no_events() -> RunEvents:
-    from absnb.runtime.event_table import RunEvents
-
-    return RunEvents(())
 
 
 def _final_states(graph: ExecutionGraph, results: list[HostResult]) -> dict[TaskId, Any]:
@@ -178,6 +106,11 @@ class SparkRuntime:
             driver reads it; executors open the same URL).
         hosts: how many Spark tasks the barrier stage has; by default the largest
             parallelism of the job, which must not exceed the cluster's task slots.
+        storage_latency: seconds every durable write of a checkpoint (each task's snapshot,
+            each manifest) waits before it starts: a model of a remote store such as S3 or
+            HDFS (:class:`~absnb.runtime.storage_fs.LatencyFS`). ABS writes on a thread of
+            its own, off the tasks' path; a synchronous snapshot halts its sources until the
+            checkpoint is complete, so it waits too. 0: the storage's own speed.
         ports: the ports the coordinator (on the driver) and every host's data plane (on
             the executors) listen on, each the first free one, e.g. ``range(40000, 40100)``
             for a firewall that opens those; by default any free port.
@@ -193,17 +126,26 @@ class SparkRuntime:
         storage: Any = None,
         hosts: int | None = None,
         ports: range | tuple[int, int] | None = None,
+        storage_latency: float = 0.0,
         events: bool = True,
     ) -> None:
         from absnb.runtime.storage import CheckpointStorage
 
+        if storage is not None and storage_latency:
+            raise ValueError(
+                "give storage_latency to the CheckpointStorage passed as storage "
+                "(CheckpointStorage(url, write_latency=...)), not to SparkRuntime as well"
+            )
         self.spark = spark or default_session(master)
         self.checkpoint_dir = (
             str(storage.url)
             if storage is not None
             else checkpoint_dir or tempfile.mkdtemp(prefix="absnb-checkpoints-")
         )
-        self.storage = storage or CheckpointStorage(self.checkpoint_dir)
+        self.storage = storage or CheckpointStorage(
+            self.checkpoint_dir, write_latency=storage_latency
+        )
+        self.storage_latency = self.storage.write_latency
         self.hosts = hosts
         if isinstance(ports, tuple):
             ports = range(*ports)
@@ -317,6 +259,7 @@ class SparkRuntime:
             coordinator=server.address,
             storage_url=str(self.checkpoint_dir),
             job_id=job_id,
+            storage_latency=self.storage_latency,
             failures=tuple(failures),
             allow_deadlock=allow_deadlock,
             alignment_timeout=getattr(proto, "alignment_timeout", None),
