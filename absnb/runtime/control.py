@@ -383,11 +383,10 @@ class CoordinatorServer(SelectorServer):
             "metrics": dict(ack.metrics),
         }
         self.events.append((now, "acknowledged", info))
-        aborted_before = len(self.coordinator.aborted)
-        done = self.coordinator.acknowledge(TaskSnapshot(ack.task, n, state=None, offset=0), now)
-        for old in self.coordinator.aborted[aborted_before:]:
+        decided = self.coordinator.acknowledge(TaskSnapshot(ack.task, n, state=None, offset=0), now)
+        for old in decided.subsumed:
             self._abort(old, "subsumed", now)
-        if done is None:
+        if decided.completed is None:
             return
         acks = self._acks.pop(n)
         acks = {t: acks[t] for t in self.coordinator.tasks}
@@ -397,9 +396,7 @@ class CoordinatorServer(SelectorServer):
                 self.on_complete(n, acks)
             except Exception as e:
                 # Not durable: the checkpoint must not count as completed.
-                with contextlib.suppress(ValueError):
-                    self.coordinator.completed.remove(done)
-                self.coordinator.aborted.append(n)
+                self.coordinator.store_failed(n)
                 self._abort(n, f"on_complete failed: {e!r}", now)
                 return
         self.events.append((now, "completed", {"checkpoint_id": n, "duration": now - started}))

@@ -301,8 +301,11 @@ class Host:
         for task in self.tasks.values():  # a sink pre-commits its last records (end_input)
             task.state = task.fn.end_input(task.state)
         self.log.ship(force=True)
-        client.finished(host_result(self, started).metrics)
-        return host_result(self, started)
+        result = host_result(
+            self.plan, self.tasks, self.metrics, self.aligning.lasted, net.stats(), started
+        )
+        client.finished(result.metrics)
+        return result
 
     def _stopped(self, commands: list[Any]) -> list[Any]:
         """``commands``, unless one of them is Stop: then raise :class:`HostStopped`."""
@@ -319,7 +322,7 @@ class Host:
         if isinstance(cmd, Terminate):
             return
         if isinstance(cmd, Probe):
-            client.report(probe_report(self, cmd.round))
+            client.report(probe_report(self.plan, self.tasks, self.queues, cmd.round))
             return
         n = cmd.checkpoint_id
         for t, task in self.tasks.items():
