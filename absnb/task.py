@@ -52,11 +52,9 @@ from absnb.core.snapshot import TaskSnapshot
 from absnb.core.validate import operator_result
 from absnb.operators.base import Operator
 from absnb.protocols.base import SnapshotProtocol
+from absnb.routing import Send as Send  # what a task step appends to its caller's list
 from absnb.routing import route, route_batch
 
-Send = tuple[ChannelId, Message | RecordBatch | EndOfInput]
-"""A message to send on a channel: a task sends records, batches and barriers; its host
-also sends the end of input."""
 InputLog = tuple[Any, Any] | None
 """The consumption order, newest first, as a linked list ``(input, rest)``: ``input`` is the
 channel a record came on, or None for an entry of the task's own input log."""
@@ -209,7 +207,7 @@ class StreamTask:
             result = operator_result(self.fn, "process", result)  # refused unless iterable
         self.state, outs = result
         if outs:
-            route(self, outs, message.origin, sends)
+            route(self.gates, self.sent, self.id, outs, message.origin, sends)
         return self._apply(effects, sends) if effects else ()
 
     def deliver_overtaking(
@@ -301,7 +299,7 @@ class StreamTask:
             result = operator_result(self.fn, "act", result)
         self.state, outs = result
         if outs:
-            route(self, outs, origin, sends)
+            route(self.gates, self.sent, self.id, outs, origin, sends)
 
     def deliver_batch(
         self, channel: ChannelId, batch: RecordBatch, sends: list[Send]
@@ -322,7 +320,7 @@ class StreamTask:
             self.fn, "process_batch", self.fn.process_batch(self.state, values)
         )
         if outs:
-            route_batch(self, outs, sends)
+            route_batch(self.gates, self.sent, self.id, self.fn.emits_to, outs, sends)
         return self._apply(effects, sends) if effects else ()
 
     def emit_batch(self, entries: Sequence[Any], sends: list[Send]) -> None:
@@ -334,7 +332,7 @@ class StreamTask:
         self._consumed(None, n)
         self.state, outs = _checked(self.fn, "act_batch", self.fn.act_batch(self.state, entries))
         if outs:
-            route_batch(self, outs, sends)
+            route_batch(self.gates, self.sent, self.id, self.fn.emits_to, outs, sends)
 
     def _consumed(self, channel: ChannelId | None, n: int = 1) -> None:
         self.consumed += n

@@ -293,6 +293,16 @@ def build_parser() -> argparse.ArgumentParser:
         help="the most input lines (or transfers) each source reads per second",
     )
     spark.add_argument("--max-restarts", type=natural, default=3, metavar="N", help="default 3")
+    spark.add_argument(
+        "--crash-after-checkpoint",
+        type=counting,
+        metavar="K",
+        help="with --crash TASK@N: crash once checkpoint K has completed and the task has "
+        "consumed N records more, so that the restart restores checkpoint K",
+    )
+    spark.add_argument(
+        "--save-events", metavar="PATH", help="write the run's event log as JSON lines"
+    )
     rep = commands.add_parser("replay", help="replay a trace file (JSON lines)")
     rep.add_argument("file", type=path_spec, help="the trace file")
     rep.add_argument("--json", action="store_true", help="print one JSON object")
