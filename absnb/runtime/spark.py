@@ -129,8 +129,10 @@ class SparkRuntime:
         storage_latency: float = 0.0,
         events: bool = True,
     ) -> None:
+        from absnb.runtime.run_args import check_checkpoint_dir
         from absnb.runtime.storage import CheckpointStorage
 
+        check_checkpoint_dir(checkpoint_dir)
         if storage is not None and storage_latency:
             raise ValueError(
                 "give storage_latency to the CheckpointStorage passed as storage "
@@ -222,6 +224,7 @@ class SparkRuntime:
             allow_deadlock,
             source_rate,
             self.hosts,
+            restore_older,
         )
         from absnb.runtime.wire import new_secret
 
