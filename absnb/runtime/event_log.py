@@ -13,8 +13,8 @@ driver aligns each host's clock to its own (:mod:`absnb.runtime.event_table`).
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
+from time import monotonic
 from typing import TYPE_CHECKING, Any
 
 from absnb.core.effects import Block, Decline, SnapshotState, Unblock
@@ -37,6 +37,7 @@ if TYPE_CHECKING:
 
 BUCKET = 0.05
 """Records are counted per channel per bucket of this many seconds."""
+PER_SECOND = 1 / BUCKET
 SHIP_EVERY = 0.25
 """A host sends its rows to the driver this often (seconds)."""
 
@@ -71,9 +72,12 @@ class EventLog:
         self.tasks = tasks
         self.enabled = plan.events
         self.rows: list[Row] = []
-        self.flow: dict[tuple[int, str], int] = {}
+        self.flow: dict[tuple[int, ChannelId], int] = {}
         self.names: dict[ChannelId, str] = {}
-        self.shipped = time.monotonic()
+        self.next_ship = monotonic() + SHIP_EVERY
+        self.bucket = int(monotonic() * PER_SECOND)
+        """The time bucket records are counted in now (the host's loop moves it on each
+        round, in :meth:`ship`: one clock reading a round, none a batch)."""
         self.client: Any = None
         self.pending: dict[TaskId, list[tuple[int, Any]]] = {}
         """Each two-phase-commit sink's pre-committed transactions, by checkpoint."""
@@ -103,7 +107,7 @@ class EventLog:
         if self.enabled:
             c = self.name(channel) if channel is not None else None
             t = None if task is None else str(task)
-            self.rows.append((time.monotonic(), t, kind, c, checkpoint, extra or None))
+            self.rows.append((monotonic(), t, kind, c, checkpoint, extra or None))
 
     # -- the hooks of the host ----------------------------------------------------------------
     def delivered(self, c: ChannelId, m: Any) -> None:
@@ -111,8 +115,8 @@ class EventLog:
         if not self.enabled:
             return
         kind = type(m)
-        if kind is RecordBatch:
-            key = (int(time.monotonic() / BUCKET), self.name(c))
+        if kind is RecordBatch:  # the hot path: one dict update a batch
+            key = (self.bucket, c)
             self.flow[key] = self.flow.get(key, 0) + len(m)
             return
         if kind is Overtaking:
@@ -121,7 +125,7 @@ class EventLog:
             m, kind = m.message, type(m.message)
         what = _RECEIVED.get(kind)
         if what is None:  # a single record
-            key = (int(time.monotonic() / BUCKET), self.name(c))
+            key = (self.bucket, c)
             self.flow[key] = self.flow.get(key, 0) + 1
             return
         self.add(what, c.dst, c, getattr(m, "checkpoint_id", None))
@@ -204,17 +208,19 @@ class EventLog:
         self.ship(force=True)
 
     def ship(self, force: bool = False, last: bool = False) -> None:
-        """Send what was recorded to the coordinator, every :data:`SHIP_EVERY` seconds (or
-        now, ``force``); the ``last`` time, as the host stops, if the connection still works."""
-        now = time.monotonic()
-        due = force or last or now - self.shipped >= SHIP_EVERY
-        if not self.enabled or self.client is None or not due:
+        """Move the records' time bucket on, and send what was recorded to the coordinator
+        every :data:`SHIP_EVERY` seconds (or now, ``force``); the ``last`` time, as the host
+        stops, if the connection still works. The host calls it every round of its loop."""
+        now = monotonic()
+        self.bucket = int(now * PER_SECOND)
+        if now < self.next_ship and not (force or last):
             return
-        self.shipped = now
-        if not self.rows and not self.flow:
+        self.next_ship = now + SHIP_EVERY
+        if not self.enabled or self.client is None or not (self.rows or self.flow):
             return
         rows, self.rows = tuple(self.rows), []
-        flow, self.flow = self.flow, {}
+        flow = {(b, self.name(c)): n for (b, c), n in self.flow.items()}
+        self.flow = {}
         try:
             self.client.events(EventBatch(self.plan.host_id, self.plan.attempt, now, rows, flow))
         except ConnectionError:  # the coordinator is gone or stopped this host

@@ -10,6 +10,7 @@ from absnb import datasets
 from absnb.runtime import load_events
 from absnb.runtime.failures import Failure
 from absnb.runtime.spark import SparkRuntime, final_counts, quiet_task_failures, word_count_answer
+from absnb.views import show_run
 
 
 def test_a_real_run_logs_what_it_did_checks_its_cuts_and_restores_checkpoint_2(
@@ -54,3 +55,8 @@ def test_a_real_run_logs_what_it_did_checks_its_cuts_and_restores_checkpoint_2(
     names = {e["name"] for e in trace["traceEvents"]}
     assert any(n.startswith("alignment ") for n in names)
     assert any(n.startswith("barrier 2 on ") for n in names)
+    # and drawn: lanes, every completed checkpoint's cut, the failure and the restore
+    svg = show_run(run).svg
+    assert all(f"cut {n}" in svg for n in run.checkpoints)
+    assert "✗ count[1] fails" in svg
+    assert f"restored checkpoint {run.restored[1]}" in svg
