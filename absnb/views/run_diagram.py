@@ -103,7 +103,8 @@ def run_svg(
     body += _attempts(rows, sc, bottom)
     body += _cuts(rows, lane, sc)
     body += _marks(rows, lane, sc)
-    flow, height = _flow(rows, sc, bottom + 44, width) if unit == "s" else ([], bottom + 24)
+    rates = unit == "s" and (window is None or window[1] - window[0] >= 20 * BUCKET)
+    flow, height = _flow(rows, sc, bottom + 44, width) if rates else ([], bottom + 24)
     body += flow
     legend, height = _legend(rows, height + 10, width)
     body += legend
@@ -251,7 +252,20 @@ def _marks(rows: Sequence[EventRow], lane: dict[str, float], sc: Scale) -> list[
         elif r.kind in ("pre_commit", "commit", "abort_txn") and r.task in lane:
             y = lane[r.task or ""]
             sign = {"pre_commit": "P", "commit": "C", "abort_txn": "A"}[r.kind]
-            out.append(_text(x, y - 17, sign, size=13, anchor="middle", font_weight="bold"))
+            dx = 11 if r.kind == "abort_txn" else 0  # beside the commit on restore
+            out.append(_text(x + dx, y - 17, sign, size=13, anchor="middle", font_weight="bold"))
+        elif r.kind == "overtaken" and r.task in lane:
+            out.append(
+                _text(
+                    x + 4,
+                    lane[r.task or ""] - 15,
+                    f"↷{r.count or 0:,}",
+                    size=13,
+                    anchor="start",
+                    fill=CONTROL,
+                    font_weight="bold",
+                )
+            )
     return out
 
 
@@ -306,6 +320,7 @@ LEGEND = (
     ("completed", CUT, "cut of a completed checkpoint"),
     ("failure", OFFENDING, "failure"),
     ("restored", RECOVERY, "restore"),
+    ("overtaken", "#ffffff", "↷n: the barrier overtook n records"),
     ("pre_commit", "#ffffff", "P pre-commit, C commit, A abort (a sink's transaction)"),
 )
 
