@@ -46,7 +46,11 @@ def cmd_bench(args: argparse.Namespace) -> int:
         print_backpressure(sim, spark)
         return 0
     result = run_bench(
-        scale=args.scale, only=args.only or EXPERIMENTS, repeats=args.repeats, master=args.master
+        scale=args.scale,
+        only=args.only or EXPERIMENTS,
+        repeats=args.repeats,
+        master=args.master,
+        storage_latency=args.storage_latency,
     )
     print_bench(result)
     if args.json == "-":

@@ -22,8 +22,9 @@ def _is_number(value: Any) -> TypeGuard[float]:
     return isinstance(value, int | float) and not isinstance(value, bool) and value == value
 
 
-def whole(name: str, value: Any, *, minimum: int = 0) -> int:
-    """``value`` as a whole number of at least ``minimum``."""
+def whole(name: str, value: Any, *, minimum: int = 0, maximum: int | None = None) -> int:
+    """``value`` as a whole number of at least ``minimum`` (and at most ``maximum``: a size
+    so large that the run would not finish is refused, not started)."""
     if not _is_int(value):
         raise InvalidTypeError(
             f"{name} must be a whole number of at least {minimum}, not {value!r} "
@@ -32,6 +33,11 @@ def whole(name: str, value: Any, *, minimum: int = 0) -> int:
     if value < minimum:
         raise InvalidValueError(
             f"{name} must be a whole number of at least {minimum}, not {value!r}"
+        )
+    if maximum is not None and value > maximum:
+        raise InvalidValueError(
+            f"{name} must be at most {maximum:,}, not {value:,}: a run of that size would not "
+            "finish; use a smaller one"
         )
     return int(value)
 
@@ -67,6 +73,17 @@ def positive(name: str, value: Any, *, optional: bool = False) -> float | None:
         raise InvalidTypeError(f"{name} must be {allowed}, not {value!r} ({type(value).__name__})")
     if not value > 0 or value == float("inf"):
         raise InvalidValueError(f"{name} must be {allowed}, not {value!r}")
+    return value
+
+
+def nonnegative(name: str, value: Any) -> float:
+    """A finite number, 0 or above."""
+    if not _is_number(value):
+        raise InvalidTypeError(
+            f"{name} must be a number, 0 or above, not {value!r} ({type(value).__name__})"
+        )
+    if not value >= 0 or value == float("inf"):
+        raise InvalidValueError(f"{name} must be a finite number, 0 or above, not {value!r}")
     return value
 
 

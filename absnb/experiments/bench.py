@@ -63,6 +63,8 @@ class BenchResult:
     master: str = "local[4]"
     """The Spark master the runs went to: with a local one the peak memory is the whole
     job's; with a cluster's, only the driver's (the executors run elsewhere)."""
+    storage_latency: float = 0.0
+    """Seconds each durable checkpoint write waited (0: the storage's own speed)."""
 
 
 def run_bench(
@@ -74,6 +76,7 @@ def run_bench(
     intervals: Sequence[float] = paper.FIGURE6_INTERVALS,
     repeats: int = 1,
     master: str = "local[4]",
+    storage_latency: float = 0.0,
 ) -> BenchResult:
     """Run the experiments named in ``only`` at ``scale``, Figures 6 and 7 ``repeats``
     times over (interleaved, so that a change of the machine's load hits every protocol);
@@ -81,7 +84,8 @@ def run_bench(
 
     ``runtime`` defaults to a new session on ``master`` (``local[4]``; a ``spark://``
     URL runs the same experiments on a standalone cluster) checkpointing to a temporary
-    directory (removed at the end).
+    directory (removed at the end), every durable write of which waits ``storage_latency``
+    seconds: a model of a remote store (the paper wrote its snapshots to HDFS).
     """
     from absnb.runtime.metrics import MemorySampler
 
@@ -92,8 +96,16 @@ def run_bench(
         )
     began = time.monotonic()
     own = runtime is None
-    rt = paper.scratch_runtime(master=master) if runtime is None else runtime
-    result = BenchResult(scale, repeats=repeats, master=rt.spark.sparkContext.master)
+    if runtime is None:
+        rt = paper.scratch_runtime(master=master, storage_latency=storage_latency)
+    else:
+        rt = runtime
+    result = BenchResult(
+        scale,
+        repeats=repeats,
+        master=rt.spark.sparkContext.master,
+        storage_latency=rt.storage.write_latency,
+    )
     experiments: dict[str, Callable[[], pd.DataFrame]] = {
         "fig6": lambda: paper.figure6(
             rt, scale=scale, intervals=intervals, repeats=repeats, progress=progress
@@ -132,6 +144,7 @@ def bench_json(result: BenchResult) -> str:
             "machine": result.machine,
             "scale": result.scale,
             "repeats": result.repeats,
+            "storage_latency": result.storage_latency,
             "seconds": result.seconds,
             "peak_memory": result.peak_memory,
             "targets": dict(targets(result)),
@@ -308,7 +321,13 @@ def print_bench(result: BenchResult) -> None:
         print(
             "\nFigure 6: runtime against the snapshot interval (the Figure 5 job, parallelism "
             f"{int(t['fig6']['parallelism'].iloc[0])}, scale {result.scale:g}, "
-            f"{result.repeats} repetition(s), interleaved)"
+            f"{result.repeats} repetition(s), interleaved, "
+            + (
+                f"every checkpoint write waiting {result.storage_latency:g} s: a remote store's "
+                "latency, modelled)"
+                if result.storage_latency
+                else "checkpoints to local disk)"
+            )
         )
         print_table(
             run_rows(t["fig6"], lambda r: f"{r['protocol']} {_every(r['interval'])}"),

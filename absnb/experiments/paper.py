@@ -142,15 +142,18 @@ class FinalCountSink(Operator):
         return state, []
 
 
-def paper_job(scale: float = 1.0, parallelism: int = 2, seed: int = 1) -> Job:
+def paper_job(
+    scale: float = 1.0, parallelism: int = 2, seed: int = 1, *, incremental: bool = True
+) -> Job:
     """The Figure 5 job (:func:`~absnb.jobs.paper_topology.paper_topology`) at ``scale``:
     :data:`BASE_RECORDS` and :data:`BASE_KEYS` times ``scale``, ``parallelism`` tasks per
-    operator."""
+    operator; with ``incremental`` (the default), its large per-key state takes
+    incremental snapshots (:mod:`absnb.operators.keyed_state`), whatever the protocol."""
     if scale <= 0:
         raise ValueError(f"scale must be > 0, not {scale}")
     records = max(1, round(BASE_RECORDS * scale))
     keys = max(1, round(BASE_KEYS * scale))
-    return paper_topology(parallelism, records, keys, seed=seed)
+    return paper_topology(parallelism, records, keys, seed=seed, incremental=incremental)
 
 
 def text_job(scale: float = 1.0, parallelism: int = 4, *, collect: bool = False) -> Job:
@@ -485,12 +488,16 @@ def quiet_session(master: str = "local[4]") -> Any:
     return spark
 
 
-def scratch_runtime(spark: Any = None, master: str = "local[4]") -> SparkRuntime:
+def scratch_runtime(
+    spark: Any = None, master: str = "local[4]", storage_latency: float = 0.0
+) -> SparkRuntime:
     """A :class:`SparkRuntime` on ``spark`` (or a new ``master`` session) checkpointing to a
-    fresh temporary directory."""
+    fresh temporary directory, every write of which waits ``storage_latency`` seconds (a
+    model of a remote store: :class:`~absnb.runtime.storage_fs.LatencyFS`)."""
     from absnb.runtime.spark import SparkRuntime, default_session
 
     return SparkRuntime(
         spark or default_session(master),
         checkpoint_dir=tempfile.mkdtemp(prefix="absnb-bench-"),
+        storage_latency=storage_latency,
     )

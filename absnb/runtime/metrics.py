@@ -43,7 +43,7 @@ class RecordedRun(Protocol):
     import the runtime that uses it)."""
 
     hosts: list[HostResult]
-    events: list[tuple[float, str, Any]]
+    coordinator_events: list[tuple[float, str, Any]]
     errors: list[str]
     restored: list[int]
     failed_at: list[float]
@@ -67,6 +67,7 @@ CHECKPOINT_COLUMNS = (
     "persisted_data",
     "persisted_records",
     "checkpointed_size",
+    "full_state_size",
     "alignment_duration_max",
     "async_duration_max",
     "failure_message",
@@ -87,8 +88,13 @@ SUBTASK_COLUMNS = (
     "persisted_data",
     "persisted_records",
     "checkpointed_size",
+    "incremental",
+    "full_state_size",
 )
-"""The columns of :meth:`RunMetrics.subtasks`."""
+"""The columns of :meth:`RunMetrics.subtasks`. For keyed state snapshotted incrementally,
+``state_size`` is what this checkpoint wrote and ``full_state_size`` the whole chain it
+builds on (Flink: checkpointed against full checkpoint data size); otherwise the two are
+equal and ``incremental`` is False."""
 
 TASK_COLUMNS = (
     "task",
@@ -135,7 +141,7 @@ class RunMetrics:
         return t - self.t0
 
     def _events(self, kind: str) -> list[tuple[float, dict[str, Any]]]:
-        return [(t, d) for t, k, d in self.run.events if k == kind]
+        return [(t, d) for t, k, d in self.run.coordinator_events if k == kind]
 
     def _num_subtasks(self) -> int:
         graph = self.run.graph
@@ -176,6 +182,8 @@ class RunMetrics:
                     "persisted_data": persisted,
                     "persisted_records": m.get("channel_state_records", 0),
                     "checkpointed_size": d["state_bytes"],
+                    "incremental": bool(m.get("incremental", False)),
+                    "full_state_size": m.get("full_state_size", state),
                 }
             )
         return _frame(rows, SUBTASK_COLUMNS)
@@ -218,6 +226,10 @@ class RunMetrics:
             }
             for col in ("state_size", "persisted_data", "persisted_records", "checkpointed_size"):
                 row[col] = 0 if acks is None else int(acks[col].sum())
+            full = None if acks is None else acks["full_state_size"]
+            row["full_state_size"] = (
+                0 if full is None else None if full.isna().any() else int(full.sum())
+            )
             row["alignment_duration_max"] = (
                 None if acks is None else float(acks["alignment_duration"].max())
             )

@@ -26,6 +26,9 @@ class HostPlan:
     coordinator: tuple[str, int]
     storage_url: str
     job_id: str
+    storage_latency: float = 0.0
+    """Seconds every durable checkpoint write waits (the remote-store model of
+    :class:`~absnb.runtime.storage_fs.LatencyFS`)."""
     attempt: int = 0
     restore: int = 0
     failures: tuple[Failure, ...] = ()
@@ -41,6 +44,8 @@ class HostPlan:
     """The most input-log entries a source task reads per second (None: no limit)."""
     ports: range | None = None
     """The ports the host's data plane may listen on (None: any free port)."""
+    events: bool = True
+    """Keep an event log and send it to the driver (:mod:`absnb.runtime.event_log`)."""
 
 
 @dataclass

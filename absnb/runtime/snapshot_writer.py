@@ -19,6 +19,8 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from absnb.core.ids import TaskId
+from absnb.core.incremental import IncrementalState
 from absnb.core.messages import count_records
 from absnb.core.snapshot import TaskSnapshot
 from absnb.runtime.wire import dumps
@@ -34,7 +36,12 @@ class Written:
     stats: dict[str, Any]
     """``state_size`` (bytes: the pickled snapshot less its channel state),
     ``channel_state_size`` (bytes, pickled), ``channel_state_records``,
-    ``async_duration`` (seconds spent writing: the asynchronous part of the snapshot)."""
+    ``async_duration`` (seconds spent writing: the asynchronous part of the snapshot);
+    for keyed state snapshotted incrementally (:mod:`absnb.core.incremental`), also
+    ``incremental`` (only what changed since a base), ``state_entries`` (entries
+    written), ``full_state_entries`` (entries the state held) and ``full_state_size``
+    (bytes of the whole chain down to the full snapshot; None when this writer did not
+    write it all, after a restore)."""
 
 
 class SnapshotWriter:
@@ -48,6 +55,7 @@ class SnapshotWriter:
         self._done: queue.SimpleQueue[Written | BaseException] = queue.SimpleQueue()
         self._pending = 0
         self._thread: threading.Thread | None = None
+        self._chain_size: dict[tuple[TaskId, int], int] = {}  # full bytes, for the stats
 
     def submit(self, snapshot: TaskSnapshot, alignment_s: float) -> None:
         """Write ``snapshot`` soon; ``alignment_s`` travels with it to the acknowledgement."""
@@ -108,4 +116,25 @@ class SnapshotWriter:
             "channel_state_records": sum(count_records(rs) for rs in recorded),
             "async_duration": written,
         }
+        if isinstance(snapshot.state, IncrementalState):
+            stats.update(self._keyed_stats(snapshot, int(stats["state_size"])))
         return Written(snapshot, key, alignment_s, stats)
+
+    def _keyed_stats(self, snapshot: TaskSnapshot, size: int) -> dict[str, Any]:
+        """Incremental against full sizes of a snapshot of keyed state of ``size`` bytes."""
+        state = snapshot.state
+        full: int | None = size
+        if state.base is not None:
+            below = self._chain_size.get((snapshot.task, state.base))
+            full = None if below is None else below + size
+        if full is not None:  # a later snapshot of the task may build on this one
+            self._chain_size[(snapshot.task, snapshot.checkpoint_id)] = full
+        mine = sorted(k for k in self._chain_size if k[0] == snapshot.task)
+        for k in mine[:-8]:  # bases are recent: the last checkpoint confirmed complete
+            del self._chain_size[k]
+        return {
+            "incremental": state.incremental,
+            "state_entries": len(state.entries),
+            "full_state_entries": state.size,
+            "full_state_size": full,
+        }

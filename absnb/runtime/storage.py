@@ -27,29 +27,36 @@ import json
 import os
 import posixpath
 import re
-import struct
 import warnings
 from collections.abc import Sequence
 from datetime import datetime, timezone
+from functools import partial
 from typing import Any
 
+from absnb.core import validate
 from absnb.core.errors import SnapshotMismatchError
 from absnb.core.ids import CheckpointId, TaskId
+from absnb.core.incremental import IncrementalState
 from absnb.core.snapshot import GlobalSnapshot, TaskSnapshot
+from absnb.runtime.storage_chain import needed, resolve
+from absnb.runtime.storage_format import HEADER as HEADER
+from absnb.runtime.storage_format import (
+    MANIFEST_FORMAT,
+    Corrupt,
+    pack_header,
+    parse_header,
+    parse_manifest,
+    task_label,
+)
 from absnb.runtime.storage_fs import CommittedCheckpointLostError as CommittedCheckpointLostError
-from absnb.runtime.storage_fs import FsspecFS, LocalFS, local_path, open_fsspec
+from absnb.runtime.storage_fs import FsspecFS, LatencyFS, LocalFS, local_path, open_fsspec
 from absnb.runtime.storage_fs import StorageError as StorageError
 from absnb.runtime.storage_fs import decode_name as decode_name
 from absnb.runtime.storage_fs import encode_name as encode_name
 from absnb.runtime.wire import dumps, loads
 
-MAGIC = b"ABSNBSNP"
-FORMAT_VERSION = 1
-HEADER = struct.Struct(">8sH32sQ")
-"""Magic, format version, sha256 of the payload, payload length in bytes."""
 MANIFEST = "_manifest.json"
 SUFFIX = ".snap"
-MANIFEST_FORMAT = 1
 
 _CHECKPOINT_DIR = re.compile(r"chk-(\d+)")
 
@@ -58,21 +65,8 @@ class CorruptCheckpointWarning(UserWarning):
     """A complete checkpoint failed verification and was skipped."""
 
 
-class _Corrupt(Exception):
-    """Internal: why one checkpoint is unusable (``path``: the file at fault, if one is)."""
-
-    def __init__(self, message: str, path: str = "") -> None:
-        super().__init__(message)
-        self.path = path
-
-
-def task_label(task: TaskId) -> str:
-    """The printed name of a task (``count[1]``), as used in manifests and :meth:`stats`."""
-    return str(task)
-
-
-def _reconstruct(url: str, retain: int) -> CheckpointStorage:
-    return CheckpointStorage(url, retain=retain)
+def _reconstruct(url: str, retain: int, write_latency: float = 0.0) -> CheckpointStorage:
+    return CheckpointStorage(url, retain=retain, write_latency=write_latency)
 
 
 # -- storage ----------------------------------------------------------------------------
@@ -85,26 +79,35 @@ class CheckpointStorage:
         url: a local directory, or an fsspec URL (``memory://``, ``s3://``, ``hdfs://``,
             ...; ``file://`` is handled without fsspec).
         retain: how many complete checkpoints to keep per job.
+        write_latency: seconds every durable write waits first (:class:`LatencyFS`, a model
+            of a remote store such as S3 or HDFS); 0 writes at the backend's own speed.
     """
 
-    def __init__(self, url: str | os.PathLike[str], *, retain: int = 3) -> None:
+    def __init__(
+        self, url: str | os.PathLike[str], *, retain: int = 3, write_latency: float = 0.0
+    ) -> None:
         if isinstance(retain, bool) or not isinstance(retain, int) or retain < 1:
             raise ValueError(f"retain must be a positive number of checkpoints, got {retain!r}")
+        validate.nonnegative("write_latency (seconds)", write_latency)
         self.url = os.fsdecode(url)
         self.retain = retain
+        self.write_latency = float(write_latency)
         local = local_path(self.url)
-        self._fs: LocalFS | FsspecFS
+        self._fs: LocalFS | FsspecFS | LatencyFS
         if local is not None:
             self._fs, self.root = LocalFS(), local
         else:
             fs, self.root = open_fsspec(self.url)
             self._fs = FsspecFS(fs)
+        if self.write_latency:
+            self._fs = LatencyFS(self._fs, self.write_latency)
 
     def __repr__(self) -> str:
-        return f"CheckpointStorage({self.url!r}, retain={self.retain})"
+        latency = f", write_latency={self.write_latency:g}" if self.write_latency else ""
+        return f"CheckpointStorage({self.url!r}, retain={self.retain}{latency})"
 
-    def __reduce__(self) -> tuple[Any, tuple[str, int]]:
-        return _reconstruct, (self.url, self.retain)
+    def __reduce__(self) -> tuple[Any, tuple[str, int, float]]:
+        return _reconstruct, (self.url, self.retain, self.write_latency)
 
     # -- paths
 
@@ -158,7 +161,8 @@ class CheckpointStorage:
         ``payload``: ``snapshot`` already pickled, by a caller that also measures it."""
         key = self._key(job_id, snapshot.checkpoint_id, snapshot.task)
         payload = dumps(snapshot) if payload is None else payload
-        header = HEADER.pack(MAGIC, FORMAT_VERSION, hashlib.sha256(payload).digest(), len(payload))
+        base = snapshot.state.base if isinstance(snapshot.state, IncrementalState) else None
+        header = pack_header(hashlib.sha256(payload).digest(), len(payload), base)
         path = self._path(key)
         try:
             self._fs.makedirs(self._checkpoint_path(job_id, snapshot.checkpoint_id))
@@ -188,41 +192,7 @@ class CheckpointStorage:
         Keeps the newest ``retain`` complete checkpoints and drops unfinished checkpoints
         older than this one.
         """
-        entries = []
-        for task in dict.fromkeys(tasks):
-            key = self._key(job_id, checkpoint_id, task)
-            path = self._path(key)
-            try:
-                head = self._fs.read_head(path, HEADER.size)
-                file_size = self._fs.size(path)
-            except FileNotFoundError:
-                raise StorageError(
-                    f"checkpoint {checkpoint_id} of job {job_id!r} cannot complete: task "
-                    f"{task_label(task)!r} has stored no snapshot (no {key})"
-                ) from None
-            except OSError as e:
-                raise StorageError(
-                    f"checkpoint {checkpoint_id} of job {job_id!r} cannot complete: "
-                    f"reading {key} failed: {e}"
-                ) from e
-            try:
-                digest, length = _parse_header(head)
-                if file_size != HEADER.size + length:
-                    raise _Corrupt(f"{file_size} bytes on disk, the header says {length} + header")
-            except _Corrupt as e:
-                raise StorageError(
-                    f"checkpoint {checkpoint_id} of job {job_id!r} cannot complete: the "
-                    f"snapshot of task {task_label(task)!r} ({key}) is damaged: {e}"
-                ) from None
-            entries.append(
-                {
-                    "task": [task.operator, task.subtask, task.parallelism],
-                    "label": task_label(task),
-                    "key": key,
-                    "sha256": digest.hex(),
-                    "size": length,
-                }
-            )
+        entries = [self._entry(job_id, checkpoint_id, t) for t in dict.fromkeys(tasks)]
         manifest = {
             "format": MANIFEST_FORMAT,
             "checkpoint_id": checkpoint_id,
@@ -252,12 +222,57 @@ class CheckpointStorage:
             ) from e
         self._prune(job_id)
 
+    def _entry(self, job_id: str, checkpoint_id: CheckpointId, task: TaskId) -> dict[str, Any]:
+        """The manifest entry of ``task``'s stored snapshot (:class:`StorageError` if it is
+        missing, damaged, or builds on a checkpoint that is not complete)."""
+        key = self._key(job_id, checkpoint_id, task)
+        path = self._path(key)
+        try:
+            head = self._fs.read_head(path, HEADER.size)
+            file_size = self._fs.size(path)
+        except FileNotFoundError:
+            raise StorageError(
+                f"checkpoint {checkpoint_id} of job {job_id!r} cannot complete: task "
+                f"{task_label(task)!r} has stored no snapshot (no {key})"
+            ) from None
+        except OSError as e:
+            raise StorageError(
+                f"checkpoint {checkpoint_id} of job {job_id!r} cannot complete: "
+                f"reading {key} failed: {e}"
+            ) from e
+        try:
+            digest, length, base = parse_header(head)
+            if file_size != HEADER.size + length:
+                raise Corrupt(f"{file_size} bytes on disk, the header says {length} + header")
+        except Corrupt as e:
+            raise StorageError(
+                f"checkpoint {checkpoint_id} of job {job_id!r} cannot complete: the "
+                f"snapshot of task {task_label(task)!r} ({key}) is damaged: {e}"
+            ) from None
+        entry: dict[str, Any] = {
+            "task": [task.operator, task.subtask, task.parallelism],
+            "label": task_label(task),
+            "key": key,
+            "sha256": digest.hex(),
+            "size": length,
+        }
+        if base is not None:
+            if not self._is_complete(job_id, base):
+                raise StorageError(
+                    f"checkpoint {checkpoint_id} of job {job_id!r} cannot complete: the "
+                    f"snapshot of task {task_label(task)!r} builds on checkpoint {base}, "
+                    "which is not complete (aborted, or removed by retention)"
+                )
+            entry["base"] = base
+        return entry
+
     def _prune(self, job_id: str) -> None:
         ids = self._all_checkpoint_ids(job_id)
         complete = [i for i in ids if self._is_complete(job_id, i)]
         if not complete:
             return
-        keep = set(complete[-self.retain :])
+        # and every checkpoint the retained ones build on (incremental snapshots)
+        keep = needed(complete[-self.retain :], lambda n: self._bases(job_id, n))
         newest = complete[-1]
         for i in ids:
             if i in keep or i > newest:
@@ -266,6 +281,14 @@ class CheckpointStorage:
             # the manifest first: a half-deleted checkpoint is never taken for a complete one
             self._fs.remove(self._fs.join(directory, MANIFEST))
             self._fs.rmtree(directory)
+
+    def _bases(self, job_id: str, checkpoint_id: CheckpointId) -> set[int]:
+        """The checkpoints the task snapshots of complete ``checkpoint_id`` build on."""
+        try:
+            manifest = self._read_manifest(job_id, checkpoint_id)
+        except Corrupt:
+            return set()
+        return {e["base"] for e in manifest["tasks"] if e.get("base") is not None}
 
     # -- reading
 
@@ -293,7 +316,7 @@ class CheckpointStorage:
         for checkpoint_id in reversed(self.checkpoints(job_id)):
             try:
                 manifest = self._read_manifest(job_id, checkpoint_id)
-            except _Corrupt as e:
+            except Corrupt as e:
                 self._skip(job_id, checkpoint_id, e, committed)
                 continue
             if fingerprint is not None and manifest["fingerprint"] != fingerprint:
@@ -304,7 +327,7 @@ class CheckpointStorage:
                 )
             try:
                 tasks = self._read_tasks(job_id, checkpoint_id, manifest)
-            except _Corrupt as e:
+            except Corrupt as e:
                 self._skip(job_id, checkpoint_id, e, committed)
                 continue
             if committed is not None and checkpoint_id < committed:
@@ -321,13 +344,13 @@ class CheckpointStorage:
         return None
 
     def _skip(
-        self, job_id: str, checkpoint_id: CheckpointId, problem: _Corrupt, committed: int | None
+        self, job_id: str, checkpoint_id: CheckpointId, problem: Corrupt, committed: int | None
     ) -> None:
         if committed is not None and checkpoint_id >= committed:
             self._lost(job_id, checkpoint_id, problem)
         self._warn(job_id, checkpoint_id, str(problem))
 
-    def _lost(self, job_id: str, checkpoint_id: CheckpointId, problem: _Corrupt | None) -> None:
+    def _lost(self, job_id: str, checkpoint_id: CheckpointId, problem: Corrupt | None) -> None:
         """Raise :class:`CommittedCheckpointLostError` for ``checkpoint_id``."""
         directory = self._checkpoint_path(job_id, checkpoint_id)
         if problem is not None:
@@ -357,60 +380,17 @@ class CheckpointStorage:
     def _read_manifest(self, job_id: str, checkpoint_id: CheckpointId) -> dict[str, Any]:
         path = self._fs.join(self._checkpoint_path(job_id, checkpoint_id), MANIFEST)
         try:
-            return self._parse_manifest(job_id, checkpoint_id, path)
-        except _Corrupt as e:
-            raise _Corrupt(str(e), path) from None
-
-    def _load_manifest(self, path: str) -> dict[str, Any]:
-        """The JSON object at ``path`` (:class:`_Corrupt` if unreadable or not an object)."""
-        try:
-            manifest = json.loads(self._fs.read(path).decode("utf-8"))
-        except FileNotFoundError:
-            raise _Corrupt("the manifest disappeared") from None
-        except (OSError, UnicodeDecodeError, ValueError) as e:
-            raise _Corrupt(f"the manifest cannot be read: {e}") from None
-        if not isinstance(manifest, dict):
-            raise _Corrupt(f"the manifest is not a JSON object but a {type(manifest).__name__}")
-        return manifest
-
-    def _parse_manifest(
-        self, job_id: str, checkpoint_id: CheckpointId, path: str
-    ) -> dict[str, Any]:
-        manifest = self._load_manifest(path)
-        try:
-            if manifest["format"] != MANIFEST_FORMAT:
-                raise _Corrupt(f"unknown manifest format {manifest['format']!r}")
-            if manifest["checkpoint_id"] != checkpoint_id or manifest["job"] != job_id:
-                raise _Corrupt(
-                    f"the manifest is of checkpoint {manifest['checkpoint_id']!r} of job "
-                    f"{manifest['job']!r}"
-                )
-            for name in ("fingerprint", "protocol"):
-                if not isinstance(manifest[name], str):
-                    raise _Corrupt(f"the manifest's {name} is not a string")
-            for entry in manifest["tasks"]:
-                self._check_entry(job_id, checkpoint_id, entry)
-        except _Corrupt:
-            raise
-        except (KeyError, TypeError, ValueError) as e:
-            raise _Corrupt(f"the manifest is malformed ({type(e).__name__}: {e})") from None
-        return manifest
-
-    def _check_entry(self, job_id: str, checkpoint_id: CheckpointId, entry: Any) -> None:
-        """Raise :class:`_Corrupt` unless ``entry`` is one task's well-formed manifest entry
-        (KeyError, TypeError, ValueError: the caller reports them as malformed)."""
-        operator, subtask, parallelism = entry["task"]
-        task = TaskId(operator, subtask, parallelism)
-        if (
-            not isinstance(operator, str)
-            or not isinstance(subtask, int)
-            or not isinstance(parallelism, int)
-            or entry["label"] != task_label(task)
-            or entry["key"] != self._key(job_id, checkpoint_id, task)
-            or not isinstance(entry["size"], int)
-            or len(bytes.fromhex(entry["sha256"])) != hashlib.sha256().digest_size
-        ):
-            raise _Corrupt(f"the manifest's entry {entry!r} is malformed")
+            try:
+                data = self._fs.read(path)
+            except FileNotFoundError:
+                raise Corrupt("the manifest disappeared") from None
+            except OSError as e:
+                raise Corrupt(f"the manifest cannot be read: {e}") from None
+            return parse_manifest(
+                data, job_id, checkpoint_id, partial(self._key, job_id, checkpoint_id)
+            )
+        except Corrupt as e:
+            raise Corrupt(str(e), path) from None
 
     def _read_tasks(
         self, job_id: str, checkpoint_id: CheckpointId, manifest: dict[str, Any]
@@ -419,10 +399,25 @@ class CheckpointStorage:
         for entry in manifest["tasks"]:
             task = TaskId(*entry["task"])
             try:
-                tasks[task] = self._read_task(job_id, checkpoint_id, task, entry)
-            except _Corrupt as e:
-                raise _Corrupt(str(e), self._path(entry["key"])) from None
+                snapshot = self._read_task(job_id, checkpoint_id, task, entry)
+                tasks[task] = resolve(snapshot, partial(self._read_base, job_id, task=task))
+            except Corrupt as e:  # the file at fault: this one, or a base it builds on
+                raise Corrupt(str(e), e.path or self._path(entry["key"])) from None
         return tasks
+
+    def _read_base(self, job_id: str, checkpoint_id: int, *, task: TaskId) -> TaskSnapshot:
+        """``task``'s snapshot in ``checkpoint_id``, which a newer incremental one builds on."""
+        where = f"its base, checkpoint {checkpoint_id}"
+        if not self._is_complete(job_id, checkpoint_id):
+            raise Corrupt(f"{where}, is gone", self._checkpoint_path(job_id, checkpoint_id))
+        manifest = self._read_manifest(job_id, checkpoint_id)
+        entry = next((e for e in manifest["tasks"] if TaskId(*e["task"]) == task), None)
+        if entry is None:
+            raise Corrupt(f"{where}, has no snapshot of task {task_label(task)!r}")
+        try:
+            return self._read_task(job_id, checkpoint_id, task, entry)
+        except Corrupt as e:
+            raise Corrupt(f"{where}: {e}", self._path(entry["key"])) from None
 
     def _read_task(
         self, job_id: str, checkpoint_id: CheckpointId, task: TaskId, entry: dict[str, Any]
@@ -431,21 +426,25 @@ class CheckpointStorage:
         try:
             data = self._fs.read(self._path(key))
         except FileNotFoundError:
-            raise _Corrupt(f"the snapshot of task {entry['label']!r} ({key}) is missing") from None
+            raise Corrupt(f"the snapshot of task {entry['label']!r} ({key}) is missing") from None
         except OSError as e:
-            raise _Corrupt(f"reading {key} failed: {e}") from None
+            raise Corrupt(f"reading {key} failed: {e}") from None
         try:
-            digest, length = _parse_header(data[: HEADER.size])
-        except _Corrupt as e:
-            raise _Corrupt(f"{key}: {e}") from None
+            digest, length, base = parse_header(data[: HEADER.size])
+        except Corrupt as e:
+            raise Corrupt(f"{key}: {e}") from None
         payload = data[HEADER.size :]
         if length != entry["size"] or len(payload) != length:
-            raise _Corrupt(
+            raise Corrupt(
                 f"{key} is truncated or has the wrong size: {len(payload)} payload bytes, "
                 f"the header says {length}, the manifest {entry['size']}"
             )
+        if base != entry.get("base"):
+            raise Corrupt(
+                f"{key} builds on checkpoint {base}, the manifest says {entry.get('base')}"
+            )
         if digest.hex() != entry["sha256"] or hashlib.sha256(payload).digest() != digest:
-            raise _Corrupt(f"{key} fails its sha256 check")
+            raise Corrupt(f"{key} fails its sha256 check")
         try:
             snapshot = loads(payload)
         except Exception as e:
@@ -460,7 +459,7 @@ class CheckpointStorage:
             or snapshot.task != task
             or snapshot.checkpoint_id != checkpoint_id
         ):
-            raise _Corrupt(f"{key} holds no snapshot of task {entry['label']!r}")
+            raise Corrupt(f"{key} holds no snapshot of task {entry['label']!r}")
         return snapshot
 
     def stats(self, job_id: str, checkpoint_id: CheckpointId) -> dict[str, int]:
@@ -468,7 +467,7 @@ class CheckpointStorage:
 
         Read from the manifest of a complete checkpoint, else from the task files' headers.
         """
-        with contextlib.suppress(_Corrupt):
+        with contextlib.suppress(Corrupt):
             manifest = self._read_manifest(job_id, checkpoint_id)
             return {e["label"]: e["size"] for e in manifest["tasks"]}
         directory = self._checkpoint_path(job_id, checkpoint_id)
@@ -476,8 +475,8 @@ class CheckpointStorage:
         for name in sorted(self._fs.listdir(directory)):
             if not name.endswith(SUFFIX) or name.startswith("."):
                 continue
-            with contextlib.suppress(OSError, _Corrupt):
-                _, length = _parse_header(
+            with contextlib.suppress(OSError, Corrupt):
+                _, length, _ = parse_header(
                     self._fs.read_head(self._fs.join(directory, name), HEADER.size)
                 )
                 sizes[decode_name(name[: -len(SUFFIX)])] = length
@@ -486,15 +485,3 @@ class CheckpointStorage:
     def discard(self, job_id: str) -> None:
         """Remove every checkpoint of a job."""
         self._fs.rmtree(self._job_path(job_id))
-
-
-def _parse_header(head: bytes) -> tuple[bytes, int]:
-    """``(sha256 digest, payload length)`` from a task file's header."""
-    if len(head) < HEADER.size:
-        raise _Corrupt(f"the header is truncated ({len(head)} of {HEADER.size} bytes)")
-    magic, version, digest, length = HEADER.unpack(head[: HEADER.size])
-    if magic != MAGIC:
-        raise _Corrupt(f"not an absnb snapshot (magic {magic!r})")
-    if version != FORMAT_VERSION:
-        raise _Corrupt(f"snapshot format version {version}, this absnb reads {FORMAT_VERSION}")
-    return digest, length

@@ -1,4 +1,5 @@
-"""Where checkpoint storage keeps its files: a local directory, or any fsspec filesystem.
+"""Where checkpoint storage keeps its files: a local directory, or any fsspec filesystem
+(and :class:`LatencyFS`, a model of a remote store's write latency around either).
 
 Both backends write atomically (a temporary name in the same directory, then a rename);
 the local one also fsyncs the file and its directory, so that a completed checkpoint
@@ -13,6 +14,7 @@ import posixpath
 import re
 import secrets
 import shutil
+import time
 from collections.abc import Iterable
 from typing import Any
 from urllib.parse import quote, unquote, urlsplit
@@ -191,6 +193,52 @@ class FsspecFS:
         with contextlib.suppress(FileNotFoundError):
             self.fs.rm(path, recursive=True)
         self.fs.invalidate_cache(path)
+
+
+class LatencyFS:
+    """A model of remote checkpoint storage: ``inner`` (a local directory, say) where every
+    durable write first waits ``latency`` seconds, as a PUT to an object store or a write
+    to a distributed file system does (the paper's synchronous snapshots stalled the job
+    for as long as their state took to reach HDFS). Only the wait is modelled: no
+    bandwidth limit, no failures; reads, lists and deletes are the inner backend's own.
+    The wait is a sleep, so it costs no CPU and holds no interpreter lock."""
+
+    def __init__(self, inner: LocalFS | FsspecFS, latency: float) -> None:
+        self.inner = inner
+        self.latency = latency
+        self.sep = inner.sep
+
+    def write_atomic(self, path: str, chunks: Iterable[bytes]) -> None:
+        time.sleep(self.latency)
+        self.inner.write_atomic(path, chunks)
+
+    # everything else is the inner backend's
+    def join(self, *parts: str) -> str:
+        return self.inner.join(*parts)
+
+    def makedirs(self, path: str) -> None:
+        self.inner.makedirs(path)
+
+    def read(self, path: str) -> bytes:
+        return self.inner.read(path)
+
+    def read_head(self, path: str, n: int) -> bytes:
+        return self.inner.read_head(path, n)
+
+    def size(self, path: str) -> int:
+        return self.inner.size(path)
+
+    def exists(self, path: str) -> bool:
+        return self.inner.exists(path)
+
+    def listdir(self, path: str) -> list[str]:
+        return self.inner.listdir(path)
+
+    def remove(self, path: str) -> None:
+        self.inner.remove(path)
+
+    def rmtree(self, path: str) -> None:
+        self.inner.rmtree(path)
 
 
 def local_path(url: str) -> str | None:

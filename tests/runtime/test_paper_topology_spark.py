@@ -67,3 +67,28 @@ def test_synchronous_checkpoints_after_a_source_finished_complete(runtime) -> No
     assert run.checkpoints  # every one triggered after source 0's 300 records had ended
     assert run.output == expected_output(job)
     assert sum(n for _, n in run.output) == 200_300
+
+
+def test_incremental_snapshots_restore_exactly_once_after_a_failure(runtime) -> None:
+    """``sum_per_key`` snapshots only the keys changed since the last completed checkpoint;
+    a restart restores its chain (full snapshot plus increments) and the answer is exact.
+    The checkpoint statistics show what each checkpoint wrote against the whole chain."""
+    job = paper_topology(
+        parallelism=2, records=80_000, keys=50_000, groups=97, seed=3, incremental=True
+    )
+    failure = Failure("sum_per_key[1]", after_records=30_000, kind="raise")
+    with quiet_task_failures(runtime.spark):
+        run = runtime.run(
+            job, "abs", checkpoint_interval=0.05, failures=[failure], source_rate=40_000
+        )
+    assert run.restarts == 1
+    assert run.output == expected_output(job)
+    acks = run.metrics.subtasks()
+    keyed = acks[acks["operator"] == "sum_per_key"]
+    restored = keyed[keyed["checkpoint_id"] == run.restored[-1]]
+    assert restored["incremental"].any(), "the restart restored no chain of increments"
+    increments = keyed[keyed["incremental"]]
+    assert len(increments), "no snapshot of sum_per_key was incremental"
+    known = increments.dropna(subset=["full_state_size"])
+    assert (known["state_size"] < known["full_state_size"]).all()
+    assert not acks[acks["operator"] != "sum_per_key"]["incremental"].any()

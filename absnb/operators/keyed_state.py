@@ -1,0 +1,129 @@
+"""Keyed state whose snapshots cost what changed: incremental snapshots of a dict.
+
+:class:`KeyedState` is a dict that also knows which keys changed since its last snapshot
+(the operator adds them to :attr:`KeyedState.changed` as it updates them). A snapshot
+(Alg. 1 line 9, "copy state") copies only the entries changed since the checkpoint this
+task last heard was complete, its base (Flink: incremental checkpoints are based on the
+last checkpoint confirmed by ``notifyCheckpointComplete``), so the synchronous part copies
+and the asynchronous part writes what changed, not what exists. It takes a full snapshot
+when it has no base yet, or when the chain of incremental snapshots since the last full
+one would store more entries than the state holds (so the chain holds at most twice the
+state's entries, and restoring reads at most that).
+
+An operator opts in with :class:`IncrementalKeyed`. Restoring an incremental snapshot needs
+its chain, which :class:`~absnb.runtime.storage.CheckpointStorage` reads: it is for the
+Spark runtime; the simulator keeps its snapshots in memory, whole, so a job meant for it
+keeps plain dict states.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from absnb.core.incremental import IncrementalState
+from absnb.operators.base import Operator
+
+MAX_DEPTH = 32
+"""The longest chain of incremental snapshots on one full snapshot."""
+
+
+class KeyedState(dict[Any, Any]):
+    """A dict of per-key state with what changed since the last snapshot; keys are never
+    removed (the per-key aggregates of the paper's job only grow)."""
+
+    __slots__ = ("_base", "_bases", "_pending", "changed", "taking")
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.changed: set[Any] = set()
+        """Keys updated since the last snapshot (the operator adds them)."""
+        self.taking: int | None = None
+        """The checkpoint whose snapshot the next :meth:`Operator.copy_state` takes."""
+        self._pending: dict[int, set[Any]] = {}  # keys changed before each unconfirmed snapshot
+        self._bases: dict[int, tuple[int, int]] = {}  # checkpoint -> (depth, chain entries)
+        self._base: int | None = None
+
+    def __reduce__(self) -> tuple[Any, tuple[dict[Any, Any]]]:
+        return KeyedState, (dict(self),)  # a final state sent to the driver: the entries
+
+    def __delitem__(self, key: Any) -> None:
+        raise TypeError("KeyedState keys are never removed (incremental snapshots hold updates)")
+
+    def take(self, checkpoint_id: int) -> IncrementalState:
+        """The snapshot for ``checkpoint_id``: the entries changed since the base, or all."""
+        keys = self.changed
+        for pending in self._pending.values():
+            keys = keys | pending
+        self._pending[checkpoint_id] = self.changed
+        self.changed = set()
+        base = self._base
+        depth, chained = self._bases.get(base, (0, 0)) if base is not None else (0, 0)
+        if base is None or depth >= MAX_DEPTH or chained + len(keys) > 2 * len(self):
+            snapshot = IncrementalState(dict(self), None, 0, len(self), len(self))
+        else:
+            snapshot = IncrementalState(
+                {k: self[k] for k in keys}, base, depth + 1, chained + len(keys), len(self)
+            )
+        self._bases[checkpoint_id] = (snapshot.depth, snapshot.chain_entries)
+        return snapshot
+
+    def confirm(self, checkpoint_id: int) -> None:
+        """Checkpoint ``checkpoint_id`` is complete: the next snapshot may build on it."""
+        if checkpoint_id not in self._bases:
+            return  # not one this state took (a final notification, say)
+        self._base = checkpoint_id
+        self._pending = {n: k for n, k in self._pending.items() if n > checkpoint_id}
+        self._bases = {n: b for n, b in self._bases.items() if n >= checkpoint_id}
+
+    def copy(self) -> KeyedState:
+        """A copy with the same base and pending changes (a cloned task's state)."""
+        new = KeyedState(self)
+        new.changed = set(self.changed)
+        new._pending = dict(self._pending)
+        new._bases = dict(self._bases)
+        new._base = self._base
+        return new
+
+    @classmethod
+    def restored(cls, snapshot: IncrementalState) -> KeyedState:
+        """The state ``snapshot`` (a full one) holds; its next snapshots build on the
+        checkpoint it was read from, when storage says which."""
+        if snapshot.incremental:
+            raise ValueError(
+                f"this snapshot holds only the keys changed since checkpoint {snapshot.base}: "
+                "restore it through CheckpointStorage, which reads its chain (the simulator "
+                "keeps whole snapshots: build the job without incremental snapshots for it)"
+            )
+        state = cls(snapshot.entries)
+        if snapshot.checkpoint_id is not None:
+            state._bases[snapshot.checkpoint_id] = (snapshot.depth, snapshot.chain_entries)
+            state._base = snapshot.checkpoint_id
+        return state
+
+
+class IncrementalKeyed(Operator):
+    """An operator whose state is a :class:`KeyedState` snapshotted incrementally, when
+    its ``incremental`` is set; its :meth:`process_batch` must add the keys it updates
+    to ``state.changed``."""
+
+    incremental = False
+
+    def snapshot_state(self, state: Any, checkpoint_id: int) -> Any:
+        if isinstance(state, KeyedState):
+            state.taking = checkpoint_id
+        return state
+
+    def copy_state(self, state: Any) -> Any:
+        if isinstance(state, IncrementalState):  # restoring
+            return KeyedState.restored(state)
+        if isinstance(state, KeyedState):
+            if state.taking is None:
+                return state.copy()
+            checkpoint_id, state.taking = state.taking, None
+            return state.take(checkpoint_id)
+        return super().copy_state(state)
+
+    def notify_checkpoint_complete(self, state: Any, checkpoint_id: int) -> Any:
+        if isinstance(state, KeyedState):
+            state.confirm(checkpoint_id)
+        return state
