@@ -31,9 +31,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from absnb.core import validate
 from absnb.core.effects import Block, Decline, Unblock
 from absnb.core.errors import ProtocolSettingError
-from absnb.core.graph import ExecutionGraph, JobGraph
+from absnb.core.graph import MAX_PARALLELISM, ExecutionGraph, JobGraph
 from absnb.core.ids import ChannelId, CheckpointId
 from absnb.core.messages import (
     RECORD_TYPES,
@@ -92,7 +93,9 @@ class TaskHarness:
             cancellation marker it sent on, or aborted by the coordinator (:meth:`abort`).
 
     Raises:
-        ProtocolSettingError: fewer than one input.
+        ProtocolSettingError: fewer than one input, or more than MAX_PARALLELISM.
+        InvalidTypeError, InvalidValueError: (later) a checkpoint id that is not a whole
+            number of at least 1.
     """
 
     def __init__(
@@ -107,6 +110,10 @@ class TaskHarness:
         if isinstance(inputs, bool) or not isinstance(inputs, int) or inputs < 1:
             raise ProtocolSettingError(
                 f"a harness task needs a whole number of inputs >= 1, not {inputs!r}"
+            )
+        if inputs > MAX_PARALLELISM:
+            raise ProtocolSettingError(
+                f"a harness task takes at most {MAX_PARALLELISM} inputs, not {inputs:,}"
             )
         self.graph = harness_graph(inputs, operator if operator is not None else Map(identity))
         self.protocol = get_protocol(protocol, self.graph, alignment_timeout=alignment_timeout)
@@ -153,12 +160,12 @@ class TaskHarness:
 
     def barrier(self, name: str, checkpoint_id: CheckpointId) -> None:
         """The barrier of ``checkpoint_id`` arrives on input ``name``."""
-        self._queue.append((self.channel(name), CheckpointBarrier(checkpoint_id)))
+        self._queue.append((self.channel(name), CheckpointBarrier(_id(checkpoint_id))))
         self._drain()
 
     def cancel(self, name: str, checkpoint_id: CheckpointId) -> None:
         """A cancellation barrier (``CancelCheckpointMarker``) arrives on input ``name``."""
-        self._queue.append((self.channel(name), CancelCheckpointMarker(checkpoint_id)))
+        self._queue.append((self.channel(name), CancelCheckpointMarker(_id(checkpoint_id))))
         self._drain()
 
     def end(self, name: str) -> None:
@@ -173,7 +180,7 @@ class TaskHarness:
     def trigger(self, checkpoint_id: CheckpointId) -> None:
         """The coordinator triggers ``checkpoint_id`` at the task, as it does at a source or
         at a task whose inputs have all ended (FLIP-147: no barrier can reach it)."""
-        self._run(lambda sends: self.task.trigger(checkpoint_id, sends))
+        self._run(lambda sends: self.task.trigger(_id(checkpoint_id), sends))
 
     def timeout(self) -> None:
         """The task's alignment has lasted the alignment timeout (protocol ``abs-timeout``)."""
@@ -181,15 +188,15 @@ class TaskHarness:
 
     def decline(self, checkpoint_id: CheckpointId, reason: str = "declined in a test") -> None:
         """The task declines ``checkpoint_id``."""
-        self._run(lambda sends: self.task.decline(checkpoint_id, reason, sends))
+        self._run(lambda sends: self.task.decline(_id(checkpoint_id), reason, sends))
 
     def complete(self, checkpoint_id: CheckpointId) -> None:
         """The coordinator notifies that ``checkpoint_id`` completed."""
-        self._run(lambda sends: self.task.checkpoint_complete(checkpoint_id, sends))
+        self._run(lambda sends: self.task.checkpoint_complete(_id(checkpoint_id), sends))
 
     def abort(self, checkpoint_id: CheckpointId) -> None:
         """The coordinator notifies that ``checkpoint_id`` was aborted."""
-        self._gave_up(checkpoint_id)
+        self._gave_up(_id(checkpoint_id))
         self._run(lambda sends: self.task.checkpoint_aborted(checkpoint_id, sends))
 
     # -- observation -------------------------------------------------------------------------
@@ -334,3 +341,9 @@ class TaskHarness:
             f"<TaskHarness {self.protocol.name} inputs={len(self.channels)} "
             f"blocked={self.blocked} checkpoints={[s.checkpoint_id for s in self.checkpoints]}>"
         )
+
+
+def _id(checkpoint_id: Any) -> CheckpointId:
+    """``checkpoint_id`` checked: a whole number of at least 1 (an InvalidTypeError names a
+    string such as ``'1'``, instead of a comparison failing inside the protocol)."""
+    return validate.whole("checkpoint_id", checkpoint_id, minimum=1)

@@ -48,6 +48,7 @@ from absnb.runtime.control_messages import (
     Terminate,
     Trigger,
 )
+from absnb.runtime.event_log import EventBatch
 from absnb.runtime.failures import follows_from_a_peer
 from absnb.runtime.handshake import HANDSHAKE_SECONDS
 from absnb.runtime.server_loop import SelectorServer, _Conn
@@ -141,6 +142,7 @@ class CoordinatorServer(SelectorServer):
         self.quiescence = quiescence
         self.probe_interval = probe_interval
         self.events: list[Event] = []
+        self.host_events: list[tuple[float, EventBatch]] = []
         self.failures: dict[int, str] = {}
         """The first error a host reported (``Failed``) in each attempt: why the attempt
         failed, which Spark's own message may not say (it names whichever task ended first)."""
@@ -253,6 +255,8 @@ class CoordinatorServer(SelectorServer):
             self._on_finished(conn, message)
         elif isinstance(message, Report):
             self._on_report(conn, message)
+        elif isinstance(message, EventBatch):  # the host's event log, on the driver's clock
+            self.host_events.append((self.clock(), message))
         elif isinstance(message, Failed):
             if message.host_id == conn.register.host_id and message.attempt == self._attempt:
                 conn.failure = message.error[:500]

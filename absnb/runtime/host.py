@@ -1,28 +1,19 @@
 """A host: one process of the real runtime (one Spark task) running some tasks of the job.
 
 Single-threaded: the loop polls the control plane (triggers, notify-checkpoint-complete,
-aborts), lets sources emit a batch, delivers what arrived on unblocked inputs to the
-tasks' :class:`~absnb.task.StreamTask` (the same objects the simulator drives), and sends
-what they emit: to a local queue when both ends live here, else over the data plane.
-A task's acknowledged snapshot goes to checkpoint storage, then to the coordinator.
-A source that has emitted its whole input sends :class:`EndOfInput`; the host delivers it
-to the receiving task like any message (:meth:`~absnb.task.StreamTask.end_of_input`: the
-task counts the channel as aligned from then on); a task that has it on every input
-finishes and ends its outputs; the host ends when all its tasks have finished. A finished
-task still takes its part in later checkpoints: the host has it join every checkpoint it
-hears of and the task has not acknowledged (:meth:`~absnb.task.StreamTask.join`, Flink
-FLIP-147), as the simulator's coordinator does. Cancellation markers, and the barriers of
-a protocol whose barriers overtake (unaligned, FLIP-76), take the priority lane
-(:mod:`absnb.runtime.priority`); a task told to decline a checkpoint tells the coordinator.
-
-A job whose end cannot travel as end-of-input (a cycle, or processes sending to each other,
-see :func:`terminates_by_quiescence`) runs until the coordinator detects quiescence: the
-host answers its probes with its records sent and received per channel and whether its
-own input is consumed, and finishes on :class:`~absnb.runtime.control_messages.Terminate`.
-
-Every wait of the host is bounded, and while it waits it listens to the coordinator: a
-:class:`~absnb.runtime.control_messages.Stop` (the attempt is over, or a peer host was lost) ends
-it at once with :class:`HostStopped`, so that an old attempt frees its Spark slot fast.
+aborts), lets sources emit a batch, delivers what arrived on unblocked inputs to the tasks'
+:class:`~absnb.task.StreamTask` (the objects the simulator drives), and carries out what
+they return (:meth:`Host._after`): controls, then sends, to a local queue when both ends
+live here, else over the data plane. A task's snapshot goes to checkpoint storage, then to
+the coordinator. An end of input is delivered to its task like any message; a task whose
+inputs have all ended finishes and ends its outputs, and joins every later checkpoint it
+hears of (:meth:`~absnb.task.StreamTask.join`, FLIP-147); the host ends when all its tasks
+have. Cancellation markers, and the barriers of a protocol whose barriers overtake (FLIP-76),
+take the priority lane (:mod:`absnb.runtime.priority`). A job whose end cannot travel as
+end-of-input (:func:`terminates_by_quiescence`) runs until the coordinator detects
+quiescence from the hosts' answers to its probes. Every wait is bounded and listens to the
+coordinator: a :class:`~absnb.runtime.control_messages.Stop` ends the host at once with
+:class:`HostStopped`, so that an old attempt frees its Spark slot fast.
 """
 
 from __future__ import annotations
@@ -33,13 +24,13 @@ from collections.abc import Sequence
 from typing import Any
 
 from absnb.core.effects import Block, Decline, SnapshotState, Unblock
+from absnb.core.events import checkpoint_of
 from absnb.core.ids import ChannelId, TaskId
 from absnb.core.messages import (
     RECORD_TYPES,
     CancelCheckpointMarker,
     CheckpointBarrier,
     EndOfInput,
-    Marker,
     Record,
     RecordBatch,
 )
@@ -47,8 +38,9 @@ from absnb.core.snapshot import TaskSnapshot
 from absnb.protocols import get_protocol
 from absnb.runtime.alignment import AlignmentClock
 from absnb.runtime.announce import Announcements
-from absnb.runtime.control_client import ControlClient, failure_message, report_failure
+from absnb.runtime.control_client import ControlClient, report_setup_failure
 from absnb.runtime.control_messages import Ack, Notify, Probe, Stop, Terminate, Trigger
+from absnb.runtime.event_log import EventLog
 from absnb.runtime.failures import Failure as Failure
 from absnb.runtime.failures import InjectedFailure as InjectedFailure
 from absnb.runtime.failures import Injections
@@ -93,6 +85,7 @@ class Host:
         }
         self.refill: dict[ChannelId, Sequence[Any]] = {}
         restoring = time.monotonic()
+        self.log = EventLog(plan, self.tasks)
         if plan.restore:
             self._restore()
         elif plan.attempt > 0:
@@ -100,13 +93,13 @@ class Host:
             # so that sinks abort what the failed attempt left in their external systems.
             for task in self.tasks.values():
                 task.restore(None)
+            self.log.restored(None)
         self.blocked: set[ChannelId] = set()
         self.finished: set[TaskId] = set()
-        self.acknowledged: dict[TaskId, set[int]] = {t: set() for t in plan.tasks}
-        """The checkpoints each task has acknowledged (a finished task joins the others)."""
+        self.acknowledged: dict[TaskId, set[int]] = {t: set() for t in plan.tasks}  # _join
         self.consumed: dict[TaskId, int] = dict.fromkeys(plan.tasks, 0)
         self.aligning = AlignmentClock()
-        self.injected = Injections(plan.failures, plan.attempt)
+        self.injected = Injections(plan.failures, plan.attempt, self.log.on_fire)
         self.overtake = protocol.barriers_overtake  # barriers take the priority lane
         # with an alignment timeout, barriers are announced on it (runtime/announce.py)
         self.announce = plan.alignment_timeout is not None and not self.overtake
@@ -138,6 +131,7 @@ class Host:
                     self.queues[c].extend(messages)
                 else:
                     self.refill[c] = messages
+        self.log.restored(snapshot)
 
     # -- the loop ----------------------------------------------------------------------------
     def run(self) -> HostResult:
@@ -166,7 +160,7 @@ class Host:
             data_address=net.address,
             timeout=plan.setup_timeout,
         )
-        self.client = client
+        self.client = self.log.client = client
         running = False
         try:
             net.expect_inputs(remote_in)
@@ -194,6 +188,7 @@ class Host:
             client.failed(e, setup=not running)
             raise
         finally:
+            self.log.ship(force=True, last=True)
             self.writer.close()
             net.close()
             client.close()
@@ -221,6 +216,7 @@ class Host:
                 if self.split:
                     self._between(client)
             self._due(client)
+            self.log.ship()
             now = time.monotonic()
             if now - last_flush >= plan.flush_every or not busy:
                 net.flush()
@@ -245,8 +241,7 @@ class Host:
         return busy
 
     def _between(self, client: ControlClient) -> None:
-        """Between two pieces, when barriers overtake: triggers, priority events and
-        acknowledgements now (:mod:`absnb.runtime.inbox`); other commands wait a round."""
+        """Between two pieces (:mod:`absnb.runtime.inbox`): triggers, priority events, acks."""
         if self.writer.pending:
             self._acknowledge(client)
         for cmd in self._stopped(client.poll()):
@@ -259,19 +254,18 @@ class Host:
         self._due(client)
 
     def _due(self, client: ControlClient) -> None:
-        """Tasks aligning for longer than the alignment timeout switch to unaligned (Flink's
-        aligned checkpoint timeout); announced barriers then overtake (announce.py)."""
+        """Overdue alignments switch to unaligned; announced barriers then overtake."""
         for t in self.aligning.overdue(self.plan.alignment_timeout):
             sends: list[Send] = []
             self._tally("switched")
+            self.log.add("switched", t)
             self._after(t, self.tasks[t].alignment_timeout(sends), sends, client)
         if self.announced.kept:
             for c, m in self.announced.due(self.tasks, self.plan.alignment_timeout or 0.0):
                 self._deliver(c, m, client)
 
     def _kept(self, received: list[tuple[ChannelId, Any]]) -> list[tuple[ChannelId, Any]]:
-        """``received`` from the data plane; a barrier on the priority lane overtakes what
-        this host holds for its channel too, and is kept if it is an announcement."""
+        """``received``, its priority barriers overtaking what is held here (or kept)."""
         out = []
         for c, m in received:
             if type(m) is Overtaking:
@@ -283,8 +277,7 @@ class Host:
         return out
 
     def _end(self, client: ControlClient, started: float, drain: bool) -> HostResult:
-        """Every task has finished: write out what is unsent if ``drain`` (still answering
-        the coordinator), report, and return the result."""
+        """Every task has finished: drain (if ``drain``), report and return the result."""
         net = self.net
         net.flush()
         while drain and (net.pending_output() or self.writer.pending):
@@ -295,6 +288,7 @@ class Host:
                 self._acknowledge(client, 0.001)
         for task in self.tasks.values():  # a sink pre-commits its last records (end_input)
             task.state = task.fn.end_input(task.state)
+        self.log.ship(force=True)
         result = host_result(
             self.plan, self.tasks, self.metrics, self.aligning.lasted, net.stats(), started
         )
@@ -334,6 +328,7 @@ class Host:
                 self.injected.notified(str(t), n, after_commit=True)
             else:  # Aborted
                 controls = task.checkpoint_aborted(n, sends)
+            self.log.command(t, n, isinstance(cmd, Notify))
             self._after(t, controls, sends, client)
         if isinstance(cmd, Trigger):
             self._join(n, client)
@@ -361,6 +356,7 @@ class Host:
     def _deliver(self, c: ChannelId, m: Any, client: ControlClient) -> None:
         t = c.dst
         kind = type(m)
+        self.log.delivered(c, m)
         sends: list[Send] = []
         task = self.tasks[t]
         if kind is EndOfInput:
@@ -379,7 +375,7 @@ class Host:
             self._tally("cancellation_markers")
         elif self.announce and kind is not Overtaking:  # in order: its announcement is moot
             self.announced.arrived(c, barrier.checkpoint_id)
-        n = barrier.snapshot_id if type(barrier) is Marker else barrier.checkpoint_id
+        n = checkpoint_of(barrier)
         if n > task.cancelled and self.injected.declines_checkpoint(str(t), n):
             controls = task.decline(n, "told to decline by a failure spec", sends)
         elif kind is Overtaking:
@@ -392,15 +388,14 @@ class Host:
     def _after(
         self, t: TaskId, controls: Sequence[Control], sends: list[Send], client: ControlClient
     ) -> None:
-        """Carry out what ``t`` produced: its controls, then its sends (the one place where a
-        task's step takes effect on this host)."""
+        """Carry out what ``t`` produced, controls then sends (the one place for it)."""
         if controls:
+            self.log.controls(t, controls)
             self._controls(t, controls, client)
         self._dispatch(sends)
 
     def _join(self, n: int, client: ControlClient) -> None:
-        """Checkpoint ``n`` is under way: every finished task here that has not acknowledged
-        it joins it (no barrier reaches a task whose inputs have all ended)."""
+        """Every finished task here that has not acknowledged checkpoint ``n`` joins it."""
         for t in [t for t in self.tasks if t in self.finished]:  # in a fixed order
             if n not in self.acknowledged[t] and n > self.tasks[t].cancelled:
                 sends: list[Send] = []
@@ -422,10 +417,8 @@ class Host:
                 if urgent:
                     self._overtake(c, m, q)
                     continue
-                if self.announce and isinstance(m, CheckpointBarrier):
-                    self.announced.keep(
-                        c, Overtaking(m, tuple(x for x in q if type(x) in RECORD_TYPES))
-                    )
+                if announce and isinstance(m, CheckpointBarrier):
+                    self.announced.keep(c, _overtaking(m, q))
                 q.append(m)
             else:
                 try:
@@ -443,11 +436,8 @@ class Host:
         self.metrics["records_out"] += out
 
     def _overtake(self, c: ChannelId, m: Any, q: deque[Any]) -> None:
-        """The priority lane of a local channel (:mod:`absnb.runtime.priority`): deliver
-        ``m`` at once, a barrier ahead of the records queued before it."""
-        if type(m) is CheckpointBarrier:
-            m = Overtaking(m, tuple(x for x in q if type(x) in RECORD_TYPES))
-        self._deliver(c, m, self.client)
+        """A local priority lane: deliver ``m`` now, a barrier ahead of what ``q`` holds."""
+        self._deliver(c, _overtaking(m, q) if type(m) is CheckpointBarrier else m, self.client)
 
     def _controls(self, t: TaskId, controls: Sequence[Any], client: ControlClient) -> None:
         for ctl in controls:
@@ -478,11 +468,11 @@ class Host:
         self.metrics[counter] = self.metrics.get(counter, 0) + 1
 
     def _acknowledge(self, client: ControlClient, timeout: float = 0.0) -> None:
-        """Acknowledge the task snapshots written since the last call (the coordinator
-        hears of a snapshot only once it is durable)."""
+        """Acknowledge the snapshots written since the last call (durable ones only)."""
         for w in self.writer.written(timeout):
             s = w.snapshot
             size = w.stats["state_size"] + w.stats["channel_state_size"]
+            self.log.ack(s, size)  # the log reaches the driver before the acknowledgement
             client.ack(Ack(s.task, s.checkpoint_id, w.key, size, w.alignment_s, w.stats))
             self.metrics["checkpoints"].append(s.checkpoint_id)
 
@@ -496,10 +486,8 @@ class Host:
         self._dispatch(sends)
 
 
-def report_setup_failure(plan: HostPlan, error: BaseException) -> None:
-    """Tell the coordinator that this host failed before it could register, and why."""
-    failed = failure_message(plan.host_id, plan.attempt, error, setup=True)
-    report_failure(plan.coordinator, plan.secret, failed, min(plan.setup_timeout, 5.0))
+def _overtaking(barrier: CheckpointBarrier, q: deque[Any]) -> Overtaking:
+    return Overtaking(barrier, tuple(x for x in q if type(x) in RECORD_TYPES))
 
 
 def run_host(plan: HostPlan) -> HostResult:
