@@ -396,6 +396,7 @@ CLI: list[tuple[str, list[str], str]] = [
     ("bench-scale", ["bench", "--scale", "0"], "'0'"),
     ("bench-repeats", ["bench", "--repeats", "0"], "'0'"),
     ("bench-only", ["bench", "--only", "fig9"], "'fig9'"),
+    ("bench-storage-latency", ["bench", "--storage-latency", "slow"], "'slow'"),
     ("command", ["jump"], "'jump'"),
 ]  # fmt: skip
 
