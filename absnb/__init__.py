@@ -33,15 +33,18 @@ from absnb.core.graph import (
     Rebalance,
 )
 from absnb.core.ids import ChannelId, TaskId
-from absnb.core.messages import CheckpointBarrier, Marker, Record
+from absnb.core.messages import CancelCheckpointMarker, CheckpointBarrier, Marker, Record
 from absnb.core.snapshot import GlobalSnapshot, TaskSnapshot
+from absnb.harness import TaskHarness
 from absnb.jobs import Job, bank_transfer, build_job, cyclic, word_count
 from absnb.protocols import PROTOCOLS, CheckpointCoordinator, get_protocol
 from absnb.sim import (
     Crash,
     Deadlock,
+    Decline,
     Deliver,
     Emit,
+    EndInput,
     Event,
     Exploration,
     ManualScheduler,
@@ -69,14 +72,17 @@ __all__ = [
     "AbsnbError",
     "ActionNotEnabledError",
     "Broadcast",
+    "CancelCheckpointMarker",
     "ChannelId",
     "CheckpointBarrier",
     "CheckpointCoordinator",
     "Crash",
     "CyclicGraphError",
     "Deadlock",
+    "Decline",
     "Deliver",
     "Emit",
+    "EndInput",
     "Event",
     "ExecutionGraph",
     "Exploration",
@@ -98,6 +104,7 @@ __all__ = [
     "ScriptedScheduler",
     "SnapshotMismatchError",
     "Stepper",
+    "TaskHarness",
     "TaskId",
     "TaskSnapshot",
     "TraceFormatError",

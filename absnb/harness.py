@@ -2,11 +2,13 @@
 
 Build one task with N input channels under any protocol, push records, barriers,
 cancellation markers and end of input on a named channel, and read what the task emitted
-(in order), which channels are blocked, the checkpoints it took with their recorded
-in-flight data, and those it declined. No simulator, no scheduler: each push is processed at
-once, and what arrives on a blocked channel waits, in order, until the channel is unblocked
-(Flink's ``CheckpointedInputGate``). Under a protocol whose barriers overtake records
-(``unaligned``) a barrier is processed ahead of the records queued before it on its channel.
+(in order, records apart from control messages), which channels are blocked, the checkpoint
+it is aligning, the checkpoints it took with their recorded in-flight data, those it
+aborted or declined, and which ends of input it has consumed. No simulator, no
+scheduler: each push is processed at once, and what arrives on a blocked channel waits, in
+order, until the channel is unblocked (Flink's ``CheckpointedInputGate``). Under a protocol
+whose barriers overtake records (``unaligned``) a barrier is processed ahead of the records
+queued before it on its channel.
 
 Example:
     >>> from absnb.harness import TaskHarness
@@ -14,9 +16,13 @@ Example:
     >>> h.push("in0", "x"); h.barrier("in0", 1); h.push("in0", "y")
     >>> h.blocked
     ['in0']
+    >>> h.aligning
+    1
     >>> h.barrier("in1", 1)
     >>> h.emitted
-    ['x', 'barrier 1', 'y']
+    ['x', CheckpointBarrier(checkpoint_id=1), 'y']
+    >>> h.records, h.events
+    (['x', 'y'], [CheckpointBarrier(checkpoint_id=1)])
     >>> [c.checkpoint_id for c in h.checkpoints]
     [1]
 """
@@ -25,17 +31,20 @@ from __future__ import annotations
 
 from typing import Any
 
+from absnb.core import validate
 from absnb.core.effects import Block, Decline, Unblock
 from absnb.core.errors import ProtocolSettingError
-from absnb.core.graph import ExecutionGraph, JobGraph
+from absnb.core.graph import MAX_PARALLELISM, ExecutionGraph, JobGraph
 from absnb.core.ids import ChannelId, CheckpointId
 from absnb.core.messages import (
     RECORD_TYPES,
     CancelCheckpointMarker,
     CheckpointBarrier,
     EndOfInput,
+    Marker,
     Message,
     Record,
+    RecordBatch,
     as_records,
 )
 from absnb.core.snapshot import TaskSnapshot
@@ -43,7 +52,6 @@ from absnb.operators import Operator
 from absnb.operators.library import CollectSink, Map, Source, identity
 from absnb.protocols import get_protocol
 from absnb.protocols.base import SnapshotProtocol
-from absnb.sim.format import show_message
 from absnb.task import Send, StreamTask
 
 
@@ -72,15 +80,22 @@ class TaskHarness:
             :meth:`process` (so that an unaligned barrier has records to overtake).
 
     Attributes:
-        emitted: what the task sent on its output, in order: record values, and barriers,
-            markers and cancellation markers as text (``barrier 1``, ``cancel 2``).
+        emitted: what the task sent on its output, in order: record values, and control
+            messages as message objects (``CheckpointBarrier(1)``, ``CancelCheckpointMarker(2)``),
+            so that a record whose value is the text ``"barrier 1"`` is no barrier.
+        records: the record values alone, in order.
+        events: the control messages alone, in order (Flink: the harness's output events).
         checkpoints: the task's acknowledged snapshots (state, offsets, and the in-flight
             records of each input channel under ``channel_states``).
-        declined: ``(checkpoint id, reason)`` of each checkpoint the task declined.
-        ended: input channels that have ended.
+        declined: ``(checkpoint id, reason)`` of each checkpoint the task declined, itself
+            or because a newer checkpoint's barrier overtook its alignment (subsumed).
+        aborted: the checkpoints the task gave up, in order: declined, cancelled by a
+            cancellation marker it sent on, or aborted by the coordinator (:meth:`abort`).
 
     Raises:
-        ProtocolSettingError: fewer than one input.
+        ProtocolSettingError: fewer than one input, or more than MAX_PARALLELISM.
+        InvalidTypeError, InvalidValueError: (later) a checkpoint id that is not a whole
+            number of at least 1.
     """
 
     def __init__(
@@ -96,6 +111,10 @@ class TaskHarness:
             raise ProtocolSettingError(
                 f"a harness task needs a whole number of inputs >= 1, not {inputs!r}"
             )
+        if inputs > MAX_PARALLELISM:
+            raise ProtocolSettingError(
+                f"a harness task takes at most {MAX_PARALLELISM} inputs, not {inputs:,}"
+            )
         self.graph = harness_graph(inputs, operator if operator is not None else Map(identity))
         self.protocol = get_protocol(protocol, self.graph, alignment_timeout=alignment_timeout)
         (self.task_id,) = self.graph.tasks_of("task")
@@ -108,9 +127,12 @@ class TaskHarness:
         self._sent = dict.fromkeys(self.channels.values(), 0)
         self._blocked: set[ChannelId] = set()
         self.emitted: list[Any] = []
+        self.records: list[Any] = []
+        self.events: list[CheckpointBarrier | Marker | CancelCheckpointMarker | EndOfInput] = []
         self.checkpoints: list[TaskSnapshot] = []
         self.declined: list[tuple[CheckpointId, str]] = []
-        self.ended: list[str] = []
+        self.aborted: list[CheckpointId] = []
+        self._ending: list[str] = []
         self.autoprocess = autoprocess
 
     # -- inputs ------------------------------------------------------------------------------
@@ -124,7 +146,7 @@ class TaskHarness:
             raise KeyError(
                 f"the harness task has no input {name!r}: use one of {', '.join(self.channels)}"
             )
-        if name in self.ended:
+        if name in self._ending:
             raise ProtocolSettingError(f"input {name} has ended: nothing more arrives on it")
         return self.channels[name]
 
@@ -138,18 +160,19 @@ class TaskHarness:
 
     def barrier(self, name: str, checkpoint_id: CheckpointId) -> None:
         """The barrier of ``checkpoint_id`` arrives on input ``name``."""
-        self._queue.append((self.channel(name), CheckpointBarrier(checkpoint_id)))
+        self._queue.append((self.channel(name), CheckpointBarrier(_id(checkpoint_id))))
         self._drain()
 
     def cancel(self, name: str, checkpoint_id: CheckpointId) -> None:
         """A cancellation barrier (``CancelCheckpointMarker``) arrives on input ``name``."""
-        self._queue.append((self.channel(name), CancelCheckpointMarker(checkpoint_id)))
+        self._queue.append((self.channel(name), CancelCheckpointMarker(_id(checkpoint_id))))
         self._drain()
 
     def end(self, name: str) -> None:
-        """Input ``name`` ends, after what was pushed on it before."""
+        """Input ``name`` ends, after what was pushed on it before (:attr:`ended` says when
+        the task has consumed the end)."""
         c = self.channel(name)
-        self.ended.append(name)
+        self._ending.append(name)
         self._queue.append((c, EndOfInput()))
         self._drain()
 
@@ -157,7 +180,7 @@ class TaskHarness:
     def trigger(self, checkpoint_id: CheckpointId) -> None:
         """The coordinator triggers ``checkpoint_id`` at the task, as it does at a source or
         at a task whose inputs have all ended (FLIP-147: no barrier can reach it)."""
-        self._run(lambda sends: self.task.trigger(checkpoint_id, sends))
+        self._run(lambda sends: self.task.trigger(_id(checkpoint_id), sends))
 
     def timeout(self) -> None:
         """The task's alignment has lasted the alignment timeout (protocol ``abs-timeout``)."""
@@ -165,14 +188,15 @@ class TaskHarness:
 
     def decline(self, checkpoint_id: CheckpointId, reason: str = "declined in a test") -> None:
         """The task declines ``checkpoint_id``."""
-        self._run(lambda sends: self.task.decline(checkpoint_id, reason, sends))
+        self._run(lambda sends: self.task.decline(_id(checkpoint_id), reason, sends))
 
     def complete(self, checkpoint_id: CheckpointId) -> None:
         """The coordinator notifies that ``checkpoint_id`` completed."""
-        self._run(lambda sends: self.task.checkpoint_complete(checkpoint_id, sends))
+        self._run(lambda sends: self.task.checkpoint_complete(_id(checkpoint_id), sends))
 
     def abort(self, checkpoint_id: CheckpointId) -> None:
         """The coordinator notifies that ``checkpoint_id`` was aborted."""
+        self._gave_up(_id(checkpoint_id))
         self._run(lambda sends: self.task.checkpoint_aborted(checkpoint_id, sends))
 
     # -- observation -------------------------------------------------------------------------
@@ -182,11 +206,31 @@ class TaskHarness:
         return [n for n, c in self.channels.items() if c in self._blocked]
 
     @property
+    def ended(self) -> list[str]:
+        """The inputs whose end the task has consumed (an end pushed behind a blocked
+        channel's queue is not consumed yet), in input order."""
+        return [n for n, c in self.channels.items() if c in self.task.ended]
+
+    @property
+    def aligning(self) -> CheckpointId | None:
+        """The newest checkpoint the task has started and not finished (its barriers are
+        being aligned, or its in-flight data recorded); None when none is."""
+        pending = [w.checkpoint_id for w in self.task.handler.waiting()]
+        return max(pending) if pending else None
+
+    @property
+    def latest_checkpoint_id(self) -> CheckpointId:
+        """The newest checkpoint the task has seen a barrier or cancellation of, pending or
+        not (Flink: ``CheckpointBarrierHandler.getLatestCheckpointId``); 0: none."""
+        return self.task.handler.latest_checkpoint_id()
+
+    @property
     def queued(self) -> dict[str, list[Any]]:
-        """What waits on each input (behind a block), as values and message names."""
+        """What waits on each input (behind a block): record values and control messages,
+        as in :attr:`emitted`."""
         out: dict[str, list[Any]] = {}
         for c, m in self._queue:
-            out.setdefault(self._names[c], []).append(_show(m))
+            out.setdefault(self._names[c], []).append(m.value if type(m) is Record else m)
         return out
 
     @property
@@ -220,7 +264,15 @@ class TaskHarness:
 
     def _after(self, sends: list[Send], controls: Any) -> None:
         for _, m in sends:
-            self.emitted.append(_show(m))
+            if isinstance(m, Record):
+                self.emitted.append(m.value)
+                self.records.append(m.value)
+                continue
+            assert not isinstance(m, RecordBatch)  # the harness delivers record by record
+            self.emitted.append(m)
+            self.events.append(m)
+            if type(m) is CancelCheckpointMarker:
+                self._gave_up(m.checkpoint_id)
         for ctl in controls:
             kind = type(ctl)
             if kind is Block:
@@ -231,6 +283,11 @@ class TaskHarness:
                 self.checkpoints.append(ctl)
             elif kind is Decline:
                 self.declined.append((ctl.checkpoint_id, ctl.reason))
+                self._gave_up(ctl.checkpoint_id)
+
+    def _gave_up(self, checkpoint_id: CheckpointId) -> None:
+        if checkpoint_id not in self.aborted:
+            self.aborted.append(checkpoint_id)
 
     def process(self) -> None:
         """Process what can be processed, oldest first, until nothing can (automatic unless
@@ -286,5 +343,7 @@ class TaskHarness:
         )
 
 
-def _show(message: Any) -> Any:
-    return message.value if type(message) is Record else show_message(message)
+def _id(checkpoint_id: Any) -> CheckpointId:
+    """``checkpoint_id`` checked: a whole number of at least 1 (an InvalidTypeError names a
+    string such as ``'1'``, instead of a comparison failing inside the protocol)."""
+    return validate.whole("checkpoint_id", checkpoint_id, minimum=1)

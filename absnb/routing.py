@@ -1,34 +1,44 @@
 """Where a task's outputs go: through the partitioning of each output gate to its channels,
 numbered per channel (channel sequence numbers), one record or one batch per channel
-(:class:`~absnb.task.StreamTask` calls these for every operator result)."""
+(:class:`~absnb.task.StreamTask` calls these for every operator result, with its output
+gates and its counters of records sent per channel, which these advance)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from absnb.core.errors import GraphError
-from absnb.core.graph import Rebalance
-from absnb.core.ids import ChannelId
-from absnb.core.messages import Record, RecordBatch
+from absnb.core.graph import OutputGate, Rebalance
+from absnb.core.ids import ChannelId, TaskId
+from absnb.core.messages import EndOfInput, Message, Record, RecordBatch
 from absnb.operators.base import To
 
-if TYPE_CHECKING:
-    from absnb.task import Send, StreamTask
+Send = tuple[ChannelId, Message | RecordBatch | EndOfInput]
+"""A message to send on a channel: a task sends records, batches and barriers; its host
+also sends the end of input."""
+
+Gates = tuple[OutputGate, ...]
+"""A task's output gates: one per outgoing edge of its operator."""
 
 
 def route(
-    task: StreamTask, outs: Sequence[Any], origin: tuple[str, int] | None, sends: list[Send]
+    gates: Gates,
+    sent: dict[ChannelId, int],
+    task: TaskId,
+    outs: Sequence[Any],
+    origin: tuple[str, int] | None,
+    sends: list[Send],
 ) -> None:
-    """Send each of ``outs`` (a ``To`` along its edge only) on the channels its gates'
-    partitionings pick, numbered on each channel; ``origin`` is where they came from."""
-    sent = task.sent
+    """Send each of ``outs`` of ``task`` (a ``To`` along its edge only) on the channels its
+    ``gates``' partitionings pick, numbered on each channel after ``sent``; ``origin`` is
+    where they came from."""
     for out in outs:
         target = None
         if type(out) is To:
             target, out = out
         routed = False
-        for gate in task.gates:
+        for gate in gates:
             if target is not None and gate.target != target:
                 continue
             routed = True
@@ -38,8 +48,7 @@ def route(
             else:
                 done = sum(sent[c] for c in chans) if type(gate.partitioning) is Rebalance else 0
                 picked = [
-                    chans[i]
-                    for i in gate.partitioning.targets(out, task.id.subtask, len(chans), done)
+                    chans[i] for i in gate.partitioning.targets(out, task.subtask, len(chans), done)
                 ]
             for c in picked:
                 n = sent[c] + 1
@@ -47,17 +56,24 @@ def route(
                 sends.append((c, Record(out, n, origin)))
         if not routed and target is not None:
             raise GraphError(
-                f"task {task.label} sent a record to operator {target!r}, but its operator "
-                f"has no edge to it: connect {task.id.operator!r} to {target!r}"
+                f"task {task} sent a record to operator {target!r}, but its operator "
+                f"has no edge to it: connect {task.operator!r} to {target!r}"
             )
 
 
-def route_batch(task: StreamTask, outs: Sequence[Any], sends: list[Send]) -> None:
-    """:func:`route` of ``outs``, sent as one :class:`RecordBatch` per channel."""
-    sent = task.sent
-    if task.fn.emits_to and To in map(type, outs):  # some go along one edge only
+def route_batch(
+    gates: Gates,
+    sent: dict[ChannelId, int],
+    task: TaskId,
+    emits_to: bool,
+    outs: Sequence[Any],
+    sends: list[Send],
+) -> None:
+    """:func:`route` of ``outs``, sent as one :class:`RecordBatch` per channel;
+    ``emits_to``: the operator may send a ``To`` (along one edge only)."""
+    if emits_to and To in map(type, outs):  # some go along one edge only
         routed: list[Send] = []
-        route(task, outs, None, routed)
+        route(gates, sent, task, outs, None, routed)
         batches: dict[ChannelId, RecordBatch] = {}
         for c, r in routed:
             assert isinstance(r, Record)  # route sends records only
@@ -67,14 +83,14 @@ def route_batch(task: StreamTask, outs: Sequence[Any], sends: list[Send]) -> Non
             b.values.append(r.value)
         sends.extend(batches.items())
         return
-    for gate in task.gates:
+    for gate in gates:
         chans = gate.channels
         parts: Sequence[list[Any]]
         if len(chans) == 1:  # a list of its own per gate: receivers may keep it
-            parts = (outs,) if len(task.gates) == 1 and isinstance(outs, list) else (list(outs),)
+            parts = (outs,) if len(gates) == 1 and isinstance(outs, list) else (list(outs),)
         else:
             done = sum(sent[c] for c in chans) if type(gate.partitioning) is Rebalance else 0
-            parts = gate.partitioning.split(outs, task.id.subtask, len(chans), done)
+            parts = gate.partitioning.split(outs, task.subtask, len(chans), done)
         for c, values in zip(chans, parts, strict=True):
             if values:
                 first = sent[c] + 1

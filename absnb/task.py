@@ -52,11 +52,9 @@ from absnb.core.snapshot import TaskSnapshot
 from absnb.core.validate import operator_result
 from absnb.operators.base import Operator
 from absnb.protocols.base import SnapshotProtocol
+from absnb.routing import Send as Send  # what a task step appends to its caller's list
 from absnb.routing import route, route_batch
 
-Send = tuple[ChannelId, Message | RecordBatch | EndOfInput]
-"""A message to send on a channel: a task sends records, batches and barriers; its host
-also sends the end of input."""
 InputLog = tuple[Any, Any] | None
 """The consumption order, newest first, as a linked list ``(input, rest)``: ``input`` is the
 channel a record came on, or None for an entry of the task's own input log."""
@@ -209,7 +207,7 @@ class StreamTask:
             result = operator_result(self.fn, "process", result)  # refused unless iterable
         self.state, outs = result
         if outs:
-            route(self, outs, message.origin, sends)
+            route(self.gates, self.sent, self.id, outs, message.origin, sends)
         return self._apply(effects, sends) if effects else ()
 
     def deliver_overtaking(
@@ -246,13 +244,17 @@ class StreamTask:
 
     def cancel(self, marker: CancelCheckpointMarker, sends: list[Send]) -> Sequence[Control]:
         """A cancellation barrier (Flink: ``CheckpointBarrierHandler.processCancellationBarrier``):
-        drop the checkpoint's progress, releasing the inputs blocked for it, and send the
-        marker on the first time this task hears of it."""
+        drop the checkpoint's progress, releasing the inputs blocked for it, tell the
+        operator (``notify_checkpoint_aborted``, as a coordinator's abort does) and send the
+        marker on, the first time this task hears of it. A marker of a checkpoint this task
+        has finished, or seen a newer one than, is stale and ignored, not forwarded
+        (:meth:`~absnb.protocols.base.BarrierHandler.ignores_cancellation`)."""
         n = marker.checkpoint_id
-        if n <= self.cancelled:
+        if n <= self.cancelled or self.handler.ignores_cancellation(n):
             return ()
         self.cancelled = n
         self.parts.pop(n, None)
+        self.state = self.fn.notify_checkpoint_aborted(self.state, n)
         return self._apply((*self.handler.on_checkpoint_aborted(n), Broadcast(marker)), sends)
 
     def decline(
@@ -262,8 +264,6 @@ class StreamTask:
         its progress here, send a cancellation barrier downstream so that blocked channels
         are released, and tell the coordinator (the :class:`~absnb.core.effects.Decline`
         control), which aborts the checkpoint."""
-        self.cancelled = max(self.cancelled, checkpoint_id)
-        self.parts.pop(checkpoint_id, None)
         effects = (
             *self.handler.on_checkpoint_aborted(checkpoint_id),
             Broadcast(CancelCheckpointMarker(checkpoint_id)),
@@ -299,7 +299,7 @@ class StreamTask:
             result = operator_result(self.fn, "act", result)
         self.state, outs = result
         if outs:
-            route(self, outs, origin, sends)
+            route(self.gates, self.sent, self.id, outs, origin, sends)
 
     def deliver_batch(
         self, channel: ChannelId, batch: RecordBatch, sends: list[Send]
@@ -320,7 +320,7 @@ class StreamTask:
             self.fn, "process_batch", self.fn.process_batch(self.state, values)
         )
         if outs:
-            route_batch(self, outs, sends)
+            route_batch(self.gates, self.sent, self.id, self.fn.emits_to, outs, sends)
         return self._apply(effects, sends) if effects else ()
 
     def emit_batch(self, entries: Sequence[Any], sends: list[Send]) -> None:
@@ -332,7 +332,7 @@ class StreamTask:
         self._consumed(None, n)
         self.state, outs = _checked(self.fn, "act_batch", self.fn.act_batch(self.state, entries))
         if outs:
-            route_batch(self, outs, sends)
+            route_batch(self.gates, self.sent, self.id, self.fn.emits_to, outs, sends)
 
     def _consumed(self, channel: ChannelId | None, n: int = 1) -> None:
         self.consumed += n
@@ -368,7 +368,11 @@ class StreamTask:
             if isinstance(e, Broadcast):
                 msg, closed = e.message, self.closed
                 sends.extend((c, msg) for c in self.outputs if not closed or c not in closed)
-            elif isinstance(e, Block | Unblock | Decline):
+            elif isinstance(e, Block | Unblock):
+                controls.append(e)
+            elif isinstance(e, Decline):  # given up here: its cancellation marker is sent
+                self.cancelled = max(self.cancelled, e.checkpoint_id)
+                self.parts.pop(e.checkpoint_id, None)
                 controls.append(e)
             elif isinstance(e, SnapshotState):
                 self.state = self.fn.snapshot_state(self.state, e.checkpoint_id)

@@ -24,12 +24,14 @@ from absnb.core.errors import (
     InvalidTypeError,
     InvalidValueError,
     OperatorOutputError,
+    ProtocolSettingError,
     TraceFormatError,
     TransferRefusedError,
     UnknownJobError,
     UnknownProtocolError,
 )
 from absnb.core.graph import Hash, JobGraph
+from absnb.harness import TaskHarness
 from absnb.jobs.base import Job
 from absnb.jobs.custom import build_custom
 from absnb.operators import CollectSink, FlatMap, Operator, Source
@@ -119,6 +121,8 @@ A, B = bank.graph.task("A"), bank.graph.task("B")
 AB = bank.graph.channel("A->B")
 W = world()
 
+HEADER = {"absnb": "trace", "version": 1, "job": "bank_transfer", "protocol": "chandy-lamport"}
+
 SIM: list[Case] = [
     # World
     ("world-job-str", lambda: absnb.World("word_count"), InvalidTypeError, ("'word_count'",)),
@@ -147,6 +151,9 @@ SIM: list[Case] = [
     ("wc-sinks-str", lambda: absnb.word_count(sinks="2"), InvalidTypeError, ("'2'",)),
     ("wc-sink-unknown", lambda: absnb.word_count(sink="kafka"), ValueError, ("'kafka'",)),
     ("wc-forward-mismatch", lambda: absnb.word_count(counters=2, sinks=3), GraphError, ("2 to 3",)),
+    ("wc-lines-and-sources", lambda: absnb.word_count(lines=[["a"], ["b"]], sources=5), InvalidValueError, ("2 source(s)", "sources=5")),  # noqa: E501
+    ("wc-sources-huge", lambda: absnb.word_count(sources=10**7), InvalidValueError, ("sources", "10,000,000")),  # noqa: E501
+    ("wc-counters-huge", lambda: absnb.word_count(counters=10**7, sinks=10**7), InvalidValueError, ("counters", "10,000,000")),  # noqa: E501
     ("make-sink", lambda: make_sink("s3"), ValueError, ("'s3'",)),
     # bank
     ("bank-one-account", lambda: absnb.bank_transfer({"A": 10}), GraphError, ("{'A': 10}",)),
@@ -161,10 +168,20 @@ SIM: list[Case] = [
     ("bank-seed", lambda: absnb.bank_transfer(seed="x"), InvalidTypeError, ("'x'",)),
     ("bank-max-amount", lambda: absnb.bank_transfer(max_amount=0), InvalidValueError, ("0",)),
     ("bank-link", lambda: absnb.bank_transfer(links=[("A", "Z")]), GraphError, ("'Z'",)),
+    ("bank-link-single", lambda: absnb.bank_transfer(links=[("A",)]), InvalidTypeError, ("links[0]", "('A',)")),  # noqa: E501
+    ("bank-link-str", lambda: absnb.bank_transfer(links=["AB"]), InvalidTypeError, ("'AB'",)),
+    ("bank-link-triple", lambda: absnb.bank_transfer(links=[("A", "B", "C")]), InvalidTypeError, ("('A', 'B', 'C')",)),  # noqa: E501
+    ("bank-links-str", lambda: absnb.bank_transfer(links="AB"), InvalidTypeError, ("'AB'",)),
+    ("bank-transfer-pair", lambda: absnb.bank_transfer(transfers=[("A", "B")]), InvalidTypeError, ("transfers[0]", "('A', 'B')")),  # noqa: E501
+    ("bank-transfer-four", lambda: absnb.bank_transfer(transfers=[("A", "B", 1, 2)]), InvalidTypeError, ("('A', 'B', 1, 2)",)),  # noqa: E501
+    ("bank-transfer-str", lambda: absnb.bank_transfer(transfers=["A->B"]), InvalidTypeError, ("'A->B'",)),  # noqa: E501
+    ("bank-transfers-huge", lambda: absnb.bank_transfer(transfers=10**9), InvalidValueError, ("1,000,000,000",)),  # noqa: E501
     # cyclic and build_job
     ("cyclic-zero", lambda: absnb.cyclic(numbers=[0]), GraphError, ("0",)),
     ("cyclic-float", lambda: absnb.cyclic(numbers=[2.5]), GraphError, ("2.5",)),
     ("cyclic-parallelism", lambda: absnb.cyclic(parallelism=0), GraphError, ("parallelism 0",)),
+    ("cyclic-parallelism-huge", lambda: absnb.cyclic(parallelism=10**6), GraphError, ("1,000,000", "512")),  # noqa: E501
+    ("paper-parallelism-huge", lambda: absnb.build_job("paper_topology", parallelism=10**6), GraphError, ("1,000,000",)),  # noqa: E501
     ("build-job", lambda: absnb.build_job("pizza"), UnknownJobError, ("'pizza'",)),
     ("build-job-param", lambda: absnb.build_job("word_count", colour="red"), TypeError, ("colour",)),  # noqa: E501
     # Job inputs
@@ -175,6 +192,7 @@ SIM: list[Case] = [
     ("graph-function", lambda: add("y", "sink", "CollectSink"), GraphError, ("'CollectSink'",)),
     ("graph-kind", lambda: add("y", "pump", CollectSink()), GraphError, ("'pump'",)),
     ("graph-parallelism", lambda: add("y", "sink", CollectSink(), 0), GraphError, ("parallelism 0",)),  # noqa: E501
+    ("graph-parallelism-huge", lambda: add("y", "sink", CollectSink(), 10**6), GraphError, ("1,000,000",)),  # noqa: E501
     ("graph-duplicate", lambda: add("x", "sink", CollectSink()), GraphError, ("'x'",)),
     # operators' outputs
     ("op-returns-none", lambda: run_operator(Returns(None)), OperatorOutputError, ("None",)),
@@ -220,6 +238,13 @@ SIM: list[Case] = [
     ("trace-interval", lambda: parse_header({"absnb": "trace", "version": 1, "job": "x", "protocol": "abs", "checkpoint_interval": "5"}), TraceFormatError, ("'5'",)),  # noqa: E501
     ("trace-time-str", lambda: parse_time("soon"), TraceFormatError, ("'soon'",)),
     ("trace-time-neg", lambda: parse_time(-1), TraceFormatError, ("-1",)),
+    ("trace-unknown-key", lambda: parse_header({**HEADER, "seed": "x"}), TraceFormatError, ("'seed'",)),  # noqa: E501
+    ("trace-allow-deadlock-str", lambda: parse_header({**HEADER, "allow_deadlock": "no"}), TraceFormatError, ('"no"',)),  # noqa: E501
+    # the one-task harness
+    ("harness-inputs-huge", lambda: TaskHarness("abs", inputs=10**7), ProtocolSettingError, ("10,000,000",)),  # noqa: E501
+    ("harness-barrier-str", lambda: TaskHarness("abs").barrier("in0", "1"), InvalidTypeError, ("'1'",)),  # noqa: E501
+    ("harness-cancel-0", lambda: TaskHarness("abs").cancel("in0", 0), InvalidValueError, ("0",)),
+    ("harness-trigger-float", lambda: TaskHarness("abs").trigger(1.5), InvalidTypeError, ("1.5",)),
     # exploration and custom jobs
     ("explore-world", lambda: explore(wc()), InvalidTypeError, ("Job(",)),
     ("explore-max-states", lambda: explore(W, max_states=0), InvalidValueError, ("max_states", "not 0")),  # noqa: E501
@@ -270,6 +295,12 @@ def run(**kwargs: Any) -> Callable[[], Any]:
     return call
 
 
+def runtime_at(checkpoint_dir: Any) -> Any:
+    from absnb.runtime.spark import SparkRuntime
+
+    return SparkRuntime(NoSpark(), checkpoint_dir=checkpoint_dir)
+
+
 TMP = Path(__file__).parent  # replaced by a tmp path in the fixture below
 OK = Failure("count[1]", after_records=1)
 
@@ -306,7 +337,14 @@ SPARK: list[Case] = [
     ("run-source-rate-0", run(source_rate=0), InvalidValueError, ("not 0",)),
     ("run-source-rate-neg", run(source_rate=-5), InvalidValueError, ("-5",)),
     ("run-source-rate-str", run(source_rate="fast"), InvalidTypeError, ("'fast'",)),
-    ("run-no-functions", run(job=graph_without_functions()), InvalidValueError, ("'numbers'",)),
+    ("run-no-functions", run(job=graph_without_functions()), GraphError, ("'numbers'",)),
+    ("run-failure-twice", run(failures=[OK, Failure("count[1]", after_records=5)]), InvalidValueError, ("two failures of count[1]",)),  # noqa: E501
+    ("run-failure-attempt-late", run(failures=[Failure("count[1]", after_records=1, attempt=4)]), InvalidValueError, ("attempt=4", "max_restarts=3")),  # noqa: E501
+    ("run-failure-attempt-alone", run(failures=[Failure("count[1]", after_records=1, attempt=1)]), InvalidValueError, ("attempt=1", "attempt 0")),  # noqa: E501
+    ("run-decline-cl", run(protocol="chandy-lamport", failures=[Failure("count[1]", during_checkpoint=1, kind="decline")]), InvalidValueError, ("'chandy-lamport'",)),  # noqa: E501
+    ("run-restore-older", run(restore_older="yes"), InvalidTypeError, ("'yes'",)),
+    ("runtime-checkpoint-dir-empty", lambda: runtime_at(""), InvalidValueError, ("checkpoint_dir is empty",)),  # noqa: E501
+    ("runtime-checkpoint-dir-int", lambda: runtime_at(3), InvalidTypeError, ("3",)),
     ("run-hosts-0", run(hosts=0), InvalidValueError, ("hosts", "not 0")),
     ("run-hosts-str", run(hosts="2"), InvalidTypeError, ("'2'",)),
     ("run-inputs-dict", run(inputs={"a": 1}), SparkInputError, ("dict",)),
@@ -363,6 +401,14 @@ CLI: list[tuple[str, list[str], str]] = [
     ("crash-no-step", ["run", "--crash", "B"], "'B'"),
     ("crash-word-step", ["run", "--crash", "B@soon"], "'B@soon'"),
     ("crash-unknown-task", ["run", "--crash", "C@3"], "'C'"),
+    ("crash-twice", ["run", "--crash", "B@3", "--crash", "B@5"], "--crash given twice (B@3, then B@5)"),  # noqa: E501
+    ("seed-twice", ["run", "--seed", "1", "--seed", "2"], "--seed given twice"),
+    ("spark-crash-twice", ["run", "--runtime", "spark", "--job", "word_count", "--crash", "count[0]@3", "--crash", "count[1]@9"], "--crash given twice"),  # noqa: E501
+    ("transfers-huge", ["run", "--transfers", "1000000000"], "1,000,000,000"),
+    ("parallelism-huge", ["run", "--job", "word_count", "--parallelism", "100000"], "100,000"),
+    ("save-trace-empty", ["run", "--save-trace", ""], "--save-trace"),
+    ("explore-save-trace-empty", ["explore", "--save-trace", " "], "--save-trace"),
+    ("spark-input-empty", ["run", "--runtime", "spark", "--job", "word_count", "--input", ""], "--input"),  # noqa: E501
     ("accounts-colon", ["run", "--accounts", "A:10"], "'A:10'"),
     ("accounts-twice", ["run", "--accounts", "A=10,A=5"], "'A'"),
     ("accounts-one", ["run", "--accounts", "A=10"], "{'A': 10}"),
@@ -397,6 +443,8 @@ CLI: list[tuple[str, list[str], str]] = [
     ("bench-repeats", ["bench", "--repeats", "0"], "'0'"),
     ("bench-only", ["bench", "--only", "fig9"], "'fig9'"),
     ("bench-storage-latency", ["bench", "--storage-latency", "slow"], "'slow'"),
+    ("bench-scale-huge", ["bench", "--scale", "100000000"], "'100000000'"),
+    ("replay-empty-path", ["replay", ""], "file"),
     ("command", ["jump"], "'jump'"),
 ]  # fmt: skip
 
@@ -410,6 +458,7 @@ TRACES: list[tuple[str, list[str], str]] = [
     ("trace-mode", ['{"action": "crash", "task": "A"}', '{"action": "recover", "mode": "half"}'], "'half'"),  # noqa: E501
     ("trace-not-enabled", ['{"action": "deliver", "channel": "A->B"}'], "A->B"),
     ("trace-amount", ['{"action": "transfer", "src": "A", "dst": "B", "amount": 0}'], "0"),
+    ("trace-transfer-missing", ['{"action": "transfer", "src": "A", "dst": "B"}'], "amount"),
 ]  # fmt: skip
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import argparse
 import math
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from absnb.experiments.bench import DEFAULT_SCALE
 from absnb.experiments.paper import BASE_KEYS, BASE_RECORDS
@@ -20,11 +20,48 @@ COMMANDS = ("run", "replay", "explore", "bench")
 RUNTIMES = ("sim", "spark")
 
 
+class StoreOnce(argparse._StoreAction):
+    """``store``, refusing an option given twice: argparse keeps the last value silently,
+    so ``--crash B@3 --crash B@5`` would run one crash and drop the other."""
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: Any,
+        option_string: str | None = None,
+    ) -> None:
+        given = namespace.__dict__.setdefault("_given_once", {})
+        if option_string is not None and self.dest in given:
+            first, second = (_shown(v) for v in (given[self.dest], values))
+            parser.error(f"{option_string} given twice ({first}, then {second}): give it once")
+        given[self.dest] = values
+        setattr(namespace, self.dest, values)
+
+
+def _shown(value: Any) -> str:
+    """An option's value as written: ``B@3`` for a crash spec."""
+    return "@".join(map(str, value)) if isinstance(value, tuple) else str(value)
+
+
 class Parser(argparse.ArgumentParser):
-    """An argument parser whose usage errors are one line on stderr (exit code 2)."""
+    """An argument parser whose usage errors are one line on stderr (exit code 2), and whose
+    options may each be given once (:class:`StoreOnce`)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.register("action", "store", StoreOnce)
+        self.register("action", None, StoreOnce)
 
     def error(self, message: str) -> NoReturn:
         self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+def path_spec(text: str) -> str:
+    """A file path, not empty (an empty one would be skipped, or read as the folder ``.``)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError(f"{text!r} is not a file path: name the file")
+    return text
 
 
 def crash_spec(text: str) -> tuple[str, int]:
@@ -77,6 +114,21 @@ def positive(text: str) -> float:
         value = 0.0
     if not value > 0 or math.isinf(value):
         raise argparse.ArgumentTypeError(f"{text!r} is not a number > 0")
+    return value
+
+
+MAX_SCALE = 256.0
+"""The largest ``absnb bench --scale``: 32 times the default's 3.2 M records per run, about
+100 M records and minutes per run; beyond it a run would not finish on one machine."""
+
+
+def scale_spec(text: str) -> float:
+    """A bench scale: a number > 0, at most :data:`MAX_SCALE`."""
+    value = positive(text)
+    if value > MAX_SCALE:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is more than the largest scale, {MAX_SCALE:g}: a run would not finish"
+        )
     return value
 
 
@@ -219,11 +271,15 @@ def build_parser() -> argparse.ArgumentParser:
         "records, e.g. count[1]@40",
     )
     run.add_argument("--recovery", choices=["full", "partial"], default="full")
-    run.add_argument("--save-trace", metavar="FILE", help="write the run as a trace file")
+    run.add_argument(
+        "--save-trace", type=path_spec, metavar="FILE", help="write the run as a trace file"
+    )
     run.add_argument("--json", action="store_true", help="print one JSON object")
     spark = run.add_argument_group("Spark (--runtime spark)")
     spark.add_argument("--master", default="local[*]", help="Spark master URL (local[*])")
-    spark.add_argument("--input", metavar="PATH", help="word_count: text files to count")
+    spark.add_argument(
+        "--input", type=path_spec, metavar="PATH", help="word_count: text files to count"
+    )
     spark.add_argument(
         "--crash-kind",
         choices=["raise", "kill"],
@@ -237,8 +293,18 @@ def build_parser() -> argparse.ArgumentParser:
         help="the most input lines (or transfers) each source reads per second",
     )
     spark.add_argument("--max-restarts", type=natural, default=3, metavar="N", help="default 3")
+    spark.add_argument(
+        "--crash-after-checkpoint",
+        type=counting,
+        metavar="K",
+        help="with --crash TASK@N: crash once checkpoint K has completed and the task has "
+        "consumed N records more, so that the restart restores checkpoint K",
+    )
+    spark.add_argument(
+        "--save-events", metavar="PATH", help="write the run's event log as JSON lines"
+    )
     rep = commands.add_parser("replay", help="replay a trace file (JSON lines)")
-    rep.add_argument("file", help="the trace file")
+    rep.add_argument("file", type=path_spec, help="the trace file")
     rep.add_argument("--json", action="store_true", help="print one JSON object")
     exp = commands.add_parser(
         "explore", help="explore every interleaving of a small job (exhaustive search)"
@@ -266,7 +332,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="steps from the start (default: none; 10 with --crashes)",
     )
     exp.add_argument(
-        "--save-trace", metavar="FILE", help="write a counterexample as a trace to replay"
+        "--save-trace",
+        type=path_spec,
+        metavar="FILE",
+        help="write a counterexample as a trace to replay",
     )
     exp.add_argument("--json", action="store_true", help="print one JSON object")
     bench = commands.add_parser(
@@ -274,7 +343,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     bench.add_argument(
         "--scale",
-        type=positive,
+        type=scale_spec,
         default=DEFAULT_SCALE,
         metavar="X",
         help=f"input size of the paper's Figure 5 job: {BASE_RECORDS:,}*X generated records "

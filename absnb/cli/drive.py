@@ -19,14 +19,12 @@ def drive(stepper: Stepper, progress: Progress | None = None) -> dict[int, str]:
     """
     why: dict[int, str] = {}
     for _ in range(MAX_STEPS):
-        before = len(stepper.world.coordinator.aborted)
         event = stepper.step()
         if event is None:
             break
-        aborted = stepper.world.coordinator.aborted
-        if len(aborted) > before:
+        if event.aborted:
             reason = abort_reason(event)
-            for n in aborted[before:]:
+            for n in event.aborted:
                 why[n] = f"aborted at step {event.step}: {reason}"
         if progress is not None:
             progress.update()

@@ -31,6 +31,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         "master": "local[*]",
         "source_rate": None,
         "crash_kind": "raise",
+        "crash_after_checkpoint": None,
+        "save_events": None,
     }
     spark_only["max_restarts"] = 3
     for option, default in spark_only.items():

@@ -38,11 +38,19 @@ def run_on_spark(args: argparse.Namespace) -> int:
     from absnb.runtime.run_args import check_run
 
     failures = []
+    if args.crash_after_checkpoint is not None and not args.crash:
+        args.subparser.error("--crash-after-checkpoint K needs --crash TASK@N (N: records more)")
     if args.crash:
         task, records = args.crash
-        failures.append(Failure(task, after_records=records, kind=args.crash_kind))
+        after = args.crash_after_checkpoint
+        failures.append(
+            Failure(task, after_records=records, kind=args.crash_kind, after_checkpoint=after)
+        )
+    source_rate = args.source_rate
+    if source_rate is None and args.input is None and interval:
+        source_rate = paced_rate(job, interval)
     check_run(
-        job, protocol, interval, failures, args.max_restarts, args.allow_deadlock, args.source_rate
+        job, protocol, interval, failures, args.max_restarts, args.allow_deadlock, source_rate
     )
     get_protocol(protocol, job.graph, allow_deadlock=args.allow_deadlock)  # names the choices
     from absnb.runtime.spark import RestartLimitError, SparkRuntime, quiet_task_failures
@@ -58,7 +66,7 @@ def run_on_spark(args: argparse.Namespace) -> int:
                 max_restarts=args.max_restarts,
                 allow_deadlock=args.allow_deadlock,
                 inputs=args.input,
-                source_rate=args.source_rate,
+                source_rate=source_rate,
                 alignment_timeout=args.alignment_timeout,
                 checkpoint_timeout=args.checkpoint_timeout,
             )
@@ -74,6 +82,10 @@ def run_on_spark(args: argparse.Namespace) -> int:
     total = job.total
     conserved = None if total is None else sum(run.output.values()) == total
     rows = run.metrics.checkpoints().to_dict("records")
+    if args.save_events:
+        run.save_events(args.save_events)
+    unfired = [not_fired(f, run) for f in failures if not fired(f, run)]
+    cuts = run.check_cuts()
     report = {
         "runtime": "spark",
         "master": args.master,
@@ -92,21 +104,64 @@ def run_on_spark(args: argparse.Namespace) -> int:
             "task": failures[0].task,
             "after_records": failures[0].after_records,
             "kind": failures[0].kind,
+            "after_checkpoint": failures[0].after_checkpoint,
+            "not_fired": unfired[0] if unfired else None,
         },
+        "source_rate": source_rate,
         "checkpoints": json_safe(rows),
         "statistics": json_safe(statistics_of(rows)),
         "restarts": run.restarts,
         "errors": run.errors,
         "restored": run.restored,
         "output": json_safe(run.output),
-        "verdicts": {"terminated": True, "exactly_once": once, "conserved": conserved},
+        "verdicts": {
+            "terminated": True,
+            "exactly_once": once,
+            "conserved": conserved,
+            "consistent_cuts": not cuts,
+        },
+        "cut_problems": cuts,
         "seconds": run.seconds,
     }
     if args.json:
         print(json.dumps(report, indent=2, ensure_ascii=False))
     else:
         print("\n".join(spark_lines(report, run.output, total)))
-    return 0 if once and conserved is not False else 1
+    return 0 if once and conserved is not False and not unfired and not cuts else 1
+
+
+def paced_rate(job: Job, interval: float) -> float:
+    """A source rate (entries a second) at which the job's input lasts about five
+    checkpoint intervals, so that checkpoints complete while it runs."""
+    longest = max((len(log) for log in job.inputs.values()), default=0)
+    return longest / (5 * interval) if longest else 1.0
+
+
+def fired(f: Any, run: Any) -> bool:
+    """Whether failure ``f`` fired in ``run`` (its ``failure`` row is in the log)."""
+    return any(
+        r.kind == "failure" and r.task == f.task and r.attempt == f.attempt for r in run.log.rows
+    ) or (f.kind == "kill" and len(run.errors) > f.attempt)
+
+
+def not_fired(f: Any, run: Any) -> str:
+    """What happened instead of failure ``f``: how many records its task consumed."""
+    consumed = sum(
+        n["records_in"]
+        for h in run.hosts
+        for t, n in h.metrics.get("tasks", {}).items()
+        if str(t) == f.task
+    )
+    want = (
+        f"checkpoint {f.after_checkpoint} to complete and {f.after_records or 1} records more"
+        if f.after_checkpoint is not None
+        else f"{f.after_records} records"
+    )
+    return (
+        f"the crash never fired: {f.task} consumed {consumed:,} records in attempt "
+        f"{run.restarts} and the spec waited for {want}; use a larger input (--input), "
+        "a lower --source-rate or an earlier point"
+    )
 
 
 def reference(spark: Any, job: Job, path: str | None) -> Any:
@@ -139,6 +194,29 @@ def statistics_of(rows: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
+def cut_lines(report: dict[str, Any]) -> list[str]:
+    """Whether every completed checkpoint is a consistent cut, from the run's own log."""
+    if report["cut_problems"]:
+        return [f"not a consistent cut: {p}" for p in report["cut_problems"]]
+    if any(r["status"] == "COMPLETED" for r in report["checkpoints"]):
+        return ["every snapshot is a consistent cut (checked from the run's own log)"]
+    return []
+
+
+def crash_line(crash: dict[str, Any]) -> str:
+    """What the crash spec was, and whether it fired."""
+    n = crash["after_records"] or 0
+    records = f"{n:,} record{'s' * (n != 1)}"
+    when = (
+        f"once checkpoint {crash['after_checkpoint']} has completed and it has consumed "
+        f"{records} more"
+        if crash["after_checkpoint"] is not None
+        else f"once it has consumed {records}"
+    )
+    line = f"crash: {crash['task']} {when} ({crash['kind']}), in the first attempt"
+    return f"{line}; {crash['not_fired']}" if crash["not_fired"] else line
+
+
 def ms(seconds: Any) -> str:
     """``12 ms`` (or ``-`` when unknown)."""
     if seconds is None or seconds != seconds:
@@ -155,13 +233,11 @@ def spark_lines(report: dict[str, Any], output: Any, total: int | None) -> list[
         f"{len(topo['tasks'])} tasks, {len(topo['channels'])} channels, {report['hosts']} hosts",
         f"a checkpoint every {interval:g} s" if interval else "no periodic checkpoints",
     ]
+    if report["source_rate"] is not None:
+        lines.append(f"sources read at most {report['source_rate']:g} lines a second")
     crash = report["crash"]
     if crash:
-        lines.append(
-            f"crash: {crash['task']} once it has consumed {crash['after_records']:,} "
-            f"record{'s' * (crash['after_records'] != 1)} "
-            f"({crash['kind']}), in the first attempt"
-        )
+        lines.append(crash_line(crash))
     for i, error in enumerate(report["errors"]):
         restored = report["restored"][i + 1] if i + 1 < len(report["restored"]) else None
         lines.append(f"restart {i + 1}: {error}; restored checkpoint {restored or 'none'}")
@@ -193,6 +269,7 @@ def spark_lines(report: dict[str, Any], output: Any, total: int | None) -> list[
         f"{ms(s['alignment_max'])}"
     )
     lines.append(f"output: {show_output(output)}")
+    lines.extend(cut_lines(report))
     v = report["verdicts"]
     restarts = report["restarts"]
     lines.append(

@@ -144,6 +144,11 @@ class OutputGate:
     channels: tuple[ChannelId, ...]
 
 
+MAX_PARALLELISM = 512
+"""The most tasks of one operator absnb builds: two operators joined all-to-all at this
+parallelism already have 262,144 channels (and a Spark run needs a slot per task)."""
+
+
 @dataclass
 class JobGraph:
     """A dataflow program: named operators and partitioned edges between them.
@@ -167,7 +172,8 @@ class JobGraph:
     edges: list[Edge] = field(default_factory=list)
 
     def add(self, name: str, kind: OperatorKind, function: Any, parallelism: int = 1) -> None:
-        """Add an operator; its name must be unique and its parallelism at least 1."""
+        """Add an operator; its name must be unique and its parallelism between 1 and
+        :data:`MAX_PARALLELISM`."""
         if name in self.operators:
             raise GraphError(
                 f"duplicate operator name {name!r} in job {self.name!r}: "
@@ -177,6 +183,12 @@ class JobGraph:
             raise GraphError(
                 f"operator {name!r} has parallelism {parallelism!r}: "
                 "parallelism must be a whole number of at least 1"
+            )
+        if parallelism > MAX_PARALLELISM:
+            raise GraphError(
+                f"operator {name!r} has parallelism {parallelism:,}, more than absnb runs "
+                f"({MAX_PARALLELISM}): building its channels alone would not finish; use at "
+                f"most {MAX_PARALLELISM}"
             )
         if kind not in ("source", "operator", "sink", "process"):
             raise GraphError(

@@ -22,8 +22,9 @@ def _is_number(value: Any) -> TypeGuard[float]:
     return isinstance(value, int | float) and not isinstance(value, bool) and value == value
 
 
-def whole(name: str, value: Any, *, minimum: int = 0) -> int:
-    """``value`` as a whole number of at least ``minimum``."""
+def whole(name: str, value: Any, *, minimum: int = 0, maximum: int | None = None) -> int:
+    """``value`` as a whole number of at least ``minimum`` (and at most ``maximum``: a size
+    so large that the run would not finish is refused, not started)."""
     if not _is_int(value):
         raise InvalidTypeError(
             f"{name} must be a whole number of at least {minimum}, not {value!r} "
@@ -32,6 +33,11 @@ def whole(name: str, value: Any, *, minimum: int = 0) -> int:
     if value < minimum:
         raise InvalidValueError(
             f"{name} must be a whole number of at least {minimum}, not {value!r}"
+        )
+    if maximum is not None and value > maximum:
+        raise InvalidValueError(
+            f"{name} must be at most {maximum:,}, not {value:,}: a run of that size would not "
+            "finish; use a smaller one"
         )
     return int(value)
 

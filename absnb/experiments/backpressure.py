@@ -263,7 +263,7 @@ def on_spark(
                 source_rate=source_rate,
                 failures=[Failure(_hot_counter(job), after_records=total // 4, kind="raise")],
             )
-        row = spark_row(label, run.events, run.seconds)
+        row = spark_row(label, run.coordinator_events, run.seconds)
         row["restarts"] = failed.restarts
         row["duplicates_after_failure"] = _duplicates(job, failed.output)
         rows.append(row)

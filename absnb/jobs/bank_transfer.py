@@ -4,12 +4,17 @@ from __future__ import annotations
 
 import random
 from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 from absnb.core import validate
 from absnb.core.errors import GraphError, InvalidTypeError, TransferRefusedError
 from absnb.core.graph import JobGraph
 from absnb.jobs.base import Job
 from absnb.operators import Account
+
+MAX_TRANSFERS = 1_000_000
+"""The most random transfers a bank makes: the simulator delivers about 100 k messages a
+second, so a million transfers already take minutes."""
 
 SEED_001 = {"A": 10_000, "B": 5_000}
 """Seed 001's two accounts."""
@@ -58,11 +63,7 @@ def bank_transfer(
         raise GraphError(
             f"a bank needs at least two accounts, not {accounts!r}: add another account"
         )
-    pairs = (
-        [(a, b) for a in names for b in names if a != b]
-        if links is None
-        else [tuple(pair) for pair in links]
-    )
+    pairs = [(a, b) for a in names for b in names if a != b] if links is None else _links(links)
     g = JobGraph("bank_transfer")
     for name, balance in accounts.items():
         g.add(name, "process", Account(balance, name))
@@ -108,15 +109,36 @@ def _checked_accounts(
     return checked
 
 
+def _links(links: Any) -> list[tuple[str, str]]:
+    """``links`` as (src, dst) pairs; anything else (a string, a 1- or 3-tuple) refused."""
+    if isinstance(links, str) or not isinstance(links, Iterable):
+        raise InvalidTypeError(f"links must be a list of (src, dst) pairs, not {links!r:.80}")
+    pairs = []
+    for i, pair in enumerate(links):
+        if isinstance(pair, str) or not isinstance(pair, Sequence) or len(pair) != 2:
+            raise InvalidTypeError(
+                f"links[{i}] is {pair!r:.80}, not a (src, dst) pair: write ('A', 'B')"
+            )
+        pairs.append((pair[0], pair[1]))
+    return pairs
+
+
 def _check_transfers(transfers: int | Sequence[tuple[str, str, int]]) -> None:
-    """Refuse anything but a whole number of transfers or a list of them."""
+    """Refuse anything but a whole number of transfers or a list of (src, dst, amount)."""
     if isinstance(transfers, int):
-        validate.whole("transfers", transfers)
-    elif isinstance(transfers, str) or not isinstance(transfers, Sequence):
+        validate.whole("transfers", transfers, maximum=MAX_TRANSFERS)
+        return
+    if isinstance(transfers, str) or not isinstance(transfers, Sequence):
         raise InvalidTypeError(
             f"transfers must be a number of random transfers or a list of (src, dst, amount), "
             f"not {transfers!r}"
         )
+    for i, t in enumerate(transfers):
+        if isinstance(t, str) or not isinstance(t, Sequence) or len(t) != 3:
+            raise InvalidTypeError(
+                f"transfers[{i}] is {t!r:.80}, not a (src, dst, amount) triple: write "
+                "('A', 'B', 100)"
+            )
 
 
 Logs = dict[str, list[tuple[str, int]]]

@@ -87,3 +87,26 @@ class Job:
             return sorted(values)
         except TypeError:
             return sorted(values, key=repr)
+
+
+def runnable_job(job: Any, where: str) -> Job:
+    """``job`` checked for a runtime: a :class:`Job` whose every operator has a function.
+    The simulator's ``World(...)`` and ``SparkRuntime.run`` make this one check, so a user
+    gets the same error from either.
+
+    Raises:
+        InvalidTypeError: ``job`` is not a Job (a name, a builder not called).
+        GraphError: an operator has no function to run.
+    """
+    if not isinstance(job, Job):
+        raise InvalidTypeError(
+            f"{where} needs a Job, such as absnb.word_count() or absnb.build_job('bank'), "
+            f"not {job!r:.80} ({type(job).__name__})"
+        )
+    missing = [n for n, op in job.graph.operators.items() if op.function is None]
+    if missing:
+        raise GraphError(
+            f"operator {missing[0]!r} of job {job.name!r} has no function (None), so it cannot "
+            "run: pass an absnb.operators.Operator to JobGraph.add"
+        )
+    return job

@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from absnb.core import validate
-from absnb.core.graph import Hash, JobGraph
+from absnb.core.errors import InvalidValueError
+from absnb.core.graph import MAX_PARALLELISM, Hash, JobGraph
 from absnb.jobs.base import Job
 from absnb.operators import KeyedCount, Operator, Source
 from absnb.sinks import make_sink
@@ -29,7 +30,7 @@ def word(value: str) -> str:
 
 def word_count(
     lines: Sequence[Sequence[str]] | None = None,
-    sources: int = 2,
+    sources: int | None = None,
     counters: int = 2,
     sinks: int = 2,
     sink: str | Operator = "collect",
@@ -39,8 +40,13 @@ def word_count(
     Args:
         lines: one list of lines per source task; by default :data:`DEFAULT_LINES`
             (when ``sources`` differs from its length, the default lines are dealt out).
-        sources, counters, sinks: the parallelism of each operator; counters and sinks are
-            joined by a forward edge, so they must be equal.
+        sources, counters, sinks: the parallelism of each operator (at most
+            :data:`~absnb.core.graph.MAX_PARALLELISM`); counters and sinks are joined by a
+            forward edge, so they must be equal. ``sources`` defaults to 2, or to one per
+            list of ``lines``; given with ``lines`` it must match them.
+
+    Raises:
+        InvalidValueError: ``sources`` that contradicts ``lines``, or a size out of range.
         sink: what the sinks write to: ``collect`` (their state), ``two-phase-commit``
             (exactly-once into a :class:`~absnb.sinks.TransactionStore`),
             ``at-least-once`` (the same store, written at once), or a sink operator such
@@ -50,12 +56,19 @@ def word_count(
     ``(word, count so far)``; sinks collect those pairs.
     """
     for name, value in (("sources", sources), ("counters", counters), ("sinks", sinks)):
-        validate.whole(name, value, minimum=1)
+        if value is not None:
+            validate.whole(name, value, minimum=1, maximum=MAX_PARALLELISM)
     if lines is None:
+        sources = 2 if sources is None else sources
         flat = [line for part in DEFAULT_LINES for line in part]
         lines = [flat[i::sources] for i in range(sources)]
     else:
         lines = validate.lines_per_source("lines", lines)
+        if sources is not None and sources != len(lines):
+            raise InvalidValueError(
+                f"word_count got lines for {len(lines)} source(s) and sources={sources}: "
+                "lines holds one list of lines per source, so give one or the other"
+            )
         sources = len(lines)
     g = JobGraph("word_count")
     g.add("source", "source", Source(split=split_words), sources)

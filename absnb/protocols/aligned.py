@@ -28,6 +28,7 @@ from absnb.protocols.base import (
     BarrierHandler,
     SnapshotProtocol,
     Waiting,
+    abort_subsumed,
     as_barrier,
     task_handler_args,
 )
@@ -100,9 +101,10 @@ class AlignedBarrierHandler(BarrierHandler):
             if n < state.checkpoint_id:
                 return NO_EFFECTS
             if n > state.checkpoint_id:
-                # A newer checkpoint overtook this one (possible only after an abort):
-                # give up the older alignment, as Flink does.
+                # A newer checkpoint overtook this one (possible only after an abort): give
+                # up the older alignment and report it aborted, as Flink does.
                 effects.extend(Unblock(c) for c in self.inputs if c in state.received)
+                effects.extend(abort_subsumed(state.checkpoint_id, n))
                 state = WAITING
         received = (
             state.received | {channel}
@@ -150,6 +152,11 @@ class AlignedBarrierHandler(BarrierHandler):
             self.state = WAITING
             return [Unblock(c) for c in self.inputs if c in state.received]
         return NO_EFFECTS
+
+    def latest_checkpoint_id(self) -> CheckpointId:
+        """The checkpoint being aligned, else the last one finished or aborted here."""
+        state = self.state
+        return state.checkpoint_id if isinstance(state, CollectingBarriers) else self.last
 
     def waiting(self) -> list[Waiting]:
         """The inputs whose barrier has not arrived, and the blocked ones."""

@@ -43,9 +43,12 @@ class BarrierTrackerHandler(BarrierHandler):
         pending: for each checkpoint whose barriers are arriving, the inputs they arrived on
             (Flink: ``CheckpointBarrierCount``), oldest first.
         last: the highest checkpoint id taken or dropped here; older barriers are ignored.
+        newest: the highest checkpoint id ever tracked here (Flink:
+            ``latestPendingCheckpointID``): a first barrier of a checkpoint at or below it
+            starts no tracking, since that checkpoint cannot succeed here any more.
     """
 
-    __slots__ = ("expected", "last", "pending")
+    __slots__ = ("expected", "last", "newest", "pending")
 
     def __init__(
         self,
@@ -60,6 +63,7 @@ class BarrierTrackerHandler(BarrierHandler):
         )
         self.pending: dict[CheckpointId, frozenset[ChannelId | None]] = {}
         self.last: CheckpointId = 0
+        self.newest: CheckpointId = 0
 
     def on_trigger(self, checkpoint_id: CheckpointId) -> Sequence[Effect]:
         """The coordinator's barrier at an initiator."""
@@ -74,6 +78,12 @@ class BarrierTrackerHandler(BarrierHandler):
     def _count(self, channel: ChannelId | None, n: CheckpointId) -> Sequence[Effect]:
         if n <= self.last:
             return NO_EFFECTS  # a barrier of a checkpoint taken or dropped here
+        if n not in self.pending:
+            # CheckpointBarrierTracker.processBarrier: "first barrier for that checkpoint
+            # ID [...] add it only if it is newer than the latest checkpoint".
+            if n <= self.newest:
+                return NO_EFFECTS
+            self.newest = n
         received = self.pending.get(n, frozenset()) | {channel}
         if not received >= self.expected:
             self.pending[n] = received
@@ -95,8 +105,13 @@ class BarrierTrackerHandler(BarrierHandler):
     def on_checkpoint_aborted(self, checkpoint_id: CheckpointId) -> Sequence[Effect]:
         """Forget the barriers of ``checkpoint_id`` and older; nothing is blocked."""
         self.last = max(self.last, checkpoint_id)
+        self.newest = max(self.newest, checkpoint_id)
         self.pending = {m: r for m, r in self.pending.items() if m > checkpoint_id}
         return NO_EFFECTS
+
+    def latest_checkpoint_id(self) -> CheckpointId:
+        """The newest checkpoint tracked, taken or dropped here."""
+        return max(self.newest, self.last)
 
     def waiting(self) -> list[Waiting]:
         """Inputs whose barrier has not arrived, per pending checkpoint (none is blocked)."""
@@ -114,10 +129,12 @@ class BarrierTrackerHandler(BarrierHandler):
             self.initiator,
         )
         new.expected, new.pending, new.last = self.expected, dict(self.pending), self.last
+        new.newest = self.newest
         return new
 
     def key(self) -> object:
-        return (tuple(sorted(self.pending.items(), key=lambda kv: kv[0])), self.last, self.expected)
+        pending = tuple(sorted(self.pending.items(), key=lambda kv: kv[0]))
+        return (pending, self.last, self.newest, self.expected)
 
     def describe(self) -> str:
         if not self.pending:

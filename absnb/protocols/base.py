@@ -12,11 +12,17 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from absnb.core.effects import Effect
+from absnb.core.effects import Broadcast, Decline, Effect
 from absnb.core.errors import ProtocolError
 from absnb.core.graph import ExecutionGraph
 from absnb.core.ids import ChannelId, CheckpointId, TaskId
-from absnb.core.messages import CheckpointBarrier, Marker, Record, RecordBatch
+from absnb.core.messages import (
+    CancelCheckpointMarker,
+    CheckpointBarrier,
+    Marker,
+    Record,
+    RecordBatch,
+)
 
 NO_EFFECTS: tuple[Effect, ...] = ()
 
@@ -30,6 +36,21 @@ def as_barrier(message: CheckpointBarrier | Marker, task: TaskId) -> CheckpointB
             "not Chandy-Lamport markers"
         )
     return message
+
+
+def abort_subsumed(old: CheckpointId, newer: CheckpointId) -> tuple[Effect, ...]:
+    """The barrier of ``newer`` arrived while checkpoint ``old`` was still being aligned or
+    recorded here: ``old`` is given up and reported aborted, not dropped silently. As
+    Flink's ``SingleCheckpointBarrierHandler.cancelSubsumedCheckpoint`` (``abortInternal``
+    with ``CHECKPOINT_DECLINED_SUBSUMED``, then ``abortCheckpointOnBarrier``), the task sends
+    a cancellation marker downstream, so that tasks blocked for ``old`` are released, and
+    declines ``old`` to the coordinator (``AlignedCheckpointsTest.
+    testMultiChannelJumpingOverCheckpoint``: checkpoints 2 and 3, each overtaken by the
+    next one's barrier, count as aborted)."""
+    return (
+        Broadcast(CancelCheckpointMarker(old)),
+        Decline(old, f"subsumed: the barrier of checkpoint {newer} arrived before it was aligned"),
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,6 +142,23 @@ class BarrierHandler:
     def waiting(self) -> list[Waiting]:
         """Snapshots this task has started and not finished, and what they wait for."""
         return []
+
+    def latest_checkpoint_id(self) -> CheckpointId:
+        """The newest checkpoint this task has seen a barrier, trigger or cancellation of,
+        pending or not (Flink: ``CheckpointBarrierHandler.getLatestCheckpointId``); 0: none.
+        Handlers that remember finished checkpoints override it."""
+        return max((w.checkpoint_id for w in self.waiting()), default=0)
+
+    def ignores_cancellation(self, checkpoint_id: CheckpointId) -> bool:
+        """A cancellation marker of ``checkpoint_id`` is stale here: the task has seen a
+        newer checkpoint, or has finished or given up this one (Flink:
+        ``SingleCheckpointBarrierHandler.processCancellationBarrier`` returns early when
+        ``currentCheckpointId > cancelledId``, or equal with no barrier pending;
+        ``CheckpointBarrierTracker``'s "trailing cancellation barrier which was already
+        cancelled"; ``AlignedCheckpointsTest.testMultiChannelAbortCheckpoint``)."""
+        if checkpoint_id > self.latest_checkpoint_id():
+            return False
+        return all(w.checkpoint_id != checkpoint_id for w in self.waiting())
 
     def aligning(self) -> bool:
         """True while the task aligns a checkpoint (from its first barrier to its last)."""

@@ -48,6 +48,19 @@ class CompletedCheckpoint:
         return self.snapshot.checkpoint_id
 
 
+@dataclass(frozen=True)
+class Acknowledged:
+    """What one acknowledgement decided (:meth:`CheckpointCoordinator.acknowledge`): the
+    checkpoint it completed, if it was the last part, and the older pending checkpoints that
+    completion subsumed (aborted), oldest first. The runtime notifies the tasks of both."""
+
+    completed: CompletedCheckpoint | None = None
+    subsumed: tuple[CheckpointId, ...] = ()
+
+
+NOTHING = Acknowledged()
+
+
 class CheckpointCoordinator:
     """Triggers checkpoints, collects acknowledgements, completes and aborts.
 
@@ -192,11 +205,13 @@ class CheckpointCoordinator:
         return n
 
     # -- acknowledgements --------------------------------------------------------------------
-    def acknowledge(self, snapshot: TaskSnapshot, now: float) -> CompletedCheckpoint | None:
-        """Take one task's part; returns the completed checkpoint when it was the last part.
+    def acknowledge(self, snapshot: TaskSnapshot, now: float) -> Acknowledged:
+        """Take one task's part; returns what it decided: the completed checkpoint when it
+        was the last part, and the older pending ones that completion subsumed.
 
         Parts of checkpoints that are no longer pending (aborted or subsumed) are ignored.
-        When the protocol subsumes, a completed checkpoint aborts older pending ones.
+        When the protocol subsumes, a completed checkpoint aborts older pending ones (Flink:
+        ``PendingCheckpoint`` subsumed by a newer ``CompletedCheckpoint``).
         """
         if snapshot.task not in self._task_set:
             raise ProtocolError(
@@ -205,17 +220,19 @@ class CheckpointCoordinator:
             )
         pending = self.pending.get(snapshot.checkpoint_id)
         if pending is None:
-            return None
+            return NOTHING
         pending.acknowledged[snapshot.task] = snapshot
         if len(pending.acknowledged) < len(self.tasks):
-            return None
+            return NOTHING
         if self.timeout is not None and now - pending.triggered_at > self.timeout:
-            return None  # its last part came after the timeout: expire() aborts it
+            return NOTHING  # its last part came after the timeout: expire() aborts it
         del self.pending[snapshot.checkpoint_id]
+        subsumed: tuple[CheckpointId, ...] = ()
         if self.subsumes:
-            for older in [n for n in self.pending if n < snapshot.checkpoint_id]:
+            subsumed = tuple(sorted(n for n in self.pending if n < snapshot.checkpoint_id))
+            for older in subsumed:
                 del self.pending[older]
-                self.aborted.append(older)
+            self.aborted.extend(subsumed)
         done = CompletedCheckpoint(
             GlobalSnapshot(
                 checkpoint_id=pending.checkpoint_id,
@@ -229,7 +246,20 @@ class CheckpointCoordinator:
         )
         self.completed.append(done)
         self.last_completed = now
-        return done
+        return Acknowledged(done, subsumed)
+
+    def store_failed(self, checkpoint_id: CheckpointId) -> None:
+        """The completed ``checkpoint_id`` could not be made durable (Flink: adding it to the
+        ``CompletedCheckpointStore`` failed): it no longer counts as completed, and is
+        aborted. The runtime notifies the tasks of the abort."""
+        kept = [c for c in self.completed if c.checkpoint_id != checkpoint_id]
+        if len(kept) == len(self.completed):
+            raise ProtocolError(
+                f"checkpoint {checkpoint_id} has not completed, so its store cannot have "
+                "failed: call store_failed only with the id acknowledge() completed"
+            )
+        self.completed = kept
+        self.aborted.append(checkpoint_id)
 
     def decline(self, checkpoint_id: CheckpointId, task: TaskId, reason: str) -> bool:
         """``task`` declined ``checkpoint_id``: abort it. Returns False when it was no longer

@@ -54,6 +54,7 @@ from absnb.protocols.base import (
     BarrierHandler,
     SnapshotProtocol,
     Waiting,
+    abort_subsumed,
     as_barrier,
     task_handler_args,
 )
@@ -114,8 +115,9 @@ class CyclicBarrierHandler(BarrierHandler):
         if not isinstance(state, WaitingForFirstBarrier):
             if n < state.checkpoint_id:
                 return NO_EFFECTS
-            if n > state.checkpoint_id:
+            if n > state.checkpoint_id:  # report the overtaken one aborted (Flink)
                 effects.extend(self._drop(state))
+                effects.extend(abort_subsumed(state.checkpoint_id, n))
                 state = WAITING
         received = (
             frozenset((channel,))
@@ -186,6 +188,11 @@ class CyclicBarrierHandler(BarrierHandler):
             self.state = WAITING
             return self._drop(state)
         return NO_EFFECTS
+
+    def latest_checkpoint_id(self) -> CheckpointId:
+        """The checkpoint being aligned or logged, else the last one finished here."""
+        state = self.state
+        return self.last if isinstance(state, WaitingForFirstBarrier) else state.checkpoint_id
 
     def recorded_channels(self) -> tuple[ChannelId, ...]:
         return tuple(self.log)

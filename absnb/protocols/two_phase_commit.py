@@ -17,10 +17,13 @@ checkpointed state.
 
 Transaction timeout (Flink: ``setTransactionTimeout``, ``enableTransactionTimeoutWarnings``
 and ``ignoreFailuresAfterTransactionTimeout``): an external system aborts a transaction
-that stays open too long (Kafka's ``transaction.timeout.ms``). A sink configured with
-:meth:`TwoPhaseCommitSink.with_transaction_timeout` records when each transaction began,
-warns (:class:`TransactionTimeoutWarning`) when one is committed close to or past the
-timeout, and, with ``ignore_failures_after_timeout``, lets recovery go on when committing
+that stays open too long (Kafka's ``transaction.timeout.ms``). A sink with a clock records
+when each transaction began, timeout or not (Flink's ``TransactionHolder``), so that one
+restored with :meth:`TwoPhaseCommitSink.with_transaction_timeout` can age the transactions
+of an attempt that had none (``TwoPhaseCommitSinkFunctionTest.
+testIgnoreCommitExceptionDuringRecovery``). With a timeout it warns
+(:class:`TransactionTimeoutWarning`) when one is committed close to or past the timeout,
+and, with ``ignore_failures_after_timeout``, lets recovery go on when committing
 a transaction older than the timeout fails ("the transaction timed out, its data is lost,
 which the user accepted") instead of failing the job.
 """
@@ -29,7 +32,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar, Generic, Literal, TypeVar
 
 from absnb.core.errors import AbsnbError
@@ -79,8 +82,11 @@ class TwoPhaseCommitState(Generic[Txn]):
     current: Txn | None = None
     written: int = 0
     pending: tuple[tuple[CheckpointId, Txn], ...] = ()
-    begun: tuple[tuple[Txn, float], ...] = ()
-    """When each open or pending transaction began (with a transaction timeout only)."""
+    begun: tuple[tuple[Txn, float], ...] = field(default=(), compare=False, repr=False)
+    """When each open or pending transaction began, by the sink's clock, whether or not a
+    timeout is set (Flink's ``TransactionHolder.transactionStartTime``): a sink restored
+    *with* a timeout ages the transactions of an attempt that had none. Not compared: two
+    states that differ only in wall-clock start times are the same state."""
 
     def __str__(self) -> str:
         parts = [f"open {self.current} ({self.written} records)" if self.current else "no open"]
@@ -154,8 +160,7 @@ class TwoPhaseCommitSink(Operator, Generic[Txn]):
 
     def _age(self, state: TwoPhaseCommitState[Txn], txn: Txn) -> float | None:
         for t, began in state.begun:
-            if t == txn:
-                assert self.clock is not None  # with_transaction_timeout checked it
+            if t == txn and self.clock is not None:
                 return self.clock() - began
         return None
 
@@ -274,7 +279,7 @@ class TwoPhaseCommitSink(Operator, Generic[Txn]):
         txn = state.current
         if txn is None:
             txn = self.begin_transaction(state.task)
-            if self.transaction_timeout is not None and self.clock is not None:
+            if self.clock is not None:  # every transaction's start, timeout or not
                 state = replace(state, begun=(*state.begun, (txn, self.clock())))
         self.write(txn, value)
         return replace(state, current=txn, written=state.written + 1), ()

@@ -59,6 +59,7 @@ from absnb.protocols.base import (
     BarrierHandler,
     SnapshotProtocol,
     Waiting,
+    abort_subsumed,
     as_barrier,
     task_handler_args,
 )
@@ -142,8 +143,10 @@ class UnalignedBarrierHandler(BarrierHandler):
         if current is not None and n < current:
             return NO_EFFECTS  # a late barrier of a checkpoint this task gave up
         if current is not None and n > current:
-            # A newer checkpoint overtook this one (after an abort): give the old one up.
+            # A newer checkpoint overtook this one (after an abort): give the old one up
+            # and report it aborted (Flink: cancelSubsumedCheckpoint).
             effects.extend(self._drop())
+            effects.extend(abort_subsumed(current, n))
             state = WAITING
         if isinstance(state, RecordingInFlight):
             return self._close(channel, overtaken, state, effects)
@@ -284,6 +287,11 @@ class UnalignedBarrierHandler(BarrierHandler):
         return []
 
     # -- views -------------------------------------------------------------------------------
+    def latest_checkpoint_id(self) -> CheckpointId:
+        """The checkpoint being aligned or recorded, else the last one finished here."""
+        state = self.state
+        return self.last if isinstance(state, WaitingForFirstBarrier) else state.checkpoint_id
+
     def waiting(self) -> list[Waiting]:
         state = self.state
         if isinstance(state, CollectingBarriers):

@@ -48,6 +48,7 @@ from absnb.runtime.control_messages import (
     Terminate,
     Trigger,
 )
+from absnb.runtime.event_log import EventBatch
 from absnb.runtime.failures import follows_from_a_peer
 from absnb.runtime.handshake import HANDSHAKE_SECONDS
 from absnb.runtime.server_loop import SelectorServer, _Conn
@@ -141,6 +142,7 @@ class CoordinatorServer(SelectorServer):
         self.quiescence = quiescence
         self.probe_interval = probe_interval
         self.events: list[Event] = []
+        self.host_events: list[tuple[float, EventBatch]] = []
         self.failures: dict[int, str] = {}
         """The first error a host reported (``Failed``) in each attempt: why the attempt
         failed, which Spark's own message may not say (it names whichever task ended first)."""
@@ -253,6 +255,8 @@ class CoordinatorServer(SelectorServer):
             self._on_finished(conn, message)
         elif isinstance(message, Report):
             self._on_report(conn, message)
+        elif isinstance(message, EventBatch):  # the host's event log, on the driver's clock
+            self.host_events.append((self.clock(), message))
         elif isinstance(message, Failed):
             if message.host_id == conn.register.host_id and message.attempt == self._attempt:
                 conn.failure = message.error[:500]
@@ -379,11 +383,10 @@ class CoordinatorServer(SelectorServer):
             "metrics": dict(ack.metrics),
         }
         self.events.append((now, "acknowledged", info))
-        aborted_before = len(self.coordinator.aborted)
-        done = self.coordinator.acknowledge(TaskSnapshot(ack.task, n, state=None, offset=0), now)
-        for old in self.coordinator.aborted[aborted_before:]:
+        decided = self.coordinator.acknowledge(TaskSnapshot(ack.task, n, state=None, offset=0), now)
+        for old in decided.subsumed:
             self._abort(old, "subsumed", now)
-        if done is None:
+        if decided.completed is None:
             return
         acks = self._acks.pop(n)
         acks = {t: acks[t] for t in self.coordinator.tasks}
@@ -393,9 +396,7 @@ class CoordinatorServer(SelectorServer):
                 self.on_complete(n, acks)
             except Exception as e:
                 # Not durable: the checkpoint must not count as completed.
-                with contextlib.suppress(ValueError):
-                    self.coordinator.completed.remove(done)
-                self.coordinator.aborted.append(n)
+                self.coordinator.store_failed(n)
                 self._abort(n, f"on_complete failed: {e!r}", now)
                 return
         self.events.append((now, "completed", {"checkpoint_id": n, "duration": now - started}))

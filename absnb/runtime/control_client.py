@@ -236,6 +236,10 @@ class ControlClient:
             return
         report_failure(self.address, self.secret, failed, min(self.timeout, 5.0))
 
+    def events(self, batch: Any) -> None:
+        """Send rows of the host's event log (an :class:`~absnb.runtime.event_log.EventBatch`)."""
+        self._send(batch)
+
     def report(self, report: Report) -> None:
         """Answer a :class:`Probe` (termination detection)."""
         self._send(report)

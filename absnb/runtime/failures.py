@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import signal
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -36,7 +36,10 @@ class InjectedFailure(RuntimeError):
 @dataclass(frozen=True)
 class Failure:
     """Make ``task`` fail in attempt ``attempt``: once it has consumed ``after_records``
-    records (checked after each batch, so it may have consumed up to a batch more), when it
+    records (checked after each batch, so it may have consumed up to a batch more); once
+    checkpoint ``after_checkpoint`` (or a newer one) has completed, at the first records it
+    consumes after hearing so (``after_records=n`` more: once it has consumed n more), so
+    that the restart restores a completed checkpoint; when it
     takes its part of checkpoint ``during_checkpoint`` (a sink: right after its pre-commit),
     or when it hears that checkpoint ``notified`` is complete: before it commits, or after
     (``after_commit``), the phases of two-phase commit.
@@ -54,6 +57,7 @@ class Failure:
     attempt: int = 0
     notified: int | None = None
     after_commit: bool = False
+    after_checkpoint: int | None = None
 
     def __post_init__(self) -> None:
         check_failure(self)
@@ -73,11 +77,20 @@ def check_failure(f: Failure) -> None:
     validate.optional_whole("Failure.during_checkpoint", f.during_checkpoint, minimum=1)
     validate.optional_whole("Failure.notified", f.notified, minimum=1)
     validate.flag("Failure.after_commit", f.after_commit)
+    validate.optional_whole("Failure.after_checkpoint", f.after_checkpoint, minimum=1)
+    if f.after_checkpoint is not None:
+        if f.during_checkpoint is not None or f.notified is not None or f.kind == "decline":
+            raise InvalidValueError(
+                f"Failure({f.task!r}, after_checkpoint={f.after_checkpoint}) takes only "
+                "after_records=N (records more) besides: drop during_checkpoint, notified or "
+                "kind='decline', or use two Failures"
+            )
+        return
     conditions = [f.after_records, f.during_checkpoint, f.notified]
     if all(c is None for c in conditions):
         raise InvalidValueError(
             f"Failure({f.task!r}) has no condition, so it would never fire: give one of "
-            "after_records=N, during_checkpoint=N or notified=N"
+            "after_records=N, after_checkpoint=N, during_checkpoint=N or notified=N"
         )
     if sum(c is not None for c in conditions) > 1:
         raise InvalidValueError(
@@ -98,12 +111,32 @@ def check_failure(f: Failure) -> None:
 
 
 class Injections:
-    """The failures and declines one host injects in one attempt, by task name."""
+    """The failures and declines one host injects in one attempt, by task name.
 
-    def __init__(self, failures: Sequence[Failure], attempt: int) -> None:
+    ``on_fire``, if given, hears of a failure just before it fires (the host records it in
+    its event log and sends the log on, which a killed process could not do after)."""
+
+    def __init__(
+        self,
+        failures: Sequence[Failure],
+        attempt: int,
+        on_fire: Callable[[Failure, str], None] | None = None,
+    ) -> None:
         mine = [f for f in failures if f.attempt == attempt]
         self.failures = [f for f in mine if f.kind != "decline"]
         self.declines = {(f.task, f.during_checkpoint) for f in mine if f.kind == "decline"}
+        self.on_fire = on_fire
+        self.armed: dict[Failure, int | None] = {
+            f: None for f in self.failures if f.after_checkpoint is not None
+        }
+        """For each ``after_checkpoint`` failure, the records its task had consumed when it
+        heard that the checkpoint completed (None: not yet)."""
+        self.totals: dict[str, int] = {}
+
+    def _fire(self, f: Failure, reason: str) -> None:
+        if self.on_fire is not None:
+            self.on_fire(f, reason)
+        f.fire(reason)
 
     def declines_checkpoint(self, task: str, checkpoint_id: int) -> bool:
         """``task`` is to decline ``checkpoint_id``."""
@@ -111,19 +144,34 @@ class Injections:
 
     def after_records(self, task: str, total: int) -> None:
         """``task`` has consumed ``total`` records."""
+        self.totals[task] = total
         for f in self.failures:
-            if f.after_records is not None and f.task == task and total >= f.after_records:
-                f.fire(f"after {total} records")
+            if f.task != task:
+                continue
+            if f.after_checkpoint is not None:
+                armed = self.armed[f]
+                if armed is not None and total - armed >= max(1, f.after_records or 0):
+                    self._fire(
+                        f,
+                        f"after checkpoint {f.after_checkpoint} completed and "
+                        f"{total - armed} records more",
+                    )
+            elif f.after_records is not None and total >= f.after_records:
+                self._fire(f, f"after {total} records")
 
     def during_checkpoint(self, task: str, checkpoint_id: int) -> None:
         """``task`` takes its part of ``checkpoint_id``."""
         for f in self.failures:
             if f.during_checkpoint == checkpoint_id and f.task == task:
-                f.fire(f"during checkpoint {checkpoint_id}")
+                self._fire(f, f"during checkpoint {checkpoint_id}")
 
     def notified(self, task: str, checkpoint_id: int, *, after_commit: bool) -> None:
         """``task`` hears that ``checkpoint_id`` is complete, before or after its commit."""
+        for f, armed in self.armed.items():
+            done = f.after_checkpoint is not None and checkpoint_id >= f.after_checkpoint
+            if armed is None and f.task == task and done and after_commit:
+                self.armed[f] = self.totals.get(task, 0)
         for f in self.failures:
             if f.notified == checkpoint_id and f.task == task and f.after_commit == after_commit:
                 when = "after" if after_commit else "before"
-                f.fire(f"notified of checkpoint {checkpoint_id}, {when} its commit")
+                self._fire(f, f"notified of checkpoint {checkpoint_id}, {when} its commit")

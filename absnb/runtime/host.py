@@ -48,6 +48,7 @@ from absnb.runtime.announce import Announcements
 from absnb.runtime.control_client import ControlClient, failure_message, report_failure
 from absnb.runtime.control_messages import Ack, Notify, Probe, Stop, Terminate, Trigger
 from absnb.runtime.ended import EndedInputs, checkpoint_of
+from absnb.runtime.event_log import EventLog
 from absnb.runtime.failures import Failure as Failure
 from absnb.runtime.failures import InjectedFailure as InjectedFailure
 from absnb.runtime.failures import Injections
@@ -92,6 +93,7 @@ class Host:
         }
         self.refill: dict[ChannelId, Sequence[Any]] = {}
         restoring = time.monotonic()
+        self.log = EventLog(plan, self.tasks)
         if plan.restore:
             self._restore()
         elif plan.attempt > 0:
@@ -99,12 +101,13 @@ class Host:
             # so that sinks abort what the failed attempt left in their external systems.
             for task in self.tasks.values():
                 task.restore(None)
+            self.log.restored(None)
         self.blocked: set[ChannelId] = set()
         self.ends = EndedInputs(graph, plan.tasks)
         self.finished: set[TaskId] = set()
         self.consumed: dict[TaskId, int] = dict.fromkeys(plan.tasks, 0)
         self.aligning = AlignmentClock()
-        self.injected = Injections(plan.failures, plan.attempt)
+        self.injected = Injections(plan.failures, plan.attempt, self.log.on_fire)
         self.overtake = protocol.barriers_overtake  # barriers take the priority lane
         # with an alignment timeout, barriers are announced on it (runtime/announce.py)
         self.announce = plan.alignment_timeout is not None and not self.overtake
@@ -136,6 +139,7 @@ class Host:
                     self.queues[c].extend(messages)
                 else:
                     self.refill[c] = messages
+        self.log.restored(snapshot)
 
     # -- the loop ----------------------------------------------------------------------------
     def run(self) -> HostResult:
@@ -164,7 +168,7 @@ class Host:
             data_address=net.address,
             timeout=plan.setup_timeout,
         )
-        self.client = client
+        self.client = self.log.client = client
         running = False
         try:
             net.expect_inputs(remote_in)
@@ -192,6 +196,7 @@ class Host:
             client.failed(e, setup=not running)
             raise
         finally:
+            self.log.ship(force=True, last=True)
             self.writer.close()
             net.close()
             client.close()
@@ -219,6 +224,7 @@ class Host:
                 if self.split:
                     self._between(client)
             self._due(client)
+            self.log.ship()
             now = time.monotonic()
             if now - last_flush >= plan.flush_every or not busy:
                 net.flush()
@@ -262,6 +268,7 @@ class Host:
         for t in self.aligning.overdue(self.plan.alignment_timeout):
             sends: list[Send] = []
             self._tally("switched")
+            self.log.add("switched", t)
             self._after(t, self.tasks[t].alignment_timeout(sends), sends, client)
         if self.announced.kept:
             for c, m in self.announced.due(self.tasks, self.plan.alignment_timeout or 0.0):
@@ -293,8 +300,12 @@ class Host:
                 self._acknowledge(client, 0.001)
         for task in self.tasks.values():  # a sink pre-commits its last records (end_input)
             task.state = task.fn.end_input(task.state)
-        client.finished(host_result(self, started).metrics)
-        return host_result(self, started)
+        self.log.ship(force=True)
+        result = host_result(
+            self.plan, self.tasks, self.metrics, self.aligning.lasted, net.stats(), started
+        )
+        client.finished(result.metrics)
+        return result
 
     def _stopped(self, commands: list[Any]) -> list[Any]:
         """``commands``, unless one of them is Stop: then raise :class:`HostStopped`."""
@@ -311,7 +322,7 @@ class Host:
         if isinstance(cmd, Terminate):
             return
         if isinstance(cmd, Probe):
-            client.report(probe_report(self, cmd.round))
+            client.report(probe_report(self.plan, self.tasks, self.queues, cmd.round))
             return
         n = cmd.checkpoint_id
         for t, task in self.tasks.items():
@@ -329,6 +340,7 @@ class Host:
                 self.injected.notified(str(t), n, after_commit=True)
             else:  # Aborted
                 controls = task.checkpoint_aborted(n, sends)
+            self.log.command(t, n, isinstance(cmd, Notify))
             self._after(t, controls, sends, client)
 
     def _emit(self, client: Any) -> bool:
@@ -354,6 +366,7 @@ class Host:
     def _deliver(self, c: ChannelId, m: Any, client: Any) -> None:
         t = c.dst
         kind = type(m)
+        self.log.delivered(c, m)
         if kind is EndOfInput:
             for barrier in self.ends.end(c):  # what it missed, nothing can follow its end
                 self._deliver(c, barrier, client)
@@ -392,6 +405,7 @@ class Host:
     ) -> None:
         """Carry out what ``t`` produced: controls, then sends (once it ended: ``past_end``)."""
         if controls:
+            self.log.controls(t, controls)
             self._controls(t, controls, client)
         if t not in self.finished or (self.split and not self.graph.inputs[t]):
             self._dispatch(sends)
@@ -477,6 +491,7 @@ class Host:
         for w in self.writer.written(timeout):
             s = w.snapshot
             size = w.stats["state_size"] + w.stats["channel_state_size"]
+            self.log.ack(s, size)  # the log reaches the driver before the acknowledgement
             client.ack(Ack(s.task, s.checkpoint_id, w.key, size, w.alignment_s, w.stats))
             self.metrics["checkpoints"].append(s.checkpoint_id)
 

@@ -43,7 +43,7 @@ class RecordedRun(Protocol):
     import the runtime that uses it)."""
 
     hosts: list[HostResult]
-    events: list[tuple[float, str, Any]]
+    coordinator_events: list[tuple[float, str, Any]]
     errors: list[str]
     restored: list[int]
     failed_at: list[float]
@@ -141,7 +141,7 @@ class RunMetrics:
         return t - self.t0
 
     def _events(self, kind: str) -> list[tuple[float, dict[str, Any]]]:
-        return [(t, d) for t, k, d in self.run.events if k == kind]
+        return [(t, d) for t, k, d in self.run.coordinator_events if k == kind]
 
     def _num_subtasks(self) -> int:
         graph = self.run.graph

@@ -44,6 +44,8 @@ class HostPlan:
     """The most input-log entries a source task reads per second (None: no limit)."""
     ports: range | None = None
     """The ports the host's data plane may listen on (None: any free port)."""
+    events: bool = True
+    """Keep an event log and send it to the driver (:mod:`absnb.runtime.event_log`)."""
 
 
 @dataclass

@@ -10,10 +10,12 @@ here with an error naming the value and what is allowed (see :mod:`absnb.core.va
 from __future__ import annotations
 
 from collections.abc import Sequence
+from os import PathLike
 from typing import TYPE_CHECKING, Any
 
 from absnb.core import validate
 from absnb.core.errors import InvalidTypeError, InvalidValueError
+from absnb.protocols import get_protocol
 from absnb.runtime.failures import Failure
 
 if TYPE_CHECKING:
@@ -29,21 +31,13 @@ def check_run(
     allow_deadlock: Any,
     source_rate: Any,
     hosts: Any = None,
+    restore_older: Any = False,
 ) -> None:
     """The arguments of :meth:`SparkRuntime.run` (and the runtime's ``hosts``), checked
     before any Spark job starts."""
-    from absnb.jobs.base import Job
+    from absnb.jobs.base import runnable_job
 
-    if not isinstance(job, Job):
-        raise InvalidTypeError(
-            f"run needs a Job, such as absnb.word_count(), not {job!r:.80} ({type(job).__name__})"
-        )
-    missing = [n for n, op in job.graph.operators.items() if op.function is None]
-    if missing:
-        raise InvalidValueError(
-            f"operator {missing[0]!r} of job {job.name!r} has no function (None), so it cannot "
-            "run: pass an absnb.operators.Operator to JobGraph.add"
-        )
+    runnable_job(job, "SparkRuntime.run")
     if not isinstance(protocol, str):
         raise InvalidTypeError(
             f"protocol must be a protocol name such as 'abs' or 'chandy-lamport', not {protocol!r}"
@@ -51,6 +45,7 @@ def check_run(
     validate.interval("checkpoint_interval (seconds)", checkpoint_interval)
     validate.whole("max_restarts", max_restarts, minimum=0)
     validate.flag("allow_deadlock", allow_deadlock)
+    validate.flag("restore_older", restore_older)
     validate.optional_whole("hosts", hosts, minimum=1)
     validate.positive("source_rate", source_rate, optional=True)
     if isinstance(failures, Failure | str | bytes) or not isinstance(failures, Sequence):
@@ -58,11 +53,37 @@ def check_run(
             f"failures must be a list of Failure, e.g. [Failure('count[1]', after_records=100)]"
             f", not {failures!r:.80}"
         )
-    check_failures(job, failures)
+    check_failures(job, failures, max_restarts)
+    declines = [f for f in failures if f.kind == "decline"]
+    if declines and not get_protocol(protocol).may_be_declined:
+        raise InvalidValueError(
+            f"{declines[0]} would never fire: protocol {protocol!r} takes no declines (a "
+            "Chandy-Lamport snapshot, or none at all); use kind='raise' or 'kill', or a "
+            "barrier protocol such as 'abs'"
+        )
 
 
-def check_failures(job: Job, failures: Sequence[Any]) -> None:
-    """Every failure is a :class:`Failure` naming a task of ``job``."""
+def check_checkpoint_dir(checkpoint_dir: Any) -> None:
+    """``SparkRuntime(checkpoint_dir=...)``: None (a fresh temporary folder) or a path or URL
+    that is not empty (an empty one was silently replaced by a temporary folder)."""
+    if checkpoint_dir is None:
+        return
+    if not isinstance(checkpoint_dir, str | PathLike):
+        raise InvalidTypeError(
+            f"checkpoint_dir must be a path or URL, or None for a temporary folder, not "
+            f"{checkpoint_dir!r:.80}"
+        )
+    if not str(checkpoint_dir).strip():
+        raise InvalidValueError(
+            "checkpoint_dir is empty: name a folder (or URL) for the checkpoints, or pass None "
+            "for a temporary one"
+        )
+
+
+def check_failures(job: Job, failures: Sequence[Any], max_restarts: int) -> None:
+    """Every failure is a :class:`Failure` naming a task of ``job``, in an attempt that runs
+    (at most ``max_restarts``), and no two fail one task in one attempt (only the first can
+    fire: the attempt ends there)."""
 
     names = [str(t) for t in job.graph.tasks]
     for i, f in enumerate(failures):
@@ -75,4 +96,36 @@ def check_failures(job: Job, failures: Sequence[Any]) -> None:
             raise InvalidValueError(
                 f"Failure({f.task!r}) names no task of job {job.name!r}, so it would never "
                 f"fire: use one of {', '.join(names)}"
+            )
+    _check_attempts(failures, max_restarts)
+
+
+def _check_attempts(failures: Sequence[Failure], max_restarts: int) -> None:
+    """Each failure's attempt runs: it is at most ``max_restarts``, and the attempt before
+    it has a failure that ends it; no two failures end one attempt of one task."""
+    ending = {f.attempt for f in failures if f.kind != "decline"}
+    for f in failures:
+        if f.attempt > max_restarts:
+            raise InvalidValueError(
+                f"Failure({f.task!r}, attempt={f.attempt}) would never fire: with "
+                f"max_restarts={max_restarts} the last attempt is {max_restarts}; lower the "
+                "attempt or raise max_restarts"
+            )
+        if f.attempt > 0 and f.attempt - 1 not in ending:
+            raise InvalidValueError(
+                f"Failure({f.task!r}, attempt={f.attempt}) would never fire: attempt "
+                f"{f.attempt} starts only once attempt {f.attempt - 1} fails, and no failure "
+                f"(raise or kill) is given for attempt {f.attempt - 1}: add one, or use "
+                f"attempt={f.attempt - 1}"
+            )
+    seen: dict[tuple[str, int], Failure] = {}
+    for f in failures:
+        if f.kind == "decline":
+            continue  # a decline does not end the attempt
+        first = seen.setdefault((f.task, f.attempt), f)
+        if first is not f:
+            raise InvalidValueError(
+                f"two failures of {f.task} in attempt {f.attempt} ({first} and {f}): the "
+                f"first to fire ends the attempt, so the other never fires; give it "
+                f"attempt={f.attempt + 1}, or drop one"
             )

@@ -19,7 +19,7 @@ import tempfile
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, cast
 
 from absnb.core.errors import AbsnbError
@@ -37,59 +37,17 @@ from absnb.runtime.host import (
 from absnb.runtime.host import host_of as host_of  # which host runs a task, re-exported
 from absnb.runtime.recovery import RestartLimitError as RestartLimitError
 from absnb.runtime.recovery import run_attempts, unpickle_plan
+from absnb.runtime.spark_run import SparkRun as SparkRun
 
 if TYPE_CHECKING:
     from absnb.core.graph import ExecutionGraph
     from absnb.runtime.control import CoordinatorServer
     from absnb.runtime.control_messages import Ack
     from absnb.runtime.inputs import PreparedInput
-    from absnb.runtime.metrics import RunMetrics
 
 
 class ClusterTooSmallError(AbsnbError, RuntimeError):
     """The barrier stage needs more task slots than the Spark cluster offers."""
-
-
-@dataclass
-class SparkRun:
-    """The result of a run: output, restarts, completed checkpoints and measurements."""
-
-    output: Any
-    states: dict[TaskId, Any]
-    restarts: int
-    checkpoints: list[int]
-    seconds: float
-    hosts: list[HostResult] = field(default_factory=list)
-    events: list[tuple[float, str, Any]] = field(default_factory=list)
-    errors: list[str] = field(default_factory=list)
-    restored: list[int] = field(default_factory=list)
-    """The checkpoint each attempt started from (0: the beginning)."""
-    protocol: str = ""
-    graph: ExecutionGraph | None = None
-    started: float = 0.0
-    """When the run started, on the clock of ``events`` (``time.monotonic``)."""
-    failed_at: list[float] = field(default_factory=list)
-    """When the driver saw each failed attempt's stage fail (same clock)."""
-
-    @property
-    def records(self) -> int:
-        """Records read by the sources in the final attempt."""
-        return sum(h.metrics.get("records_in", 0) for h in self.hosts)
-
-    @property
-    def metrics(self) -> RunMetrics:
-        """Checkpoint and task statistics as DataFrames (:mod:`absnb.runtime.metrics`)."""
-        from absnb.runtime.metrics import RunMetrics
-
-        return RunMetrics(self)
-
-    def checkpoint_stats(self) -> Any:
-        """One row per checkpoint (a pandas DataFrame): ``self.metrics.checkpoints()``."""
-        return self.metrics.checkpoints()
-
-    def task_stats(self) -> Any:
-        """One row per task (a pandas DataFrame): ``self.metrics.tasks()``."""
-        return self.metrics.tasks()
 
 
 def _final_states(graph: ExecutionGraph, results: list[HostResult]) -> dict[TaskId, Any]:
@@ -156,6 +114,7 @@ class SparkRuntime:
         ports: the ports the coordinator (on the driver) and every host's data plane (on
             the executors) listen on, each the first free one, e.g. ``range(40000, 40100)``
             for a firewall that opens those; by default any free port.
+        events: keep the run's event log (``run.events``); False records nothing.
     """
 
     def __init__(
@@ -168,9 +127,12 @@ class SparkRuntime:
         hosts: int | None = None,
         ports: range | tuple[int, int] | None = None,
         storage_latency: float = 0.0,
+        events: bool = True,
     ) -> None:
+        from absnb.runtime.run_args import check_checkpoint_dir
         from absnb.runtime.storage import CheckpointStorage
 
+        check_checkpoint_dir(checkpoint_dir)
         if storage is not None and storage_latency:
             raise ValueError(
                 "give storage_latency to the CheckpointStorage passed as storage "
@@ -195,6 +157,7 @@ class SparkRuntime:
                 "e.g. range(40000, 40100)"
             )
         self.ports = ports
+        self.events = events
 
     def slots(self) -> int:
         """Task slots of the cluster (local[N] gives N)."""
@@ -261,6 +224,7 @@ class SparkRuntime:
             allow_deadlock,
             source_rate,
             self.hosts,
+            restore_older,
         )
         from absnb.runtime.wire import new_secret
 
@@ -305,6 +269,7 @@ class SparkRuntime:
             advertise_host=driver_host,
             source_rate=source_rate,
             ports=self.ports,
+            events=self.events,
         )
         started = time.monotonic()
         try:
@@ -324,6 +289,11 @@ class SparkRuntime:
                 data.release()
         results = attempts.results
         states = _final_states(graph, results)
+        from absnb.runtime.event_table import run_events
+
+        log = run_events(
+            started, server.events, server.host_events, attempts.failed_at, attempts.errors
+        )
         return SparkRun(
             output=job.output(states),
             states=states,
@@ -331,13 +301,14 @@ class SparkRuntime:
             checkpoints=[c.checkpoint_id for c in coordinator.completed],
             seconds=time.monotonic() - started,
             hosts=sorted(results, key=lambda r: r.host_id),
-            events=list(server.events),
+            coordinator_events=list(server.events),
             errors=attempts.errors,
             restored=attempts.restored,
             protocol=proto.name,
             graph=graph,
             started=started,
             failed_at=attempts.failed_at,
+            log=log,
         )
 
     def _hosts_for(self, graph: ExecutionGraph, source_rate: float | None) -> int:

@@ -7,24 +7,8 @@ from __future__ import annotations
 from typing import Any
 
 from absnb.core import validate
-from absnb.core.errors import GraphError, InvalidTypeError
-from absnb.jobs.base import Job
-
-
-def check_job(job: Any, where: str) -> Job:
-    """``job`` is a :class:`Job` whose every operator has a function to run."""
-    if not isinstance(job, Job):
-        raise InvalidTypeError(
-            f"{where} needs a Job, such as absnb.word_count() or absnb.build_job('bank'), "
-            f"not {job!r:.80} ({type(job).__name__})"
-        )
-    missing = [n for n, op in job.graph.operators.items() if op.function is None]
-    if missing:
-        raise GraphError(
-            f"operator {missing[0]!r} of job {job.name!r} has no function (None), so it cannot "
-            "run: pass an absnb.operators.Operator to JobGraph.add"
-        )
-    return job
+from absnb.core.errors import InvalidTypeError
+from absnb.jobs.base import runnable_job
 
 
 def check_world(
@@ -35,7 +19,7 @@ def check_world(
     notify_steps: Any,
 ) -> None:
     """The arguments of ``World(...)``."""
-    check_job(job, "World")
+    runnable_job(job, "World")
     validate.optional_whole("checkpoint_interval", checkpoint_interval, minimum=1)
     validate.optional_whole("max_checkpoints", max_checkpoints, minimum=0)
     validate.flag("allow_deadlock", allow_deadlock)

@@ -105,13 +105,12 @@ def _acknowledge(world: World, task: StreamTask, ctl: TaskSnapshot, event: Event
     """The task's snapshot acknowledges its checkpoint; the last one completes it, which
     aborts the older pending checkpoints it subsumes and notifies every task (at once, or
     as steps of their own with ``notify_steps``)."""
-    coordinator = world.coordinator
-    before = len(coordinator.aborted)
-    done = coordinator.acknowledge(ctl, world.clock)
+    decided = world.coordinator.acknowledge(ctl, world.clock)
+    done = decided.completed
     if done is None:
         return
     event.completed += (done.checkpoint_id,)
-    abort(world, coordinator.aborted[before:], event)  # subsumed by the new one
+    abort(world, decided.subsumed, event)
     if world._s.notify_steps:
         for t in world.graph.tasks:
             world.notices[t] = (*world.notices.get(t, ()), done.checkpoint_id)

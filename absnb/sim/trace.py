@@ -239,6 +239,34 @@ def parse_time(value: Any) -> float:
     return value
 
 
+HEADER_KEYS = (
+    "absnb",
+    "version",
+    "job",
+    "params",
+    "protocol",
+    "checkpoint_interval",
+    "allow_deadlock",
+    "alignment_timeout",
+)
+"""The keys of a trace header (:meth:`TraceHeader.to_json` writes them). Others are
+information for readers (``save_trace(info=...)``), ignored."""
+UNREAD_SETTINGS = (
+    "seed",
+    "crash",
+    "crash_at",
+    "recovery",
+    "max_checkpoints",
+    "notify_steps",
+    "checkpoint_timeout",
+    "min_pause",
+    "max_concurrent",
+    "interval",
+)
+"""Settings of a run that a header does not take: one given there would be ignored
+silently, so it is refused."""
+
+
 def parse_header(obj: Any) -> TraceHeader:
     """The header a trace's first JSON line describes.
 
@@ -255,6 +283,13 @@ def parse_header(obj: Any) -> TraceHeader:
             f"trace version {obj.get('version')!r} is not supported: this absnb reads "
             f"version {VERSION}"
         )
+    unread = sorted(set(obj) & set(UNREAD_SETTINGS))
+    if unread:
+        raise TraceFormatError(
+            f"the header sets {', '.join(map(repr, unread))}, which a trace does not read (it "
+            "replays its actions, which fix the schedule, crashes and recovery): remove it; "
+            f"the settings a header takes are {', '.join(HEADER_KEYS[2:])}"
+        )
     for key in ("job", "protocol"):
         if not isinstance(obj.get(key), str):
             raise TraceFormatError(
@@ -268,6 +303,11 @@ def parse_header(obj: Any) -> TraceHeader:
         raise TraceFormatError(
             f"'checkpoint_interval' must be a whole number or null, not {interval!r}"
         )
+    allow_deadlock = obj.get("allow_deadlock", False)
+    if not isinstance(allow_deadlock, bool):
+        raise TraceFormatError(
+            f"'allow_deadlock' must be true or false, not {json.dumps(allow_deadlock)}"
+        )
     timeout = obj.get("alignment_timeout")
     if timeout is not None and (not isinstance(timeout, (int, float)) or isinstance(timeout, bool)):
         raise TraceFormatError(f"'alignment_timeout' must be a number or null, not {timeout!r}")
@@ -276,7 +316,7 @@ def parse_header(obj: Any) -> TraceHeader:
         params,
         obj["protocol"],
         interval,
-        bool(obj.get("allow_deadlock", False)),
+        allow_deadlock,
         timeout,
     )
 

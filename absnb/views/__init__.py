@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from absnb.views.cut import Cut
     from absnb.views.graph import graph_svg, show_graph, to_dot
+    from absnb.views.run_view import RunView, show_run
     from absnb.views.side_by_side import SideBySide, compare
     from absnb.views.tables import snapshot_diff, snapshot_tables, task_table
     from absnb.views.timeline import message_arrows, show_timeline, space_time
@@ -57,11 +58,14 @@ _HOME = {
     "StepperWidget": "widgets",
     "compare": "side_by_side",
     "stepper_widget": "widgets",
+    "RunView": "run_view",
+    "show_run": "run_view",
 }
 """Each public name and the module of :mod:`absnb.views` that defines it."""
 
 __all__ = [
     "Cut",
+    "RunView",
     "SideBySide",
     "StepperWidget",
     "committed_table",
@@ -70,6 +74,7 @@ __all__ = [
     "message_arrows",
     "output_copies",
     "show_graph",
+    "show_run",
     "show_timeline",
     "show_transactions",
     "snapshot_diff",

@@ -1,7 +1,10 @@
 """Several protocols on one job and one seeded schedule, stepped together.
 
-The panes are stacked, one under the other, each as wide as the cell: its protocol's
-status, graph, latest snapshot and trace. One set of controls drives them all, and a
+The panes sit side by side under the shared controls, so that at 1280x720 every pane's
+whole graph and the controls are in view at once (issue 23): each pane is its protocol's
+compact graph (no legend; the graph's title names the protocol), then its status,
+latest snapshot and trace. Each pane's width follows its graph's natural width, so the
+graphs are drawn at the same scale. One set of controls drives them all, and a
 control is disabled when any pane cannot follow it, so the panes never fall out of step
 (issue 11): Step when a pane's run is over or has crashed, Back when a pane is at its
 start, Recover unless every pane has failed. The chooser lists the actions enabled in
@@ -10,7 +13,6 @@ every pane.
 
 from __future__ import annotations
 
-import html
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -22,19 +24,19 @@ from absnb.sim.schedulers import RandomScheduler
 from absnb.sim.stepper import Stepper
 from absnb.sim.world import World
 from absnb.views.controls import GOTO_AHEAD, Controls, button, choice_label, keyboard_html
-from absnb.views.pictures import img_html
+from absnb.views.pictures import img_html, svg_size
 from absnb.views.widgets import STICKY_CSS, StepperWidget, panel
 
 
 class SideBySide:
-    """Stacked panes, one per stepper, driven by one set of controls."""
+    """Panes side by side, one per stepper, driven by one set of controls."""
 
     _count = 0
 
     def __init__(self, steppers: Sequence[Stepper]) -> None:
         if not steppers:
             raise ValueError("SideBySide needs at least one stepper, got none")
-        self.panes = [StepperWidget(s, timeline=False, log_lines=5) for s in steppers]
+        self.panes = [StepperWidget(s, timeline=False, log_lines=5, compact=True) for s in steppers]
         first = self.panes[0].world
         self.controls = c = Controls([str(t) for t in first.graph.tasks])
         self.chooser = w.Dropdown(description="next", layout=w.Layout(width="460px"))
@@ -54,29 +56,27 @@ class SideBySide:
         self.do.on_click(lambda _: self._do_chosen())
         SideBySide._count += 1
         root_class = f"absnb-compare-{SideBySide._count}"
-        stacked = [
+        self.columns = [
             w.VBox(
                 [
-                    w.HTML(f"<h4>{html.escape(p.world.protocol.title)}</h4>"),
+                    p.graph,
                     p.status,
                     p.controls.message,
-                    p.graph,
-                    w.HBox(
-                        [panel("Latest completed snapshot", p.snapshot), panel("Trace", p.log)],
-                        layout=w.Layout(flex_flow="row wrap"),
-                    ),
+                    panel("Latest completed snapshot", p.snapshot),
+                    panel("Trace", p.log),
                 ],
-                layout=w.Layout(border_top="3px solid #888", padding="4px 0 0 0"),
+                layout=w.Layout(min_width="0", overflow="hidden", padding="0 8px 0 0"),
             )
             for p in self.panes
         ]
+        side = w.HBox(self.columns, layout=w.Layout(width="100%", align_items="flex-start"))
         rows = c.rows()
         rows[0].add_class("absnb-controls")  # Step, Back, Play, go to: always in view
         self.widget = w.VBox(
             [
                 *rows,
                 w.HBox([self.chooser, self.do]),
-                *stacked,
+                side,
                 w.HTML(keyboard_html(root_class) + STICKY_CSS),
             ],
             layout=w.Layout(width="100%"),
@@ -100,8 +100,11 @@ class SideBySide:
         return [a for a in first if all(a in o for o in others)]
 
     def _sync(self) -> None:
-        """Enable a control only when every pane can follow it."""
+        """Enable a control only when every pane can follow it; size the panes."""
         c, panes = self.controls, self.panes
+        for column, pane in zip(self.columns, panes, strict=True):
+            # widths in proportion to the graphs' natural widths: one scale for all
+            column.layout.flex = f"{svg_size(pane.svg)[0]:.0f} 1 0px"
         failed = [p.world.failed is not None for p in panes]
         c.step.disabled = not all(self._can_step(p) for p in panes)
         c.back.disabled = not all(p.stepper.history for p in panes)
@@ -155,10 +158,15 @@ class SideBySide:
         bundle = self.widget._repr_mimebundle_(**kwargs)
         data = bundle[0] if isinstance(bundle, tuple) else bundle
         data["text/plain"] = self.describe()
-        data["text/html"] = "".join(
-            f"<h4>{html.escape(p.world.protocol.title)}</h4>"
-            + img_html(p.svg, f"{p.world.protocol.name}: {p.world.graph.name}")
-            for p in self.panes
+        data["text/html"] = (
+            '<div style="display:flex;align-items:flex-start;gap:8px">'
+            + "".join(
+                f'<div style="flex:{svg_size(p.svg)[0]:.0f} 1 0px;min-width:0">'
+                + img_html(p.svg, f"{p.world.protocol.name}: {p.world.graph.name}")
+                + "</div>"
+                for p in self.panes
+            )
+            + "</div>"
         )
         return bundle
 
@@ -170,7 +178,8 @@ def compare(
     seed: int = 1,
     checkpoint_interval: int | None = None,
 ) -> SideBySide:
-    """Stacked panes, one per protocol, each with a random scheduler of the same seed."""
+    """Panes side by side, one per protocol, each with a random scheduler of the same
+    seed, under one set of controls."""
     steppers = [
         Stepper(World(job, p, checkpoint_interval=checkpoint_interval), RandomScheduler(seed=seed))
         for p in protocols

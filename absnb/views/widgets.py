@@ -76,6 +76,11 @@ def _status(world: World) -> str:
     return " · ".join(parts)
 
 
+COMPACT: dict[str, Any] = {"with_legend": False, "max_messages": 2, "max_state_items": 2}
+""":func:`~absnb.views.graph.to_dot` options for a compact graph: no legend, two messages
+per edge and two state items per node."""
+
+
 def panel(title: str, body: w.Widget) -> w.VBox:
     """A titled box for the row of panels under the graph."""
     body.layout = w.Layout(overflow="auto")
@@ -109,10 +114,14 @@ class StepperWidget:
         timeline: bool = True,
         log_lines: int = 12,
         present: bool = False,
+        compact: bool = False,
     ) -> None:
         self.stepper = stepper
         self.log_lines = log_lines
         self.present = present
+        self.compact = compact
+        """Draw the graph without its legend and with fewer messages per edge (the panes
+        of :func:`~absnb.views.side_by_side.compare`, which sit side by side)."""
         self.redo: list[Action] = []
         """Actions undone by Back or the slider, latest last: Step and the slider take
         them again before asking the scheduler."""
@@ -359,7 +368,7 @@ class StepperWidget:
         finally:
             self._syncing = False
         self.status.value = _status(world)
-        self.svg = render_svg_fast(to_dot(world))
+        self.svg = render_svg_fast(to_dot(world, **(COMPACT if self.compact else {})))
         self.graph.value = fit_svg(self.svg)
         latest = world.latest_snapshot()
         font = f"font-size:{self._font}"

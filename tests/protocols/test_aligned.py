@@ -15,7 +15,7 @@ import pytest
 
 from absnb import CheckpointBarrier
 from absnb.core.effects import Acknowledge, Broadcast, SnapshotState
-from absnb.protocols.base import Waiting
+from absnb.protocols.base import Waiting, abort_subsumed
 from tests.protocols.script import Script, fan_in, processes
 
 
@@ -128,8 +128,13 @@ def test_abort_of_an_older_checkpoint_keeps_the_current_alignment(two: Script) -
 def test_newer_barrier_overtakes_older_alignment(three: Script) -> None:
     assert three.barrier("a->t", 1) == three.block("a->t")
     assert three.barrier("b->t", 1) == three.block("b->t")
-    # Checkpoint 2's barrier arrives on c before 1's: give up 1, start aligning 2.
-    assert three.barrier("c->t", 2) == [*three.unblock("a->t", "b->t"), *three.block("c->t")]
+    # Checkpoint 2's barrier arrives on c before 1's: give up 1 and report it aborted
+    # (Flink's cancelSubsumedCheckpoint), start aligning 2.
+    assert three.barrier("c->t", 2) == [
+        *three.unblock("a->t", "b->t"),
+        *abort_subsumed(1, 2),
+        *three.block("c->t"),
+    ]
     # Checkpoint 1 is over here: its barriers are ignored.
     assert three.barrier("c->t", 1) == []
     assert three.barrier("b->t", 2) == three.block("b->t")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from absnb import CheckpointCoordinator, TaskId, TaskSnapshot
+from absnb.core.errors import ProtocolError
 
 TASKS = (TaskId("src"), TaskId("op", 0, 2), TaskId("op", 1, 2))
 
@@ -14,7 +15,8 @@ def coordinator(**kwargs) -> CheckpointCoordinator:
 
 
 def ack(c: CheckpointCoordinator, n: int, task: TaskId, now: float = 0):
-    return c.acknowledge(TaskSnapshot(task, n, state=f"{task}@{n}"), now)
+    """The checkpoint the acknowledgement completed (None: it completed none)."""
+    return c.acknowledge(TaskSnapshot(task, n, state=f"{task}@{n}"), now).completed
 
 
 def ack_all(c: CheckpointCoordinator, n: int, now: float = 0):
@@ -131,6 +133,34 @@ def test_completion_subsumes_older_pending_checkpoints() -> None:
     assert ack_all(c, 3).checkpoint_id == 3
     assert c.latest().checkpoint_id == 3
     assert c.aborted == [1]
+
+
+def test_acknowledge_returns_what_it_subsumed() -> None:
+    """The caller learns the subsumed checkpoints from the answer, not by diffing lists."""
+    c = coordinator(max_concurrent=None)
+    for now in (0, 1, 2, 3):
+        c.trigger(now)
+    for t in TASKS[:-1]:
+        assert c.acknowledge(TaskSnapshot(t, 3, state=None), 4).subsumed == ()
+    decided = c.acknowledge(TaskSnapshot(TASKS[-1], 3, state=None), 5)
+    assert decided.completed is not None
+    assert decided.completed.checkpoint_id == 3
+    assert decided.subsumed == (1, 2)
+    assert sorted(c.pending) == [4]
+
+
+def test_a_failed_store_uncompletes_the_checkpoint() -> None:
+    c = coordinator()
+    c.trigger(0)
+    first = ack_all(c, 1)
+    c.trigger(1)
+    ack_all(c, 2)
+    c.store_failed(2)
+    assert [x.checkpoint_id for x in c.completed] == [1]
+    assert c.latest() is first  # recovery restores the last durable checkpoint
+    assert c.aborted == [2]
+    with pytest.raises(ProtocolError, match="has not completed"):
+        c.store_failed(3)
 
 
 def test_abort_all() -> None:

@@ -13,6 +13,7 @@ import pytest
 
 from absnb import CheckpointBarrier, cyclic, get_protocol
 from absnb.core.effects import Acknowledge, Block, Broadcast, SnapshotState
+from absnb.protocols.base import abort_subsumed
 from tests.protocols.script import Script, fan_in, loop
 
 
@@ -135,12 +136,17 @@ def test_abort_during_alignment_unblocks(wide: Script) -> None:
 
 def test_newer_barrier_overtakes_alignment_and_logging(wide: Script) -> None:
     assert wide.barrier("s1->h", 1) == wide.block("s1->h")
-    assert wide.barrier("s2->h", 2) == [*wide.unblock("s1->h"), *wide.block("s2->h")]
+    assert wide.barrier("s2->h", 2) == [
+        *wide.unblock("s1->h"),
+        *abort_subsumed(1, 2),
+        *wide.block("s2->h"),
+    ]
     assert wide.barrier("s1->h", 1) == []
     assert wide.barrier("s1->h", 2) == [*copy(2), *wide.unblock("s2->h")]
     assert wide.rec("b1->h", 1) == []
-    # Checkpoint 3 overtakes 2 while 2 is logging: 2's log is dropped, 3's starts empty.
-    assert wide.barrier("s1->h", 3) == wide.block("s1->h")
+    # Checkpoint 3 overtakes 2 while 2 is logging: 2's log is dropped (and 2 reported
+    # aborted), 3's starts empty.
+    assert wide.barrier("s1->h", 3) == [*abort_subsumed(2, 3), *wide.block("s1->h")]
     assert wide.rec("b1->h", 2) == []  # aligning 3: not logged
     assert wide.barrier("s2->h", 3) == [*copy(3), *wide.unblock("s1->h")]
     assert wide.barrier("b1->h", 2) == []

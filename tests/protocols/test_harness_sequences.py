@@ -10,7 +10,9 @@ from __future__ import annotations
 import pytest
 
 from absnb.core.errors import ProtocolSettingError
+from absnb.core.messages import CancelCheckpointMarker as C
 from absnb.core.messages import CheckpointBarrier, RecordBatch, as_records
+from absnb.core.messages import CheckpointBarrier as B
 from absnb.core.snapshot import TaskSnapshot
 from absnb.harness import TaskHarness
 from absnb.operators.library import KeyedCount
@@ -44,7 +46,7 @@ def test_single_channel_barriers_snapshot_at_once(protocol):
     h.barrier("in0", 1)
     h.push("in0", "b")
     h.barrier("in0", 2)
-    assert h.emitted == ["a", "barrier 1", "b", "barrier 2"]
+    assert h.emitted == ["a", B(1), "b", B(2)]
     assert [c.checkpoint_id for c in h.checkpoints] == [1, 2]
     assert h.checkpoints[0].received == {h.channel("in0"): 1}
 
@@ -64,7 +66,7 @@ def test_aligned_blocks_until_every_barrier_and_trailing_data_waits():
     assert h.emitted == ["a", "b", "c"]
     h.barrier("in2", 1)
     assert h.blocked == []
-    assert h.emitted == ["a", "b", "c", "barrier 1", "after-0", "after-1"]
+    assert h.emitted == ["a", "b", "c", B(1), "after-0", "after-1"]
     (snap,) = h.checkpoints
     assert snap.channel_states == {}
     assert snap.received == {h.channel("in0"): 1, h.channel("in1"): 1, h.channel("in2"): 1}
@@ -78,7 +80,7 @@ def test_at_least_once_never_blocks_and_snapshots_on_the_last_barrier():
     assert h.blocked == []
     assert h.checkpoints == []
     h.barrier("in1", 1)
-    assert h.emitted == ["after", "barrier 1"]
+    assert h.emitted == ["after", B(1)]
     (snap,) = h.checkpoints
     assert snap.received == {h.channel("in0"): 1, h.channel("in1"): 0}
 
@@ -92,7 +94,7 @@ def test_at_least_once_a_newer_checkpoint_drops_older_ones():
     h.barrier("in1", 2)
     h.barrier("in1", 1)  # late: ignored
     assert [c.checkpoint_id for c in h.checkpoints] == [2]
-    assert h.emitted == ["barrier 2"]
+    assert h.emitted == [B(2)]
 
 
 def test_unaligned_snapshots_on_the_first_barrier_and_records_in_flight_data():
@@ -102,7 +104,7 @@ def test_unaligned_snapshots_on_the_first_barrier_and_records_in_flight_data():
     h.push("in1", "c")
     h.process()
     # The barrier overtook a and b: the snapshot is taken before them and goes out first.
-    assert h.emitted[0] == "barrier 1"
+    assert h.emitted[0] == B(1)
     assert h.checkpoints == []  # in1's barrier is still missing
     assert h.describe().startswith("checkpoint 1 recording in-flight data of in1")
     h.push("in1", "d")
@@ -124,7 +126,7 @@ def test_alignment_timeout_switches_to_unaligned():
     assert h.checkpoints == []
     h.timeout()
     assert h.blocked == []
-    assert h.emitted == ["x", "barrier 1", "blocked"]
+    assert h.emitted == ["x", B(1), "blocked"]
     h.push("in1", "y")
     h.barrier("in1", 1)
     assert h.in_flight(1) == {"in1": ["y"]}
@@ -150,9 +152,9 @@ def test_a_cancellation_barrier_releases_blocked_channels_and_is_sent_on_once(pr
     assert h.blocked == ["in0"]
     h.cancel("in1", 1)
     assert h.blocked == []
-    assert h.emitted == ["cancel 1", "waiting"]
+    assert h.emitted == [C(1), "waiting"]
     h.cancel("in2", 1)
-    assert h.emitted == ["cancel 1", "waiting"]
+    assert h.emitted == [C(1), "waiting"]
     h.barrier("in1", 1)  # late barrier of the cancelled checkpoint: ignored
     assert h.blocked == []
     for name in ("in0", "in1", "in2"):
@@ -176,7 +178,7 @@ def test_decline_sends_a_cancellation_barrier_and_drops_progress(protocol):
     h.barrier("in0", 1)
     h.decline(1, "restoring")
     assert h.declined == [(1, "restoring")]
-    assert "cancel 1" in h.emitted
+    assert C(1) in h.emitted
     assert h.blocked == []
     h.barrier("in1", 1)
     assert h.checkpoints == []
@@ -209,7 +211,7 @@ def test_a_task_whose_inputs_have_all_ended_joins_checkpoints_when_triggered(pro
     h.trigger(1)  # before its inputs ended, a trigger at a non-source did nothing
     assert [c.checkpoint_id for c in h.checkpoints] == [1]
     assert h.in_flight(1) == {}
-    assert h.emitted == ["a", "b", "barrier 1"]
+    assert h.emitted == ["a", "b", B(1)]
 
 
 def test_an_unaligned_barrier_overtakes_records_but_not_the_end():
@@ -223,7 +225,7 @@ def test_an_unaligned_barrier_overtakes_records_but_not_the_end():
     h.process()
     assert [c.checkpoint_id for c in h.checkpoints] == [1]
     assert h.in_flight(1) == {"in0": ["x", "y"]}
-    assert h.emitted == ["barrier 1", "x", "y"]
+    assert h.emitted == [B(1), "x", "y"]
 
 
 def test_unknown_inputs_and_bad_sizes_say_what_is_allowed():

@@ -80,7 +80,7 @@ def recorded_run() -> SparkRun:
         checkpoints=[1],
         seconds=5.0,
         hosts=hosts,
-        events=events,
+        coordinator_events=events,
         errors=["task sink failed"],
         restored=[0, 1],
         protocol="chandy-lamport",

@@ -210,7 +210,7 @@ def test_the_bank_terminates_and_every_checkpoint_conserves_money(
         job, protocol, checkpoint_interval=0.01, failures=failures
     )
     assert run.restarts == len(failures)
-    assert [e[1] for e in run.events].count("terminated") == 1
+    assert [e[1] for e in run.coordinator_events].count("terminated") == 1
     assert sorted(storage.audited) == run.checkpoints != []
     assert {n: p for n, p in storage.audited.items() if p} == {}
     assert sum(run.output.values()) == job.total

@@ -73,16 +73,16 @@ def test_a_checkpoint_timeout_aborts_checkpoints_that_take_longer(runtime, answe
         source_rate=4_000,
     )
     assert final_counts(run.output) == answer
-    kinds = [kind for _, kind, _ in run.events]
+    kinds = [kind for _, kind, _ in run.coordinator_events]
     assert "aborted" in kinds
-    reasons = {info.get("reason") for _, kind, info in run.events if kind == "aborted"}
+    reasons = {info.get("reason") for _, kind, info in run.coordinator_events if kind == "aborted"}
     assert "timed out" in reasons
 
 
 def _acks(run, n: int | None = None) -> list[dict]:
     return [
         info
-        for _, kind, info in run.events
+        for _, kind, info in run.coordinator_events
         if kind == "acknowledged" and (n is None or info["checkpoint_id"] == n)
     ]
 
@@ -126,7 +126,11 @@ def test_a_declined_checkpoint_is_aborted_and_the_next_one_completes(
     )
     assert run.restarts == 0
     assert final_counts(run.output) == answer
-    aborted = {info["checkpoint_id"]: info["reason"] for _, k, info in run.events if k == "aborted"}
+    aborted = {
+        info["checkpoint_id"]: info["reason"]
+        for _, k, info in run.coordinator_events
+        if k == "aborted"
+    }
     assert aborted[2].startswith("declined by count[1]")
     assert 2 not in run.checkpoints
     assert any(n > 2 for n in run.checkpoints)

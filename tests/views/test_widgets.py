@@ -358,3 +358,29 @@ def test_show_timeline_is_plotly_with_a_picture_and_a_text_line_not_a_repr() -> 
     figure = data["application/vnd.plotly.v1+json"]
     assert figure["layout"]["title"]["text"] == "ten steps"
     assert data["text/html"].startswith('<img class="absnb-picture"')
+
+
+def test_compare_puts_the_panes_side_by_side_at_one_scale() -> None:
+    """One row of panes (not stacked), each a compact graph (no legend), each as wide as
+    its graph's natural width in proportion, so that every graph is drawn at one scale;
+    the untrusted picture is one row too."""
+    import ipywidgets as w
+
+    from absnb.views.graph import render_svg_fast, to_dot
+    from absnb.views.pictures import svg_size
+    from absnb.views.widgets import COMPACT
+
+    side = compare(absnb.word_count(), seed=1, checkpoint_interval=4)
+    for _ in range(12):
+        side.controls.step.click()
+    rows = [c for c in side.widget.children if isinstance(c, w.HBox)]
+    assert [r.children for r in rows if r.children == tuple(side.columns)] == [tuple(side.columns)]
+    for pane, column in zip(side.panes, side.columns, strict=True):
+        assert pane.svg == render_svg_fast(to_dot(pane.world, **COMPACT))
+        assert column.layout.flex == f"{svg_size(pane.svg)[0]:.0f} 1 0px"
+    widths = {svg_size(p.svg)[0] for p in side.panes}
+    assert len(widths) > 1  # the panes differ, so equal flex would draw them at two scales
+    picture = side._repr_mimebundle_()
+    data = picture[0] if isinstance(picture, tuple) else picture
+    assert data["text/html"].startswith('<div style="display:flex')
+    assert data["text/html"].count("<img") == 3

@@ -1,0 +1,343 @@
+"""The space-time diagram of a real run, from its event log, in the simulator's look.
+
+One lane per task (sources at the top, time in seconds to the right) under a lane for the
+coordinator (checkpoints triggered and completed): barriers (and markers) arriving as
+ticks, alignments as bands from the first blocked input to the snapshot, snapshots as
+dots, each completed checkpoint's cut as a line through its tasks' snapshots, failures
+and restores as vertical lines. Below, the records on every channel drawn as a rate
+(records per second, per 50 ms bucket), not as arrows. Colours, font and labels are the
+simulator's diagram's (:mod:`absnb.views.timeline_static`); same log, same bytes.
+"""
+
+from __future__ import annotations
+
+import html
+import itertools
+from collections.abc import Sequence
+
+from absnb.core.events import EventRow
+from absnb.views.palette import STATUS_COLOURS
+from absnb.views.run_state import channels_of, tasks_of
+from absnb.views.timeline_static import CONTROL, CUT, FONT, LANE, OFFENDING, RECORD, RECOVERY
+
+WIDTH = 1024
+LEFT, RIGHT, TOP, GAP, FLOW = 190.0, 24.0, 64.0, 40.0, 30.0
+BUCKET = 0.05
+
+
+GAP_PX = 56.0
+"""The width a long quiet stretch (a restart) is drawn at, whatever it lasted."""
+
+
+class Scale:
+    """Seconds to pixels, linear, except that every stretch with no event longer than a
+    sixth of the run (Spark restarting an attempt, say) is drawn :data:`GAP_PX` wide and
+    labelled with what it lasted."""
+
+    def __init__(self, times: Sequence[float], width: float, compress: bool = True) -> None:
+        times = sorted(times) or [0.0, 1.0]
+        pad = max(times[-1] - times[0], 1e-3) * 0.01
+        first, last = times[0] - pad, times[-1] + pad
+        long = max(last - first, 1e-6) / 6
+        pairs = itertools.pairwise(times) if compress else ()
+        self.gaps = [(a, b) for a, b in pairs if b - a > long]
+        busy = (last - first) - sum(b - a for a, b in self.gaps)
+        self.per_second = (width - LEFT - RIGHT - GAP_PX * len(self.gaps)) / max(busy, 1e-6)
+        self.first, self.last, self.width = first, last, width
+        self.span = last - first
+
+    def x(self, t: float) -> float:
+        x = LEFT + (t - self.first) * self.per_second
+        for a, b in self.gaps:
+            if t <= a:
+                break
+            inside = min(t, b) - a
+            x += -inside * self.per_second + GAP_PX * inside / (b - a)
+        return x
+
+    def ticks(self) -> list[float]:
+        """Round times to label, none inside a compressed gap."""
+        busy = self.span - sum(b - a for a, b in self.gaps)
+        step = _tick(busy)
+        at, out = (int(self.first / step) + 1) * step, []
+        while at < self.last:
+            if not any(a < at < b for a, b in self.gaps):
+                out.append(at)
+            at = round(at + step, 6)
+        return out
+
+
+def _n(v: float) -> str:
+    return f"{v:.1f}".rstrip("0").rstrip(".")
+
+
+def _text(x: float, y: float, text: str, size: int = 16, anchor: str = "end", **style: str) -> str:
+    extra = "".join(f' {k.replace("_", "-")}="{v}"' for k, v in style.items())
+    return (
+        f'<text x="{_n(x)}" y="{_n(y)}" font-size="{size}" text-anchor="{anchor}" '
+        f'dominant-baseline="middle"{extra}>{html.escape(text)}</text>'
+    )
+
+
+def run_svg(
+    rows: Sequence[EventRow],
+    title: str = "the real run",
+    width: float = WIDTH,
+    window: tuple[float, float] | None = None,
+    unit: str = "s",
+) -> str:
+    """The diagram of a run's event ``rows`` (time order) as a complete SVG document;
+    ``window`` (seconds from, to) draws only what happened then (a checkpoint close up).
+    ``unit="step"`` draws a simulated run's rows (:func:`absnb.sim.event_rows.trace_rows`):
+    time in steps, no record rates."""
+    tasks = tasks_of(rows)
+    if window is not None:
+        rows = [r for r in rows if window[0] <= r.time <= window[1]]
+    lane = {t: TOP + GAP * (i + 1) for i, t in enumerate(tasks)}
+    sc = Scale([r.time for r in rows] if window is None else window, width, window is None)
+    bottom = TOP + GAP * (len(tasks) + 0.75)
+    body = [f'<rect width="{_n(width)}" height="HEIGHT" fill="#ffffff"/>']
+    body.append(_text(LEFT, 26, title, size=22, anchor="start", font_weight="bold"))
+    body += _lanes(tasks, lane, sc, bottom, unit)
+    body += _bands(rows, lane, sc)
+    body += _attempts(rows, sc, bottom)
+    body += _cuts(rows, lane, sc)
+    body += _marks(rows, lane, sc)
+    rates = unit == "s" and (window is None or window[1] - window[0] >= 20 * BUCKET)
+    flow, height = _flow(rows, sc, bottom + 44, width) if rates else ([], bottom + 24)
+    body += flow
+    legend, height = _legend(rows, height + 10, width)
+    body += legend
+    height += 10
+    doc = "\n".join(body).replace('height="HEIGHT"', f'height="{_n(height)}"', 1)
+    return (
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{_n(width)}" height="{_n(height)}" '
+        f'viewBox="0 0 {_n(width)} {_n(height)}" font-family="{FONT}">\n{doc}\n</svg>\n'
+    )
+
+
+def _lanes(
+    tasks: list[str], lane: dict[str, float], sc: Scale, bottom: float, unit: str
+) -> list[str]:
+    out = [_text(LEFT - 12, TOP, "coordinator", fill="#555555")]
+    out.append(
+        f'<line x1="{LEFT}" y1="{TOP}" x2="{_n(sc.width - RIGHT)}" y2="{TOP}" '
+        'stroke="#999999" stroke-width="1" stroke-dasharray="4 4"/>'
+    )
+    for t in tasks:
+        y = lane[t]
+        out.append(_text(LEFT - 12, y, t))
+        out.append(
+            f'<line x1="{LEFT}" y1="{_n(y)}" x2="{_n(sc.width - RIGHT)}" y2="{_n(y)}" '
+            f'stroke="{LANE}" stroke-width="1.5"/>'
+        )
+    for at in sc.ticks():
+        x = sc.x(at)
+        out.append(
+            f'<line x1="{_n(x)}" y1="{_n(bottom)}" x2="{_n(x)}" y2="{_n(bottom + 6)}" '
+            'stroke="#333333"/>'
+        )
+        out.append(_text(x, bottom + 16, f"{at:.6g} {unit}", size=13, anchor="middle"))
+    for a, b in sc.gaps:
+        x0, x1 = sc.x(a) + 8, sc.x(b) - 8
+        out.append(
+            f'<rect x="{_n(x0)}" y="{_n(TOP - 8)}" width="{_n(x1 - x0)}" '
+            f'height="{_n(bottom - TOP + 8)}" fill="#eeeeee"/>'
+        )
+        out.append(
+            _text(
+                (x0 + x1) / 2,
+                bottom + 16,
+                f"≈{b - a:.1f} s",
+                size=13,
+                anchor="middle",
+                fill="#555555",
+            )
+        )
+    return out
+
+
+def _tick(span: float) -> float:
+    for step in (0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 20, 60):
+        if span / step <= 10:
+            return step
+    return 120.0
+
+
+def _bands(rows: Sequence[EventRow], lane: dict[str, float], sc: Scale) -> list[str]:
+    """Alignments: from a task's first block to its snapshot (or its unblocks, if none)."""
+    out: list[str] = []
+    began: dict[tuple[int, str | None], float] = {}
+    for r in rows:
+        key = (r.attempt, r.task)
+        if r.kind == "block":
+            began.setdefault(key, r.time)
+        elif r.kind in ("snapshot", "failure", "restored") and key in began:
+            start = began.pop(key)
+            if r.task in lane:
+                x0, x1 = sc.x(start), max(sc.x(r.time), sc.x(start) + 3)
+                out.append(
+                    f'<rect x="{_n(x0)}" y="{_n(lane[r.task] - 11)}" width="{_n(x1 - x0)}" '
+                    f'height="22" fill="{STATUS_COLOURS["aligning"]}" stroke="#b8a000" '
+                    'stroke-dasharray="3 2"/>'
+                )
+    return out
+
+
+def _attempts(rows: Sequence[EventRow], sc: Scale, bottom: float) -> list[str]:
+    """A failure (vermillion) and a restore (green) as lines through every lane."""
+    out, seen = [], set()
+    for r in rows:
+        if r.kind not in ("failure", "restored") or (r.kind, r.attempt) in seen:
+            continue
+        seen.add((r.kind, r.attempt))
+        x = sc.x(r.time)
+        colour = OFFENDING if r.kind == "failure" else RECOVERY
+        label = (
+            f"✗ {r.task or 'a host'} fails"
+            if r.kind == "failure"
+            else f"restored checkpoint {r.checkpoint or 'none'}"
+        )
+        out.append(
+            f'<line x1="{_n(x)}" y1="{_n(TOP - 14)}" x2="{_n(x)}" y2="{_n(bottom)}" '
+            f'stroke="{colour}" stroke-width="3" stroke-dasharray="8 4"/>'
+        )
+        anchor = "end" if r.kind == "failure" else "start"
+        dx = -6 if r.kind == "failure" else 6
+        out.append(_text(x + dx, TOP - 22, label, size=15, anchor=anchor, fill=colour))
+    return out
+
+
+def _cuts(rows: Sequence[EventRow], lane: dict[str, float], sc: Scale) -> list[str]:
+    """Each completed checkpoint's cut: a line through its tasks' snapshots, top to bottom."""
+    completed = {r.checkpoint for r in rows if r.kind == "completed"}
+    points: dict[int, dict[str, float]] = {}
+    for r in rows:
+        if r.kind == "snapshot" and r.checkpoint in completed and r.task in lane:
+            points.setdefault(r.checkpoint or 0, {})[r.task or ""] = r.time
+    out = []
+    for n, at in sorted(points.items()):
+        xy = sorted(((lane[t], sc.x(x)) for t, x in at.items()))
+        path = " ".join(f"{_n(x)},{_n(y)}" for y, x in xy)
+        out.append(
+            f'<polyline points="{path}" fill="none" stroke="{CUT}" stroke-width="2.5" '
+            'opacity="0.85"/>'
+        )
+        y, x = xy[-1]
+        out.append(_text(x + 4, y + 20, f"cut {n}", size=14, anchor="start", fill=CUT))
+    return out
+
+
+def _marks(rows: Sequence[EventRow], lane: dict[str, float], sc: Scale) -> list[str]:
+    out = []
+    for r in rows:
+        x = sc.x(r.time)
+        if r.kind in ("barrier", "marker") and r.task in lane:
+            y = lane[r.task or ""]
+            out.append(
+                f'<line x1="{_n(x)}" y1="{_n(y - 9)}" x2="{_n(x)}" y2="{_n(y + 9)}" '
+                f'stroke="{CONTROL}" stroke-width="3"/>'
+            )
+        elif r.kind == "snapshot" and r.task in lane:
+            out.append(
+                f'<circle cx="{_n(x)}" cy="{_n(lane[r.task or ""])}" r="5.5" '
+                f'fill="{STATUS_COLOURS["taken"]}" stroke="{RECORD}" stroke-width="2"/>'
+            )
+        elif r.kind in ("triggered", "completed"):
+            fill = "#ffffff" if r.kind == "triggered" else CUT
+            out.append(
+                f'<rect x="{_n(x - 4)}" y="{TOP - 4}" width="8" height="8" fill="{fill}" '
+                f'stroke="{CUT}" stroke-width="1.5"/>'
+            )
+        elif r.kind in ("pre_commit", "commit", "abort_txn") and r.task in lane:
+            y = lane[r.task or ""]
+            sign = {"pre_commit": "P", "commit": "C", "abort_txn": "A"}[r.kind]
+            dx = 11 if r.kind == "abort_txn" else 0  # beside the commit on restore
+            out.append(_text(x + dx, y - 17, sign, size=13, anchor="middle", font_weight="bold"))
+        elif r.kind == "overtaken" and r.task in lane:
+            out.append(
+                _text(
+                    x + 4,
+                    lane[r.task or ""] - 15,
+                    f"↷{r.count or 0:,}",
+                    size=13,
+                    anchor="start",
+                    fill=CONTROL,
+                    font_weight="bold",
+                )
+            )
+    return out
+
+
+def _flow(rows: Sequence[EventRow], sc: Scale, top: float, width: float) -> tuple[list[str], float]:
+    """Every channel's record rate as a line in a strip of its own."""
+    buckets: dict[str, dict[float, int]] = {}
+    for r in rows:
+        if r.kind == "records" and r.channel is not None:
+            b = buckets.setdefault(r.channel, {})
+            b[r.time] = b.get(r.time, 0) + (r.count or 0)
+    if max((len(b) for b in buckets.values()), default=0) < 3:  # too short a stretch
+        return [], top - 20
+    out = [_text(LEFT, top, "records per second on each channel", size=15, anchor="start")]
+    y = top + 12
+    for c in channels_of([r for r in rows if r.kind == "records"]):
+        series = sorted(buckets.get(c, {}).items())
+        peak = max((n for _, n in series), default=0) / BUCKET
+        out.append(_text(LEFT - 12, y + FLOW / 2 - 4, c, size=13))
+        out.append(
+            f'<line x1="{LEFT}" y1="{_n(y + FLOW)}" x2="{_n(width - RIGHT)}" '
+            f'y2="{_n(y + FLOW)}" stroke="#cccccc"/>'
+        )
+        for run in _stretches(series):  # no line across a stretch with no records
+            pts = " ".join(
+                f"{_n(sc.x(t))},{_n(y + FLOW - n / BUCKET / peak * (FLOW - 4))}" for t, n in run
+            )
+            out.append(
+                f'<polyline points="{pts}" fill="none" stroke="{RECORD}" stroke-width="1.5"/>'
+            )
+        if peak:
+            out.append(
+                _text(LEFT - 12, y + FLOW / 2 + 14, f"peak {peak:,.0f}/s", size=11, fill="#555555")
+            )
+        y += FLOW + 12
+    return out, y
+
+
+def _stretches(series: list[tuple[float, int]]) -> list[list[tuple[float, int]]]:
+    """``series`` cut where more than three buckets in a row had no records."""
+    runs: list[list[tuple[float, int]]] = []
+    for t, n in series:
+        if not runs or t - runs[-1][-1][0] > 3.5 * BUCKET:
+            runs.append([])
+        runs[-1].append((t, n))
+    return runs
+
+
+LEGEND = (
+    ("barrier", CONTROL, "barrier arrives"),
+    ("block", STATUS_COLOURS["aligning"], "alignment (inputs blocked)"),
+    ("snapshot", STATUS_COLOURS["taken"], "snapshot"),
+    ("completed", CUT, "cut of a completed checkpoint"),
+    ("failure", OFFENDING, "failure"),
+    ("restored", RECOVERY, "restore"),
+    ("overtaken", "#ffffff", "↷n: the barrier overtook n records"),
+    ("pre_commit", "#ffffff", "P pre-commit, C commit, A abort (a sink's transaction)"),
+)
+
+
+def _legend(rows: Sequence[EventRow], y: float, width: float) -> tuple[list[str], float]:
+    """The legend of what ``rows`` show, in rows from ``y``; the elements and the bottom."""
+    kinds = {r.kind for r in rows}
+    items = [(colour, text) for kind, colour, text in LEGEND if kind in kinds]
+    out, x = [], LEFT
+    for colour, text in items:
+        w = 40 + len(text) * 7.6
+        if x + w > width - RIGHT:
+            x, y = LEFT, y + 24
+        out.append(
+            f'<rect x="{_n(x)}" y="{_n(y)}" width="22" height="14" fill="{colour}" '
+            'stroke="#555555"/>'
+        )
+        out.append(_text(x + 28, y + 7, text, size=14, anchor="start"))
+        x += w
+    return out, y + 24

@@ -1,0 +1,318 @@
+"""A soak of the Spark runtime: many runs, each with one random failure, counted against
+Spark's own answer.
+
+    python benchmarks/soak/run.py [--runs 100] [--seed 1] [--master local[2]] [--no-postgres]
+
+Each run is word count (into the file sink or the PostgreSQL sink, both two-phase commit)
+or the paper's Figure 5 job (``absnb.jobs.paper_topology``), under one of abs, unaligned,
+abs with an alignment timeout, chandy-lamport and synchronous, with one failure drawn at
+random (:class:`absnb.runtime.failures.Failure`): raise or SIGKILL in a random task after a
+random number of records, during a random checkpoint, or in a sink between its pre-commit
+and its commit (told that a checkpoint completed, before committing). Every mode here is
+exactly-once, so the committed output must equal Spark's batch answer on the same input:
+word count's every running count once (``groupBy(word).count()``), the Figure 5 job's
+count per group (an RDD over the same generated records). The script prints one line per
+run and a table per mode, and exits 1 if any run lost or duplicated output (2 if a run
+failed outright). Seeded: the same ``--seed`` draws the same runs.
+
+A failure whose moment never comes (a checkpoint the run ends before, a task that reads
+fewer records) does not fire; the ``fired`` column says which did (the run restarted).
+PostgreSQL needs Debian's ``postgresql`` binaries and psycopg; without them (or with
+``--no-postgres``) word count uses the file sink only, and the table says so.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import sys
+import tempfile
+import time
+import traceback
+from collections import Counter
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import absnb
+from absnb import datasets
+from absnb.experiments.paper import quiet_session
+from absnb.jobs.paper_topology import paper_topology
+from absnb.runtime.failures import Failure
+from absnb.runtime.spark import SparkRuntime, quiet_task_failures, word_count_answer
+from absnb.sinks import FileSink
+
+MODES: dict[str, tuple[str, float | None]] = {
+    "abs": ("abs", None),
+    "unaligned": ("unaligned", None),
+    "abs-timeout": ("abs", 0.005),  # alignments longer than 5 ms switch to unaligned
+    "chandy-lamport": ("chandy-lamport", None),
+    "synchronous": ("synchronous", None),
+}
+"""Mode name -> (protocol, alignment timeout in seconds)."""
+INTERVAL = 0.05
+"""Seconds between checkpoints: several complete in every run."""
+WC_REPEAT = 2
+"""Word count reads the ``large`` sample this many times (about 12,000 words a source)."""
+PAPER = {"parallelism": 2, "records": 60_000, "keys": 5_000, "groups": 97}
+"""The Figure 5 job's size: 60,000 records over 5,000 keys in 97 groups."""
+PAPER_RATE = 30_000
+"""Records a second each Figure 5 source reads: a run lasts about a second."""
+MOMENTS = ("records", "checkpoint", "pre-commit")
+
+
+@dataclass(frozen=True)
+class Trial:
+    """One run to make: the job, mode, sink and failure."""
+
+    number: int
+    job: str
+    mode: str
+    sink: str
+    failure: Failure
+
+    def describe(self) -> str:
+        f = self.failure
+        if f.after_records is not None:
+            when = f"after {f.after_records:,} records"
+        elif f.during_checkpoint is not None:
+            when = f"during checkpoint {f.during_checkpoint}"
+        else:
+            when = f"told checkpoint {f.notified} completed, before committing"
+        return f"{f.kind} {f.task} {when}"
+
+
+@dataclass
+class Outcome:
+    """What one run gave, against the answer."""
+
+    trial: Trial
+    expected: int = 0
+    lost: int = 0
+    duplicated: int = 0
+    restarts: int = 0
+    seconds: float = 0.0
+    error: str = ""
+
+
+def draw(rng: random.Random, number: int, sinks: tuple[str, ...]) -> Trial:
+    """A random trial: job, mode, sink, then a failure of a random task at a random moment."""
+    job = rng.choice(("word_count", "paper_topology"))
+    mode = rng.choice(list(MODES))
+    sink = rng.choice(sinks) if job == "word_count" else "latest-count"
+    ops = (
+        ("source", "count", "sink")
+        if job == "word_count"
+        else ("source", "parse", "sum_per_key", "to_group", "count_per_group", "sink")
+    )
+    kind: Literal["raise", "kill"] = rng.choice(("raise", "kill"))
+    moment = rng.choice(MOMENTS)
+    if moment == "pre-commit":
+        task = f"sink[{rng.randrange(2)}]"
+        failure = Failure(task, notified=rng.randint(1, 3), kind=kind)
+    else:
+        task = f"{rng.choice(ops)}[{rng.randrange(2)}]"
+        if moment == "records":
+            failure = Failure(task, after_records=rng.randint(1, 8_000), kind=kind)
+        else:
+            failure = Failure(task, during_checkpoint=rng.randint(1, 4), kind=kind)
+    return Trial(number, job, mode, sink, failure)
+
+
+def lines() -> list[list[str]]:
+    parts = datasets.text_partitions("large")
+    return [(parts[0] + parts[2]) * WC_REPEAT, (parts[1] + parts[3]) * WC_REPEAT]
+
+
+def word_count_expected(answer: dict[str, int]) -> Counter[tuple[str, int]]:
+    """Word count's failure-free output: every running count from 1 to the total, once."""
+    return Counter((w, i) for w, n in answer.items() for i in range(1, n + 1))
+
+
+def paper_answer(spark: Any, job: absnb.Job) -> Counter[int]:
+    """Spark's answer for the Figure 5 job: records per group, over the same generated
+    records (an RDD of the sources' logs, one partition each)."""
+    keys, groups = job.params["keys"], job.params["groups"]
+    logs = list(job.inputs.values())
+    rdd = spark.sparkContext.parallelize(logs, len(logs))
+    counts = rdd.flatMap(lambda log: ((r % keys) % groups for r in log)).countByValue()
+    return Counter(dict(counts))
+
+
+def difference(expected: Counter[Any], got: Counter[Any]) -> tuple[int, int]:
+    """(lost, duplicated): what the answer has and the output lacks, and the reverse."""
+    return sum((expected - got).values()), sum((got - expected).values())
+
+
+class Soak:
+    """The runtime, the answers and the sinks the trials share."""
+
+    def __init__(self, runtime: SparkRuntime, workdir: Path, dsn: str | None) -> None:
+        self.runtime = runtime
+        self.workdir = workdir
+        self.dsn = dsn
+        self.lines = lines()
+        self.wc_answer = word_count_expected(word_count_answer(runtime.spark, self.lines))
+        self.paper_job = paper_topology(
+            PAPER["parallelism"], PAPER["records"], PAPER["keys"], PAPER["groups"]
+        )
+        self.paper_answer = paper_answer(runtime.spark, self.paper_job)
+
+    def make_sink(self, trial: Trial) -> Any:
+        if trial.sink == "postgres":
+            from absnb.sinks.postgres import PostgresSink
+
+            assert self.dsn is not None
+            return PostgresSink(self.dsn, f"soak_{trial.number}", job=f"soak{trial.number}")
+        return FileSink(self.workdir / f"out-{trial.number}")
+
+    def run(self, trial: Trial) -> Outcome:
+        protocol, timeout = MODES[trial.mode]
+        out = Outcome(trial)
+        began = time.monotonic()
+        expected: Counter[Any]
+        try:
+            if trial.job == "word_count":
+                sink = self.make_sink(trial)
+                job = absnb.word_count(self.lines, sink=sink)
+                run = self._run(job, protocol, timeout, trial.failure, None)
+                expected, got = Counter(self.wc_answer), Counter(sink.committed())
+            else:
+                run = self._run(self.paper_job, protocol, timeout, trial.failure, PAPER_RATE)
+                expected, got = Counter(self.paper_answer), Counter(dict(run.output))
+            out.restarts = run.restarts
+            out.expected = sum(expected.values())
+            out.lost, out.duplicated = difference(expected, got)
+        except Exception as e:  # a run that failed outright is reported, not hidden
+            out.error = f"{type(e).__name__}: {str(e).splitlines()[0][:160]}"
+            traceback.print_exc(file=sys.stderr)
+        out.seconds = time.monotonic() - began
+        return out
+
+    def _run(
+        self,
+        job: absnb.Job,
+        protocol: str,
+        timeout: float | None,
+        failure: Failure,
+        rate: float | None,
+    ) -> Any:
+        with quiet_task_failures(self.runtime.spark):
+            return self.runtime.run(
+                job,
+                protocol,
+                checkpoint_interval=INTERVAL,
+                failures=[failure],
+                alignment_timeout=timeout,
+                source_rate=rate,
+            )
+
+
+@contextmanager
+def postgres(wanted: bool) -> Iterator[str | None]:
+    """A throwaway PostgreSQL server's DSN, or None (with the reason on stderr)."""
+    if not wanted:
+        yield None
+        return
+    from absnb.sinks.pg_server import PostgresServer, PostgresUnavailableError
+
+    try:
+        server = PostgresServer().start()
+    except PostgresUnavailableError as e:
+        print(f"no PostgreSQL sink: {e}", file=sys.stderr)
+        yield None
+        return
+    try:
+        yield server.dsn
+    finally:
+        server.stop()
+
+
+def line(o: Outcome) -> str:
+    t = o.trial
+    verdict = o.error or f"lost {o.lost}, duplicated {o.duplicated} of {o.expected:,}"
+    return (
+        f"{t.number:4d} {t.job:15} {t.mode:15} {t.sink:13} fired={o.restarts > 0!s:5} "
+        f"{o.seconds:5.1f}s  {verdict}  [{t.describe()}]"
+    )
+
+
+def table(outcomes: list[Outcome]) -> str:
+    """Per mode and job: runs, failures that fired, lost and duplicated output, errors."""
+    rows = [f"{'mode':15} {'job':15} {'runs':>5} {'fired':>6} {'lost':>6} {'dup':>6} {'errors':>7}"]
+    keys = sorted({(o.trial.mode, o.trial.job) for o in outcomes})
+    for mode, job in keys:
+        mine = [o for o in outcomes if (o.trial.mode, o.trial.job) == (mode, job)]
+        rows.append(
+            f"{mode:15} {job:15} {len(mine):5d} {sum(o.restarts > 0 for o in mine):6d} "
+            f"{sum(o.lost for o in mine):6d} {sum(o.duplicated for o in mine):6d} "
+            f"{sum(bool(o.error) for o in mine):7d}"
+        )
+    fired = sum(o.restarts > 0 for o in outcomes)
+    rows.append(
+        f"{'all':15} {'':15} {len(outcomes):5d} {fired:6d} "
+        f"{sum(o.lost for o in outcomes):6d} {sum(o.duplicated for o in outcomes):6d} "
+        f"{sum(bool(o.error) for o in outcomes):7d}"
+    )
+    sinks = Counter(o.trial.sink for o in outcomes)
+    rows.append("sinks: " + ", ".join(f"{s} {n}" for s, n in sorted(sinks.items())))
+    return "\n".join(rows)
+
+
+def verdict(outcomes: list[Outcome]) -> int:
+    """0: every run exactly once; 1: some run lost or duplicated; 2: some run failed."""
+    if any(o.lost or o.duplicated for o in outcomes):
+        return 1
+    return 2 if any(o.error for o in outcomes) else 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--runs", type=int, default=100, help="how many runs (default 100)")
+    p.add_argument("--seed", type=int, default=1, help="seed of the draws (default 1)")
+    p.add_argument("--master", default="local[2]", help="Spark master (default local[2])")
+    p.add_argument("--no-postgres", action="store_true", help="word count into files only")
+    p.add_argument(
+        "--budget",
+        type=float,
+        default=None,
+        metavar="S",
+        help="start no run after S seconds; the table counts the runs made (default: none)",
+    )
+    args = p.parse_args(argv)
+    if args.runs < 1:
+        p.error(f"--runs must be at least 1, not {args.runs}")
+    rng = random.Random(args.seed)
+    with ExitStack() as stack:
+        dsn = stack.enter_context(postgres(not args.no_postgres))
+        sinks = ("file", "postgres") if dsn else ("file",)
+        trials = [draw(rng, i, sinks) for i in range(args.runs)]
+        workdir = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="absnb-soak-")))
+        spark = quiet_session(args.master)
+        stack.callback(spark.stop)
+        runtime = SparkRuntime(spark, checkpoint_dir=str(workdir / "checkpoints"))
+        soak = Soak(runtime, workdir, dsn)
+        outcomes = run_all(soak.run, trials, args.budget)
+    print(table(outcomes))
+    return verdict(outcomes)
+
+
+def run_all(
+    run: Callable[[Trial], Outcome], trials: list[Trial], budget: float | None
+) -> list[Outcome]:
+    """Every trial in turn, each printed when done; none started after ``budget`` s."""
+    began = time.monotonic()
+    outcomes: list[Outcome] = []
+    for trial in trials:
+        if budget is not None and time.monotonic() - began > budget:
+            print(f"budget of {budget:g} s spent: {len(outcomes)} of {len(trials)} runs made")
+            break
+        outcomes.append(run(trial))
+        print(line(outcomes[-1]), flush=True)
+    return outcomes
+
+
+if __name__ == "__main__":
+    sys.exit(main())

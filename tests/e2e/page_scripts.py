@@ -1,0 +1,83 @@
+"""The JavaScript that test_lab.py runs in the page to measure what JupyterLab shows."""
+
+# Per code cell, in order: the text of its outputs and how many pictures they hold.
+OUTPUTS_JS = """() => Array.from(document.querySelectorAll('.jp-Notebook .jp-CodeCell'), (c) => {
+    const area = c.querySelector('.jp-OutputArea');
+    if (!area) return {text: '', pictures: 0, errors: 0, stderr: ''};
+    const pictures = 'img, svg.main-svg, .absnb-graph svg, .jp-RenderedSVG';
+    const stderr = '[data-mime-type="application/vnd.jupyter.stderr"]';
+    return {
+        text: area.innerText,
+        pictures: area.querySelectorAll(pictures).length,
+        errors: Array.from(area.querySelectorAll(stderr), (e) => e.innerText)
+            .filter((t) => /Traceback|Error/.test(t)).length,
+        stderr: Array.from(area.querySelectorAll(stderr), (e) => e.innerText).join(' | '),
+    };
+})"""
+
+# Every graph node of every widget: is it inside its cell's output and the viewport's width,
+# and how high (px) are its labels.
+GEOMETRY_JS = """(root) => {
+    const roots = root === null ? Array.from(document.querySelectorAll('.absnb-stepper')) : [root];
+    const out = [];
+    for (const r of roots) {
+        const area = r.closest('.jp-OutputArea-output') || r;
+        const box = area.getBoundingClientRect();
+        for (const svg of r.querySelectorAll('.absnb-graph svg')) {
+            const scale = svg.getScreenCTM().a;
+            for (const node of svg.querySelectorAll('g.node')) {
+                const b = node.getBoundingClientRect();
+                const sizes = Array.from(node.querySelectorAll('text'),
+                    (t) => parseFloat(t.getAttribute('font-size')) * scale);
+                out.push({
+                    name: node.querySelector('title').textContent,
+                    compare: Array.from(r.classList).some((c) => c.startsWith('absnb-compare-')),
+                    left: b.left, right: b.right, cellLeft: box.left, cellRight: box.right,
+                    viewport: window.innerWidth, font: Math.min(...sizes),
+                });
+            }
+        }
+    }
+    return out;
+}"""
+
+# Scrolled as a class sees it (a compare view from its controls down, a stepper's graph to
+# the middle of the view): the nodes of its graphs that are outside the notebook's visible
+# area or covered, the Step button's place, and the smallest label (px).
+VISIBLE_JS = """(r) => {
+    const outer = r.closest('.jp-WindowedPanel-outer, .jp-Notebook');
+    const compare = Array.from(r.classList).some((c) => c.startsWith('absnb-compare-'));
+    if (compare) {
+        outer.scrollTop += r.getBoundingClientRect().top - outer.getBoundingClientRect().top;
+    } else {
+        const g = r.querySelector('.absnb-graph').getBoundingClientRect();
+        const v = outer.getBoundingClientRect();
+        outer.scrollTop += (g.top + g.bottom) / 2 - (v.top + v.bottom) / 2;
+    }
+    const view = outer.getBoundingClientRect();
+    const out = [];
+    let font = Infinity;
+    for (const svg of r.querySelectorAll('.absnb-graph svg')) {
+        const scale = svg.getScreenCTM().a;
+        for (const node of svg.querySelectorAll('g.node')) {
+            const b = node.getBoundingClientRect();
+            for (const t of node.querySelectorAll('text')) {
+                font = Math.min(font, parseFloat(t.getAttribute('font-size')) * scale);
+            }
+            const right = Math.min(view.right, window.innerWidth);
+            const inside = b.top >= view.top - 1 && b.bottom <= view.bottom + 1
+                && b.left >= view.left - 1 && b.right <= right + 1;
+            const hit = document.elementFromPoint((b.left + b.right) / 2, (b.top + b.bottom) / 2);
+            if (!inside || !hit || !hit.closest('.absnb-graph')) {
+                out.push(node.querySelector('title').textContent);
+            }
+        }
+    }
+    const step = r.querySelector('.absnb-step').getBoundingClientRect();
+    return {compare, hidden: out, font,
+            stepInView: step.top >= view.top - 1 && step.bottom <= view.bottom + 1};
+}"""
+
+GRAPHS_JS = (
+    """(root) => Array.from(root.querySelectorAll('.absnb-graph'), (g) => g.innerHTML).join('|')"""
+)

@@ -1,0 +1,89 @@
+"""show_run: a real run drawn from its event log (rows made by hand, no Spark)."""
+
+from __future__ import annotations
+
+import base64
+import re
+
+import pytest
+
+from absnb.core.events import EventRow
+from absnb.views import show_run
+from absnb.views.run_diagram import Scale, run_svg
+from absnb.views.run_graph import graph_svg
+from absnb.views.run_state import moment, tasks_of
+
+A, B = "source[0]->count[0]", "source[1]->count[0]"
+
+
+def rows() -> list[EventRow]:
+    """Checkpoint 1 on source[0], source[1] -> count[0]: count[0] blocks A until B's barrier;
+    a failure of count[0], and a restore of checkpoint 1, 10 s later."""
+    r = [
+        EventRow(1.0, 0, None, "triggered", checkpoint=1),
+        EventRow(1.01, 0, "source[0]", "snapshot", checkpoint=1, sent={A: 5}, consumed={}),
+        EventRow(1.02, 0, "count[0]", "barrier", A, 1),
+        EventRow(1.02, 0, "count[0]", "block", A),
+        EventRow(1.03, 0, "source[1]", "snapshot", checkpoint=1, sent={B: 3}, consumed={}),
+        EventRow(1.05, 0, "count[0]", "barrier", B, 1),
+        EventRow(1.05, 0, "count[0]", "snapshot", checkpoint=1, sent={}, consumed={A: 5, B: 3}),
+        EventRow(1.05, 0, "count[0]", "unblock", A),
+        EventRow(1.1, 0, None, "completed", checkpoint=1),
+        EventRow(1.2, 0, "count[0]", "failure", detail="raise"),
+        EventRow(11.2, 1, "count[0]", "restored", checkpoint=1),
+    ]
+    r += [EventRow(0.9 + i * 0.05, 0, "count[0]", "records", A, count=10) for i in range(6)]
+    return sorted(r, key=lambda x: x.time)
+
+
+def test_the_moment_knows_what_was_blocked_and_taken() -> None:
+    m = moment(rows(), 1.04)
+    assert (m.checkpoint, m.blocked, m.taken) == (1, {A}, {"source[0]", "source[1]"})
+    assert m.status("count[0]") == "aligning"
+    assert moment(rows(), 1.06).blocked == set()
+    assert moment(rows(), 1.5).failed
+    assert moment(rows(), 12).restored == 1
+    assert tasks_of(rows()) == ["source[0]", "source[1]", "count[0]"]
+
+
+def test_the_diagram_draws_lanes_alignment_cut_failure_restore_and_rates() -> None:
+    svg = run_svg(rows(), "a run")
+    for text in ("source[0]", "count[0]", "cut 1", "✗ count[0] fails", "restored checkpoint 1",
+                 "records per second on each channel", "peak 200/s"):  # fmt: skip
+        assert text in svg
+    assert svg.count('stroke-dasharray="3 2"') == 1  # one alignment band
+    assert "≈10.0 s" in svg  # the restart's 10 quiet seconds, drawn narrow
+    assert run_svg(rows(), "a run") == svg  # same log, same bytes
+
+
+def test_a_quiet_stretch_is_drawn_narrow_and_time_keeps_its_order() -> None:
+    sc = Scale([0.0, 1.0, 2.0, 100.0, 101.0], 1024)
+    xs = [sc.x(t) for t in (0.0, 1.0, 2.0, 50.0, 100.0, 101.0)]
+    assert xs == sorted(xs)
+    assert xs[4] - xs[2] == pytest.approx(56.0)  # 98 s of nothing in 56 px
+    assert all(not 2.0 < t < 100.0 for t in sc.ticks())
+
+
+def test_the_graph_shows_the_blocked_channel_and_the_title_says_so() -> None:
+    svg = graph_svg(rows(), 1.04)
+    assert "checkpoint 1, 2 tasks have their part, 1 channel(s) blocked" in svg
+    assert svg.count('stroke-width="5"') == 1  # the blocked channel, thick
+    assert "snapshot taken" in svg
+    assert "failed, waiting for the restart" in graph_svg(rows(), 5.0)
+
+
+def test_show_run_is_a_picture_an_untrusted_notebook_shows() -> None:
+    class Run:  # what show_run reads of a SparkRun
+        protocol, graph = "abs", None
+        log = type("Log", (), {"rows": rows()})()
+
+    view = show_run(Run(), window=(0.99, 1.11))
+    bundle = view._repr_mimebundle_()
+    urls = re.findall(r'src="data:image/svg\+xml;base64,([^"]+)"', bundle["text/html"])
+    assert len(urls) == 2  # the diagram and the graph
+    diagram = base64.b64decode(urls[0]).decode()
+    assert "cut 1" in diagram
+    assert "fails" not in diagram  # outside the window
+    assert view.at == pytest.approx(1.02, abs=1e-3)  # inside the alignment
+    with pytest.raises(TypeError, match="needs a SparkRun"):
+        show_run(object())
