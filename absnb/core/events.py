@@ -108,6 +108,13 @@ class EventRow:
         return row
 
 
+def checkpoint_of(message: Any) -> int:
+    """The checkpoint (or snapshot) a barrier, marker or cancellation marker belongs to."""
+    from absnb.core.messages import Marker
+
+    return int(message.snapshot_id if type(message) is Marker else message.checkpoint_id)
+
+
 def channel_name(src: object, dst: object) -> str:
     """A channel's printed name, ``source[0]->count[1]``."""
     return f"{src}->{dst}"

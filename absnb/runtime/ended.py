@@ -14,14 +14,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from absnb.core.events import checkpoint_of as checkpoint_of
 from absnb.core.graph import ExecutionGraph
 from absnb.core.ids import ChannelId, TaskId
 from absnb.core.messages import CheckpointBarrier, Marker
-
-
-def checkpoint_of(message: Any) -> int:
-    """The checkpoint (or snapshot) a barrier, marker or cancellation marker belongs to."""
-    return int(message.snapshot_id if type(message) is Marker else message.checkpoint_id)
 
 
 class EndedInputs:

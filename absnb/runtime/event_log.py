@@ -18,7 +18,7 @@ from time import monotonic
 from typing import TYPE_CHECKING, Any
 
 from absnb.core.effects import Block, Decline, SnapshotState, Unblock
-from absnb.core.events import channel_name
+from absnb.core.events import channel_name, checkpoint_of
 from absnb.core.ids import ChannelId, TaskId
 from absnb.core.messages import (
     CancelCheckpointMarker,
@@ -128,7 +128,7 @@ class EventLog:
             key = (self.bucket, c)
             self.flow[key] = self.flow.get(key, 0) + 1
             return
-        self.add(what, c.dst, c, getattr(m, "checkpoint_id", None))
+        self.add(what, c.dst, c, None if kind is EndOfInput else checkpoint_of(m))
 
     def controls(self, t: TaskId, controls: Any) -> None:
         """What task ``t``'s step returned: block, unblock, its snapshot, a decline."""

@@ -84,9 +84,12 @@ def run_svg(
     title: str = "the real run",
     width: float = WIDTH,
     window: tuple[float, float] | None = None,
+    unit: str = "s",
 ) -> str:
     """The diagram of a run's event ``rows`` (time order) as a complete SVG document;
-    ``window`` (seconds from, to) draws only what happened then (a checkpoint close up)."""
+    ``window`` (seconds from, to) draws only what happened then (a checkpoint close up).
+    ``unit="step"`` draws a simulated run's rows (:func:`absnb.sim.event_rows.trace_rows`):
+    time in steps, no record rates."""
     tasks = tasks_of(rows)
     if window is not None:
         rows = [r for r in rows if window[0] <= r.time <= window[1]]
@@ -95,12 +98,13 @@ def run_svg(
     bottom = TOP + GAP * (len(tasks) + 0.75)
     body = [f'<rect width="{_n(width)}" height="HEIGHT" fill="#ffffff"/>']
     body.append(_text(LEFT, 26, title, size=22, anchor="start", font_weight="bold"))
-    body += _lanes(tasks, lane, sc, bottom)
+    body += _lanes(tasks, lane, sc, bottom, unit)
     body += _bands(rows, lane, sc)
     body += _attempts(rows, sc, bottom)
     body += _cuts(rows, lane, sc)
     body += _marks(rows, lane, sc)
-    flow, height = _flow(rows, sc, bottom + 44, width)
+    rates = unit == "s" and (window is None or window[1] - window[0] >= 20 * BUCKET)
+    flow, height = _flow(rows, sc, bottom + 44, width) if rates else ([], bottom + 24)
     body += flow
     legend, height = _legend(rows, height + 10, width)
     body += legend
@@ -112,7 +116,9 @@ def run_svg(
     )
 
 
-def _lanes(tasks: list[str], lane: dict[str, float], sc: Scale, bottom: float) -> list[str]:
+def _lanes(
+    tasks: list[str], lane: dict[str, float], sc: Scale, bottom: float, unit: str
+) -> list[str]:
     out = [_text(LEFT - 12, TOP, "coordinator", fill="#555555")]
     out.append(
         f'<line x1="{LEFT}" y1="{TOP}" x2="{_n(sc.width - RIGHT)}" y2="{TOP}" '
@@ -131,7 +137,7 @@ def _lanes(tasks: list[str], lane: dict[str, float], sc: Scale, bottom: float) -
             f'<line x1="{_n(x)}" y1="{_n(bottom)}" x2="{_n(x)}" y2="{_n(bottom + 6)}" '
             'stroke="#333333"/>'
         )
-        out.append(_text(x, bottom + 16, f"{at:.6g} s", size=13, anchor="middle"))
+        out.append(_text(x, bottom + 16, f"{at:.6g} {unit}", size=13, anchor="middle"))
     for a, b in sc.gaps:
         x0, x1 = sc.x(a) + 8, sc.x(b) - 8
         out.append(
@@ -246,7 +252,20 @@ def _marks(rows: Sequence[EventRow], lane: dict[str, float], sc: Scale) -> list[
         elif r.kind in ("pre_commit", "commit", "abort_txn") and r.task in lane:
             y = lane[r.task or ""]
             sign = {"pre_commit": "P", "commit": "C", "abort_txn": "A"}[r.kind]
-            out.append(_text(x, y - 17, sign, size=13, anchor="middle", font_weight="bold"))
+            dx = 11 if r.kind == "abort_txn" else 0  # beside the commit on restore
+            out.append(_text(x + dx, y - 17, sign, size=13, anchor="middle", font_weight="bold"))
+        elif r.kind == "overtaken" and r.task in lane:
+            out.append(
+                _text(
+                    x + 4,
+                    lane[r.task or ""] - 15,
+                    f"↷{r.count or 0:,}",
+                    size=13,
+                    anchor="start",
+                    fill=CONTROL,
+                    font_weight="bold",
+                )
+            )
     return out
 
 
@@ -301,6 +320,7 @@ LEGEND = (
     ("completed", CUT, "cut of a completed checkpoint"),
     ("failure", OFFENDING, "failure"),
     ("restored", RECOVERY, "restore"),
+    ("overtaken", "#ffffff", "↷n: the barrier overtook n records"),
     ("pre_commit", "#ffffff", "P pre-commit, C commit, A abort (a sink's transaction)"),
 )
 

@@ -60,3 +60,14 @@ def test_a_real_run_logs_what_it_did_checks_its_cuts_and_restores_checkpoint_2(
     assert all(f"cut {n}" in svg for n in run.checkpoints)
     assert "✗ count[1] fails" in svg
     assert f"restored checkpoint {run.restored[1]}" in svg
+
+
+def test_the_cli_says_a_crash_that_never_fired_and_exits_1(spark, capsys) -> None:
+    from absnb.cli import main
+
+    argv = ["run", "--runtime", "spark", "--master", "local[2]", "--job", "word_count"]
+    assert main([*argv, "--crash", "count[1]@40"]) == 1
+    out = capsys.readouterr().out
+    assert "sources read at most 0.4 lines a second" in out  # the default input, paced
+    assert "the crash never fired: count[1] consumed " in out
+    assert "every snapshot is a consistent cut (checked from the run's own log)" in out

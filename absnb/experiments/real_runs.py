@@ -1,0 +1,207 @@
+"""Ready-made real runs for the notebooks: word count on Spark (``local[2]``), a few seconds
+each, with what a cell needs to show and assert its claims, read from the run's own log.
+
+* :func:`aligned_run` (notebook 02): ABS; ``blocked`` lists every alignment that blocked a
+  channel, and ``window`` is the first checkpoint close up.
+* :func:`crash_run` (04): a failure after checkpoint k; ``restored`` is the checkpoint
+  the restart restored.
+* :func:`two_phase_commit_run` (05): a file sink; its pre-commits at the snapshots, commits
+  at notify, the abort of the failed attempt's transaction and the commit on restore.
+* :func:`unaligned_beside_aligned` (07): unaligned checkpoints, whose barriers overtook
+  records, and aligned ones, which blocked, on the same input.
+
+Each returns a :class:`RealRun`: the run, its facts, and ``show()`` (``absnb.views.show_run``).
+"""
+
+from __future__ import annotations
+
+import tempfile
+from dataclasses import dataclass, field
+from typing import Any
+
+from absnb import datasets
+from absnb.jobs.word_count import word_count
+
+INTERVAL = 0.3
+"""Seconds between checkpoints: several checkpoints in a run of about two seconds."""
+RATE = 500
+"""Lines a second each source reads: the 1,000 lines of each source last two seconds."""
+
+_RUNTIMES: dict[str, Any] = {}
+
+
+@dataclass
+class RealRun:
+    """A real run and the facts its cells assert (each computed from the run's own log)."""
+
+    run: Any
+    facts: dict[str, Any] = field(default_factory=dict)
+
+    def show(self, **kwargs: Any) -> Any:
+        """The run drawn (:func:`absnb.views.show_run`); ``window=self.facts['window']``
+        for the close up."""
+        from absnb.views import show_run
+
+        return show_run(self.run, **kwargs)
+
+
+def runtime(master: str = "local[2]") -> Any:
+    """One :class:`~absnb.runtime.spark.SparkRuntime` per master, made on first use."""
+    if master not in _RUNTIMES:
+        from absnb.runtime.spark import SparkRuntime
+
+        _RUNTIMES[master] = SparkRuntime(master=master)
+    return _RUNTIMES[master]
+
+
+def lines() -> list[list[str]]:
+    """The large text sample as two sources' lines (1,000 each)."""
+    parts = datasets.text_partitions("large")
+    return [parts[0] + parts[2], parts[1] + parts[3]]
+
+
+def _run(job: Any, protocol: str, failures: Any = (), **kwargs: Any) -> Any:
+    from absnb.runtime.spark import quiet_task_failures
+
+    rt = kwargs.pop("rt", None) or runtime()
+    kwargs.setdefault("checkpoint_interval", INTERVAL)
+    kwargs.setdefault("source_rate", RATE)
+    with quiet_task_failures(rt.spark):
+        return rt.run(job, protocol, failures=list(failures), **kwargs)
+
+
+def _first_window(df: Any) -> tuple[float, float]:
+    """From the first checkpoint's trigger to its completion, a little on either side."""
+    n = int(df[df.kind == "completed"].checkpoint.min())
+    began = float(df[(df.kind == "triggered") & (df.checkpoint == n)].time.min())
+    ended = float(df[(df.kind == "completed") & (df.checkpoint == n)].time.min())
+    return began - 0.002, ended + 0.002
+
+
+def aligned_run(**kwargs: Any) -> RealRun:
+    """Word count under ABS (Alg. 1): facts ``blocked`` (checkpoint, task, channel) for
+    every block, ``completed`` checkpoints, ``cut_problems`` (empty), ``window``."""
+    run = _run(word_count(lines()), "abs", **kwargs)
+    df = run.events
+    blocks = df[df.kind == "block"]
+    checkpoint_of = _checkpoint_at(df)
+    blocked = [(checkpoint_of(r.time, r.task), r.task, r.channel) for r in blocks.itertuples()]
+    return RealRun(
+        run,
+        {
+            "blocked": blocked,
+            "completed": list(run.checkpoints),
+            "cut_problems": run.check_cuts(),
+            "window": _first_window(df),
+        },
+    )
+
+
+def _checkpoint_at(df: Any) -> Any:
+    """``(time, task) -> the checkpoint whose snapshot the task took next``."""
+    snaps = df[df.kind == "snapshot"]
+
+    def at(time: float, task: str) -> int | None:
+        later = snaps[(snaps.task == task) & (snaps.time >= time)]
+        return int(later.checkpoint.iloc[0]) if len(later) else None
+
+    return at
+
+
+def crash_run(after_checkpoint: int = 2, task: str = "count[1]", **kwargs: Any) -> RealRun:
+    """ABS with ``Failure(task, after_checkpoint=k)``: facts ``failed_task``, ``failed_at``
+    (seconds), ``completed_before`` (checkpoints completed before the failure),
+    ``restored`` (the checkpoint the restart restored), ``cut_problems``."""
+    from absnb.runtime.failures import Failure
+
+    failure = Failure(task, after_checkpoint=after_checkpoint)
+    run = _run(word_count(lines()), "abs", [failure], **kwargs)
+    df = run.events
+    failed = df[df.kind == "failure"].iloc[0]
+    done = df[(df.kind == "completed") & (df.time < failed.time)]
+    restored = df[df.kind == "restored"]
+    return RealRun(
+        run,
+        {
+            "failed_task": failed.task,
+            "failed_at": float(failed.time),
+            "completed_before": [int(n) for n in done.checkpoint],
+            "restored": int(restored.checkpoint.iloc[0]),
+            "cut_problems": run.check_cuts(),
+        },
+    )
+
+
+def two_phase_commit_run(
+    directory: str | None = None, after_checkpoint: int = 2, **kwargs: Any
+) -> RealRun:
+    """Word count into a :class:`~absnb.sinks.files.FileSink` (two-phase commit), with
+    ``sink[0]`` failing after checkpoint k: facts ``pre_commits`` and ``commits``
+    (checkpoint -> seconds, sink[0], first attempt), ``snapshots`` (checkpoint -> seconds
+    of sink[0]'s snapshot), ``completed`` (checkpoint -> seconds), ``aborted`` (the failed
+    attempt's transactions aborted on restore), ``committed_on_restore``, ``restored``,
+    ``exactly_once`` (the committed files hold each running count once)."""
+    from absnb.runtime.failures import Failure
+    from absnb.sinks.files import FileSink
+
+    folder = directory or tempfile.mkdtemp(prefix="absnb-2pc-")
+    job = word_count(lines(), sink=FileSink(folder, columns=("word", "count")))
+    run = _run(job, "abs", [Failure("sink[0]", after_checkpoint=after_checkpoint)], **kwargs)
+    df = run.events
+    mine = df[(df.task == "sink[0]") & (df.attempt == 0)]
+
+    def times(frame: Any) -> dict[int, float]:
+        return {int(r.checkpoint): float(r.time) for r in frame.itertuples()}
+
+    commits = mine[(mine.kind == "commit")]
+    restart = df[(df.attempt == 1) & (df.task == "sink[0]")]
+    expected = sorted((w, i) for w, n in _answer().items() for i in range(1, n + 1))
+    return RealRun(
+        run,
+        {
+            "pre_commits": times(mine[mine.kind == "pre_commit"]),
+            "snapshots": times(mine[mine.kind == "snapshot"]),
+            "commits": times(commits),
+            "completed": times(df[(df.kind == "completed") & (df.attempt == 0)]),
+            "aborted": list(restart[restart.kind == "abort_txn"].detail),
+            "committed_on_restore": [
+                d for d in restart[restart.kind == "commit"].detail if d.endswith("(on restore)")
+            ],
+            "restored": run.restored[1] if len(run.restored) > 1 else None,
+            "exactly_once": sorted(tuple(x) for x in run.output) == expected,
+            "directory": folder,
+        },
+    )
+
+
+def _answer() -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for part in lines():
+        for line in part:
+            for w in line.split():
+                counts[w] = counts.get(w, 0) + 1
+    return counts
+
+
+def unaligned_beside_aligned(**kwargs: Any) -> tuple[RealRun, RealRun]:
+    """The same word count under ``unaligned`` and under ``abs``, sources unthrottled so
+    that records queue: facts ``overtaken`` (records the barriers overtook, all told) and
+    ``blocks`` for each, ``window`` and ``cut_problems``."""
+    kwargs.setdefault("source_rate", None)
+    kwargs.setdefault("checkpoint_interval", 0.1)
+    out = []
+    for protocol in ("unaligned", "abs"):
+        run = _run(word_count([part * 8 for part in lines()]), protocol, **kwargs)
+        df = run.events
+        out.append(
+            RealRun(
+                run,
+                {
+                    "overtaken": int(df[df.kind == "overtaken"]["count"].sum()),
+                    "blocks": int((df.kind == "block").sum()),
+                    "window": _first_window(df),
+                    "cut_problems": run.check_cuts(),
+                },
+            )
+        )
+    return out[0], out[1]
