@@ -186,3 +186,22 @@ def test_events_false_records_nothing() -> None:
     log.ship(force=True)
     assert log.client.batches == []
     assert log.rows == []
+
+
+def test_buckets_widen_as_a_host_runs_on_so_that_counts_stay_few() -> None:
+    from absnb.runtime.event_log import bucket_width
+
+    assert [bucket_width(s) for s in (0, 119, 120, 3599, 3600, 86_400)] == [
+        0.05, 0.05, 1.0, 1.0, 10.0, 10.0,
+    ]  # fmt: skip
+    log, _, _, (a, _) = host_log()
+    log.started -= 200  # a host that has run for 200 s: its next buckets are 1 s wide
+    log.ship(force=True)
+    log.delivered(a, RecordBatch(["x"] * 7, 1))
+    log.ship(force=True)
+    (_, batch) = log.client.batches[-1]
+    assert batch.width == 1.0
+    (start,) = [s for s, _ in batch.flow]
+    assert start == int(start)  # a whole second
+    (row,) = run_events(0.0, [], log.client.batches).rows
+    assert (row.kind, row.count, row.span) == ("records", 7, 1.0)
