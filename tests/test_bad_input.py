@@ -443,6 +443,7 @@ CLI: list[tuple[str, list[str], str]] = [
     ("bench-scale", ["bench", "--scale", "0"], "'0'"),
     ("bench-repeats", ["bench", "--repeats", "0"], "'0'"),
     ("bench-only", ["bench", "--only", "fig9"], "'fig9'"),
+    ("bench-storage-latency", ["bench", "--storage-latency", "slow"], "'slow'"),
     ("bench-scale-huge", ["bench", "--scale", "100000000"], "'100000000'"),
     ("replay-empty-path", ["replay", ""], "file"),
     ("command", ["jump"], "'jump'"),
