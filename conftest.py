@@ -24,11 +24,20 @@ and dot 2.43 (two executions of the same notebook):
   shown twice gets another CSS class number).
 * widget model references (below): random model ids, never comparable, skipped.
 * ``image/png`` / ``image/jpeg``: nbval skips them itself unless ``--nbdime`` is given.
+
+In parallel (pytest-xdist; ``-n`` in pyproject.toml's addopts), a worker takes a whole file
+at a time (:func:`pytest_xdist_make_scheduler`), so a notebook's cells run in order in one
+kernel, as nbval needs, and a file's fixtures are made once; the long, independent tests of
+:data:`ONE_BY_ONE` are dealt out one by one instead. What was measured slowest starts first
+(:data:`SLOW_FIRST`), so that the run does not end with one worker alone on a long test.
+``-n 0`` runs everything in one process.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+
+import pytest
 
 # Mimetypes that name a widget model by a random id: the view only says "show model X".
 # nbval 0.11 already skips the first; it is listed so that the policy does not depend on
@@ -37,6 +46,65 @@ SKIP_COMPARE = (
     "application/vnd.jupyter.widget-view+json",
     "application/vnd.jupyter.widget-state+json",
 )
+
+
+SLOW_FIRST = (
+    "tests/e2e/test_lab.py::test_notebook_in_the_browser[07_checkpointing_under_backpressure.ipynb]",
+    "tests/runtime/test_cluster.py",
+    "tests/runtime/test_spark_sinks.py",
+    "notebooks/06_performance.ipynb",
+    "tests/e2e/test_lab.py",
+    "tests/runtime/test_committed_checkpoint.py",
+    "notebooks/07_checkpointing_under_backpressure.ipynb",
+    "notebooks/05_two_phase_commit.ipynb",
+    "tests/runtime/test_session.py",
+    "tests/runtime/test_structured_streaming.py",
+)
+"""Tests (a node id) and files (every test in it) that took longest in a run with
+``--durations``, longest first; every other test follows in collection order."""
+
+ONE_BY_ONE = (
+    "tests/e2e/test_lab.py",
+    "tests/runtime/test_cluster.py",
+    "tests/runtime/test_committed_checkpoint.py",
+    "tests/runtime/test_spark_sinks.py",
+)
+"""Files whose tests are long and share nothing costly: in parallel, each test is dealt to
+a worker of its own accord (a worker that meets the file starts its JupyterLab, Spark
+session or PostgreSQL server once)."""
+
+
+def _rank(nodeid: str) -> int:
+    file = nodeid.split("::", 1)[0]
+    for i, entry in enumerate(SLOW_FIRST):
+        if entry in (nodeid, file):
+            return i
+    return len(SLOW_FIRST)
+
+
+def pytest_collection_modifyitems(items):
+    """Puts :data:`SLOW_FIRST` first (a stable sort: the order inside a file, a notebook's
+    cells included, is kept)."""
+    items.sort(key=lambda item: _rank(item.nodeid))
+
+
+def _unit(nodeid: str) -> str:
+    """What one worker runs together: the test's file, or in :data:`ONE_BY_ONE` the test."""
+    file = nodeid.split("::", 1)[0]
+    return nodeid if file in ONE_BY_ONE else file
+
+
+@pytest.hookimpl(optionalhook=True)  # a hook of pytest-xdist, called when it is installed
+def pytest_xdist_make_scheduler(config, log):
+    """pytest-xdist's ``loadscope`` scheduling with :func:`_unit` as the scope (xdist's own
+    ``loadgroup`` cannot regroup node ids under pytest 9)."""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class FileScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return _unit(nodeid)
+
+    return FileScheduling(config, log)
 
 
 def pytest_configure(config):

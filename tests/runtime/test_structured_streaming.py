@@ -4,9 +4,7 @@ through task crashes, driver crashes around the commit and replays of a committe
 from __future__ import annotations
 
 import os
-import shutil
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -32,19 +30,11 @@ EXPECTED = sorted(line for lines in INPUT for line in lines)
 
 
 @pytest.fixture(scope="module")
-def spark() -> Iterator[Any]:
-    if shutil.which("java") is None:
-        pytest.skip("Java is not installed (PySpark needs it)")
-    from pyspark.sql import SparkSession
-
-    from absnb.runtime.spark import default_session
-
-    shared = SparkSession.getActiveSession() is not None  # another module's session
-    session = default_session("local[2]")
-    register(session)
-    yield session
-    if not shared:
-        session.stop()
+def spark(spark: Any) -> Any:
+    """The run's shared session (tests/runtime/conftest.py) with this sink's format
+    registered: kept running for the Spark tests after these (one JVM per test process)."""
+    register(spark)
+    return spark
 
 
 # -- helpers ---------------------------------------------------------------------------------
