@@ -60,6 +60,7 @@ COLUMNS = (
     "recorded",
     "size",
     "detail",
+    "span",
 )
 """The columns of an event table, in order (the fields of :class:`EventRow`)."""
 
@@ -80,6 +81,7 @@ class EventRow:
             output, consumed from each input, recorded as each input's channel state.
         size: ``snapshot`` and ``ack``: the snapshot's size in bytes (when known).
         detail: free text (why a checkpoint was aborted, what failed).
+        span: ``records``: the bucket's length in seconds (its rate is ``count / span``).
     """
 
     time: float
@@ -94,6 +96,7 @@ class EventRow:
     recorded: Mapping[str, int] | None = None
     size: int | None = None
     detail: str | None = None
+    span: float | None = None
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:

@@ -36,8 +36,21 @@ if TYPE_CHECKING:
     from absnb.task import StreamTask
 
 BUCKET = 0.05
-"""Records are counted per channel per bucket of this many seconds."""
-PER_SECOND = 1 / BUCKET
+"""Records are counted per channel per bucket of this many seconds, at first."""
+WIDER = ((120.0, 1.0), (3600.0, 10.0))
+"""Wider buckets as a host runs on (after 2 minutes 1 s, after an hour 10 s), so that a long
+run's counts stay few: per channel at most 2,400 + 3,480 buckets, then 360 an hour."""
+
+
+def bucket_width(elapsed: float) -> float:
+    """The bucket width (seconds) for a host that has run ``elapsed`` seconds."""
+    width = BUCKET
+    for after, wider in WIDER:
+        if elapsed >= after:
+            width = wider
+    return width
+
+
 SHIP_EVERY = 0.25
 """A host sends its rows to the driver this often (seconds)."""
 
@@ -55,13 +68,15 @@ _RECEIVED = {
 @dataclass(frozen=True)
 class EventBatch:
     """Host -> coordinator: rows recorded since the last batch, and ``flow``, records per
-    ``(bucket index, channel name)``; ``sent_at`` is the host's clock when it was sent."""
+    ``(bucket start, channel name)`` in buckets ``width`` seconds long; ``sent_at`` and the
+    bucket starts are on the host's clock."""
 
     host_id: int
     attempt: int
     sent_at: float
     rows: tuple[Row, ...]
-    flow: dict[tuple[int, str], int]
+    flow: dict[tuple[float, str], int]
+    width: float = BUCKET
 
 
 class EventLog:
@@ -74,8 +89,10 @@ class EventLog:
         self.rows: list[Row] = []
         self.flow: dict[tuple[int, ChannelId], int] = {}
         self.names: dict[ChannelId, str] = {}
-        self.next_ship = monotonic() + SHIP_EVERY
-        self.bucket = int(monotonic() * PER_SECOND)
+        self.started = monotonic()
+        self.next_ship = self.started + SHIP_EVERY
+        self.width = BUCKET
+        self.bucket = int(self.started / BUCKET)
         """The time bucket records are counted in now (the host's loop moves it on each
         round, in :meth:`ship`: one clock reading a round, none a batch)."""
         self.client: Any = None
@@ -212,17 +229,21 @@ class EventLog:
         every :data:`SHIP_EVERY` seconds (or now, ``force``); the ``last`` time, as the host
         stops, if the connection still works. The host calls it every round of its loop."""
         now = monotonic()
-        self.bucket = int(now * PER_SECOND)
+        self.bucket = int(now / self.width)
         if now < self.next_ship and not (force or last):
             return
         self.next_ship = now + SHIP_EVERY
+        width = self.width
+        self.width = bucket_width(now - self.started)  # wider from the next bucket on
+        self.bucket = int(now / self.width)
         if not self.enabled or self.client is None or not (self.rows or self.flow):
             return
         rows, self.rows = tuple(self.rows), []
-        flow = {(b, self.name(c)): n for (b, c), n in self.flow.items()}
+        flow = {(b * width, self.name(c)): n for (b, c), n in self.flow.items()}
         self.flow = {}
         try:
-            self.client.events(EventBatch(self.plan.host_id, self.plan.attempt, now, rows, flow))
+            batch = EventBatch(self.plan.host_id, self.plan.attempt, now, rows, flow, width)
+            self.client.events(batch)
         except ConnectionError:  # the coordinator is gone or stopped this host
             if not last:
                 raise

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from absnb.core.events import COLUMNS, EventRow, cut_problems
-from absnb.runtime.event_log import BUCKET, EventBatch
+from absnb.runtime.event_log import EventBatch
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -127,10 +127,18 @@ def host_rows(started: float, batches: Sequence[tuple[float, EventBatch]]) -> li
                 if kind != "ack":
                     continue
             rows.append(EventRow(t + shift, b.attempt, task, kind, channel, n, **(extra or {})))
-        for (bucket, channel), count in b.flow.items():
-            at = bucket * BUCKET + shift
+        for (start, channel), count in b.flow.items():
+            at = start + shift
             rows.append(
-                EventRow(at, b.attempt, channel.split("->")[1], "records", channel, count=count)
+                EventRow(
+                    at,
+                    b.attempt,
+                    channel.split("->")[1],
+                    "records",
+                    channel,
+                    count=count,
+                    span=b.width,
+                )
             )
     for (attempt, task, n), part in parts.items():
         if "time" in part and "sent" in part:

@@ -5,7 +5,7 @@ coordinator (checkpoints triggered and completed): barriers (and markers) arrivi
 ticks, alignments as bands from the first blocked input to the snapshot, snapshots as
 dots, each completed checkpoint's cut as a line through its tasks' snapshots, failures
 and restores as vertical lines. Below, the records on every channel drawn as a rate
-(records per second, per 50 ms bucket), not as arrows. Colours, font and labels are the
+(records per second, per bucket of the log), not as arrows. Colours, font and labels are the
 simulator's diagram's (:mod:`absnb.views.timeline_static`); same log, same bytes.
 """
 
@@ -103,7 +103,8 @@ def run_svg(
     body += _attempts(rows, sc, bottom)
     body += _cuts(rows, lane, sc)
     body += _marks(rows, lane, sc)
-    flow, height = _flow(rows, sc, bottom + 44, width) if unit == "s" else ([], bottom + 24)
+    rates = unit == "s" and (window is None or window[1] - window[0] >= 20 * BUCKET)
+    flow, height = _flow(rows, sc, bottom + 44, width) if rates else ([], bottom + 24)
     body += flow
     legend, height = _legend(rows, height + 10, width)
     body += legend
@@ -251,33 +252,46 @@ def _marks(rows: Sequence[EventRow], lane: dict[str, float], sc: Scale) -> list[
         elif r.kind in ("pre_commit", "commit", "abort_txn") and r.task in lane:
             y = lane[r.task or ""]
             sign = {"pre_commit": "P", "commit": "C", "abort_txn": "A"}[r.kind]
-            out.append(_text(x, y - 17, sign, size=13, anchor="middle", font_weight="bold"))
+            dx = 11 if r.kind == "abort_txn" else 0  # beside the commit on restore
+            out.append(_text(x + dx, y - 17, sign, size=13, anchor="middle", font_weight="bold"))
+        elif r.kind == "overtaken" and r.task in lane:
+            out.append(
+                _text(
+                    x + 4,
+                    lane[r.task or ""] - 15,
+                    f"↷{r.count or 0:,}",
+                    size=13,
+                    anchor="start",
+                    fill=CONTROL,
+                    font_weight="bold",
+                )
+            )
     return out
 
 
 def _flow(rows: Sequence[EventRow], sc: Scale, top: float, width: float) -> tuple[list[str], float]:
     """Every channel's record rate as a line in a strip of its own."""
-    buckets: dict[str, dict[float, int]] = {}
+    buckets: dict[str, dict[float, float]] = {}  # records per second, by bucket start
+    span = BUCKET  # the widest bucket: a line breaks where more than three are missing
     for r in rows:
         if r.kind == "records" and r.channel is not None:
             b = buckets.setdefault(r.channel, {})
-            b[r.time] = b.get(r.time, 0) + (r.count or 0)
+            b[r.time] = b.get(r.time, 0) + (r.count or 0) / (r.span or BUCKET)
+            span = max(span, r.span or BUCKET)
     if max((len(b) for b in buckets.values()), default=0) < 3:  # too short a stretch
         return [], top - 20
     out = [_text(LEFT, top, "records per second on each channel", size=15, anchor="start")]
     y = top + 12
     for c in channels_of([r for r in rows if r.kind == "records"]):
         series = sorted(buckets.get(c, {}).items())
-        peak = max((n for _, n in series), default=0) / BUCKET
+        peak = max((n for _, n in series), default=0)
         out.append(_text(LEFT - 12, y + FLOW / 2 - 4, c, size=13))
         out.append(
             f'<line x1="{LEFT}" y1="{_n(y + FLOW)}" x2="{_n(width - RIGHT)}" '
             f'y2="{_n(y + FLOW)}" stroke="#cccccc"/>'
         )
-        for run in _stretches(series):  # no line across a stretch with no records
-            pts = " ".join(
-                f"{_n(sc.x(t))},{_n(y + FLOW - n / BUCKET / peak * (FLOW - 4))}" for t, n in run
-            )
+        for run in _stretches(series, span):  # no line across a stretch with no records
+            pts = " ".join(f"{_n(sc.x(t))},{_n(y + FLOW - n / peak * (FLOW - 4))}" for t, n in run)
             out.append(
                 f'<polyline points="{pts}" fill="none" stroke="{RECORD}" stroke-width="1.5"/>'
             )
@@ -289,11 +303,11 @@ def _flow(rows: Sequence[EventRow], sc: Scale, top: float, width: float) -> tupl
     return out, y
 
 
-def _stretches(series: list[tuple[float, int]]) -> list[list[tuple[float, int]]]:
-    """``series`` cut where more than three buckets in a row had no records."""
-    runs: list[list[tuple[float, int]]] = []
+def _stretches(series: list[tuple[float, float]], span: float) -> list[list[tuple[float, float]]]:
+    """``series`` cut where more than three buckets (``span`` s) in a row had no records."""
+    runs: list[list[tuple[float, float]]] = []
     for t, n in series:
-        if not runs or t - runs[-1][-1][0] > 3.5 * BUCKET:
+        if not runs or t - runs[-1][-1][0] > 3.5 * span:
             runs.append([])
         runs[-1].append((t, n))
     return runs
@@ -306,6 +320,7 @@ LEGEND = (
     ("completed", CUT, "cut of a completed checkpoint"),
     ("failure", OFFENDING, "failure"),
     ("restored", RECOVERY, "restore"),
+    ("overtaken", "#ffffff", "↷n: the barrier overtook n records"),
     ("pre_commit", "#ffffff", "P pre-commit, C commit, A abort (a sink's transaction)"),
 )
 

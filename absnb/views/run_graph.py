@@ -59,7 +59,9 @@ def title(m: Moment) -> str:
         return f"{at}: failed, waiting for the restart"
     if m.checkpoint is None:
         return f"{at}: no checkpoint yet"
-    done = "complete" if m.checkpoint in m.completed else f"{len(m.taken)} tasks have their part"
+    n = len(m.taken)
+    part = f"{n} task has its part" if n == 1 else f"{n} tasks have their part"
+    done = "complete" if m.checkpoint in m.completed else part
     blocked = f", {len(m.blocked)} channel(s) blocked" if m.blocked else ""
     return f"{at}: checkpoint {m.checkpoint}, {done}{blocked}"
 

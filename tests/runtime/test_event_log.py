@@ -8,7 +8,8 @@ import json
 import pytest
 
 from absnb.core.errors import InvalidValueError
-from absnb.core.events import EventRow
+from absnb.core.events import EventRow, channel_name
+from absnb.core.messages import RecordBatch
 from absnb.runtime.event_files import chrome_trace
 from absnb.runtime.event_log import EventBatch
 from absnb.runtime.event_table import RunEvents, load_events, run_events
@@ -122,3 +123,85 @@ def test_the_chrome_trace_has_the_documented_fields(tmp_path) -> None:
     spans = [e["name"] for e in trace["traceEvents"] if e["ph"] == "X"]
     assert spans == ["snapshot 1 written", "snapshot 1 written"]
     assert chrome_trace([])["traceEvents"][0]["name"] == "process_name"
+
+
+class Client:
+    def __init__(self) -> None:
+        self.batches: list[tuple[float, EventBatch]] = []
+
+    def events(self, batch: EventBatch) -> None:
+        self.batches.append((batch.sent_at, batch))
+
+
+def host_log(events: bool = True):
+    """count[0] of word count, on a host of its own, with its event log."""
+    from absnb.jobs.word_count import word_count
+    from absnb.protocols import get_protocol
+    from absnb.runtime.event_log import EventLog
+    from absnb.runtime.plan import HostPlan
+    from absnb.task import StreamTask
+
+    job = word_count()
+    t = next(x for x in job.graph.tasks if str(x) == "count[0]")
+    task = StreamTask(job.graph, t, get_protocol("abs", job.graph), history=False)
+    plan = HostPlan(job, "abs", 0, (t,), b"", ("127.0.0.1", 0), "", "x", events=events)
+    log = EventLog(plan, {t: task})
+    log.client = Client()
+    return log, task, t, list(job.graph.inputs[t])
+
+
+def test_the_host_hooks_record_every_kind_from_what_the_task_returned() -> None:
+    from absnb.core.effects import Decline
+    from absnb.core.messages import CancelCheckpointMarker, CheckpointBarrier, EndOfInput
+    from absnb.runtime.priority import Overtaking
+
+    log, task, t, (a, b) = host_log()
+    sends: list = []
+    log.delivered(a, RecordBatch(["x", "y", "z"], 1))
+    task.deliver_batch(a, RecordBatch(["x", "y", "z"], 1), sends)
+    for c in (a, b):  # the first barrier blocks a, the second ends the alignment
+        log.delivered(c, CheckpointBarrier(1))
+        log.controls(t, task.deliver(c, CheckpointBarrier(1), sends))
+    log.delivered(b, Overtaking(CheckpointBarrier(2), (RecordBatch(["w"] * 4, 1),)))
+    log.delivered(a, CancelCheckpointMarker(3))
+    log.controls(t, [Decline(4, "told to")])
+    log.add("switched", t)
+    log.delivered(a, EndOfInput())
+    log.ship(force=True)
+    df = run_events(0.0, [], log.client.batches).events
+    kinds = list(df.kind)
+    for kind in ("barrier", "block", "unblock", "snapshot", "overtaken", "cancel", "declined",
+                 "switched", "end_of_input", "records"):  # fmt: skip
+        assert kind in kinds
+    snap = df[df.kind == "snapshot"].iloc[0]
+    assert snap.consumed == {channel_name(a.src, a.dst): 3, channel_name(b.src, b.dst): 0}
+    assert int(df[df.kind == "overtaken"]["count"].iloc[0]) == 4
+    assert int(df[df.kind == "records"]["count"].sum()) == 3
+
+
+def test_events_false_records_nothing() -> None:
+    log, _, t, (a, _) = host_log(events=False)
+    log.delivered(a, RecordBatch(["x"], 1))
+    log.add("switched", t)
+    log.ship(force=True)
+    assert log.client.batches == []
+    assert log.rows == []
+
+
+def test_buckets_widen_as_a_host_runs_on_so_that_counts_stay_few() -> None:
+    from absnb.runtime.event_log import bucket_width
+
+    assert [bucket_width(s) for s in (0, 119, 120, 3599, 3600, 86_400)] == [
+        0.05, 0.05, 1.0, 1.0, 10.0, 10.0,
+    ]  # fmt: skip
+    log, _, _, (a, _) = host_log()
+    log.started -= 200  # a host that has run for 200 s: its next buckets are 1 s wide
+    log.ship(force=True)
+    log.delivered(a, RecordBatch(["x"] * 7, 1))
+    log.ship(force=True)
+    (_, batch) = log.client.batches[-1]
+    assert batch.width == 1.0
+    (start,) = [s for s, _ in batch.flow]
+    assert start == int(start)  # a whole second
+    (row,) = run_events(0.0, [], log.client.batches).rows
+    assert (row.kind, row.count, row.span) == ("records", 7, 1.0)
