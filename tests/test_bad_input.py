@@ -18,6 +18,7 @@ import pytest
 import absnb
 from absnb.cli import main
 from absnb.core.errors import (
+    AbsnbError,
     ActionNotEnabledError,
     CyclicGraphError,
     GraphError,
@@ -442,6 +443,7 @@ CLI: list[tuple[str, list[str], str]] = [
     ("bench-scale", ["bench", "--scale", "0"], "'0'"),
     ("bench-repeats", ["bench", "--repeats", "0"], "'0'"),
     ("bench-only", ["bench", "--only", "fig9"], "'fig9'"),
+    ("bench-storage-latency", ["bench", "--storage-latency", "slow"], "'slow'"),
     ("bench-scale-huge", ["bench", "--scale", "100000000"], "'100000000'"),
     ("replay-empty-path", ["replay", ""], "file"),
     ("command", ["jump"], "'jump'"),
@@ -485,3 +487,19 @@ def test_replay(
 
 def test_at_least_100_cases() -> None:
     assert len(SIM) + len(SPARK) + len(CLI) + len(TRACES) >= 100
+
+
+@pytest.mark.usefixtures("tmp_checkpoints")
+@pytest.mark.parametrize(
+    "job", [graph_without_functions(), "word_count"], ids=["no-function", "a-name"]
+)
+def test_the_simulator_and_spark_refuse_a_job_alike(job: Any) -> None:
+    """One job check for both runtimes: the same exception and the same message, but for
+    the name of the call."""
+    with pytest.raises(AbsnbError) as in_sim:
+        absnb.World(job)
+    with pytest.raises(AbsnbError) as on_spark:
+        run(job=job)()
+    assert type(in_sim.value) is type(on_spark.value)
+    sim_text = str(in_sim.value).replace("World", "<call>")
+    assert sim_text == str(on_spark.value).replace("SparkRuntime.run", "<call>")

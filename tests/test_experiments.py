@@ -160,6 +160,7 @@ def test_targets_table_reads_the_experiments() -> None:
     [
         (["bench", "--scale", "0"], "not a number > 0"),
         (["bench", "--only", "fig9"], "invalid choice"),
+        (["bench", "--storage-latency", "-0.1"], "not a number >= 0"),
     ],
 )
 def test_bench_bad_input_exits_2(capsys: pytest.CaptureFixture[str], argv, says) -> None:
@@ -175,7 +176,7 @@ def test_bench_command_prints_tables_and_peak_memory(tmp_path: Path) -> None:
     out = subprocess.run(
         [
             *(sys.executable, "-m", "absnb", "bench", "--scale", str(TINY)),
-            *("--only", "alignment", "--json", "out.json"),
+            *("--only", "alignment", "--json", "out.json", "--storage-latency", "0.01"),
         ],
         capture_output=True,
         text=True,
@@ -191,6 +192,7 @@ def test_bench_command_prints_tables_and_peak_memory(tmp_path: Path) -> None:
     data = json.loads((tmp_path / "out.json").read_text())
     assert data["scale"] == TINY
     assert data["repeats"] == 1
+    assert data["storage_latency"] == 0.01  # every checkpoint write waited 10 ms
     assert "CPUs" in data["machine"]
     assert data["peak_memory"] > 0
     assert isinstance(data["tables"]["alignment"], list)  # a run this short may not align

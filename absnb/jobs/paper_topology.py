@@ -173,7 +173,7 @@ class KeyedSum(IncrementalKeyed):
         key, amount = value
         total = state[key] = state.get(key, 0) + amount
         if isinstance(state, KeyedState):
-            state.changed.add(key)
+            state.note((key,))
         return state, ((key, total),)
 
     def process_batch(self, state: dict[int, int], values: Sequence[Any]) -> tuple[Any, list[Any]]:
@@ -184,7 +184,7 @@ class KeyedSum(IncrementalKeyed):
             total = state[key] = get(key, 0) + amount
             append((key, total))
         if isinstance(state, KeyedState):
-            state.changed.update(map(itemgetter(0), values))
+            state.note(map(itemgetter(0), values))
         return state, outs
 
     def __repr__(self) -> str:

@@ -92,6 +92,7 @@ class CheckpointStorage:
         self.url = os.fsdecode(url)
         self.retain = retain
         self.write_latency = float(write_latency)
+        self._known_bases: dict[tuple[str, int], dict[str, int]] = {}
         local = local_path(self.url)
         self._fs: LocalFS | FsspecFS | LatencyFS
         if local is not None:
@@ -278,17 +279,23 @@ class CheckpointStorage:
             if i in keep or i > newest:
                 continue
             directory = self._checkpoint_path(job_id, i)
+            self._known_bases.pop((job_id, i), None)
             # the manifest first: a half-deleted checkpoint is never taken for a complete one
             self._fs.remove(self._fs.join(directory, MANIFEST))
             self._fs.rmtree(directory)
 
-    def _bases(self, job_id: str, checkpoint_id: CheckpointId) -> set[int]:
-        """The checkpoints the task snapshots of complete ``checkpoint_id`` build on."""
-        try:
-            manifest = self._read_manifest(job_id, checkpoint_id)
-        except Corrupt:
-            return set()
-        return {e["base"] for e in manifest["tasks"] if e.get("base") is not None}
+    def _bases(self, job_id: str, checkpoint_id: CheckpointId) -> dict[str, int]:
+        """The checkpoint each task snapshot of complete ``checkpoint_id`` builds on, by
+        task (a manifest never changes once written: read once)."""
+        known = self._known_bases.get((job_id, checkpoint_id))
+        if known is None:
+            try:
+                manifest = self._read_manifest(job_id, checkpoint_id)
+            except Corrupt:
+                return {}
+            known = {e["label"]: e["base"] for e in manifest["tasks"] if e.get("base") is not None}
+            self._known_bases[(job_id, checkpoint_id)] = known
+        return known
 
     # -- reading
 
@@ -484,4 +491,5 @@ class CheckpointStorage:
 
     def discard(self, job_id: str) -> None:
         """Remove every checkpoint of a job."""
+        self._known_bases = {k: v for k, v in self._known_bases.items() if k[0] != job_id}
         self._fs.rmtree(self._job_path(job_id))

@@ -144,11 +144,11 @@ def test_the_simulator_cannot_restore_an_increment_alone() -> None:
 
 def test_keyed_state_keeps_its_keys_and_clones_with_its_changes() -> None:
     state = KeyedState({1: 1})
-    state.changed.add(1)
+    state.note([1])
     clone = OP.copy_state(state)  # not taking a snapshot: a clone of a task
     assert isinstance(clone, KeyedState)
     assert clone == state
-    assert clone.changed == {1}
+    assert clone.changed == [1]
     with pytest.raises(TypeError, match="never removed"):
         del state[1]
 
@@ -182,3 +182,45 @@ def test_every_restore_equals_the_state_at_its_checkpoint(
         newest = max(d.truth)
         assert d.restored() == (newest, d.truth[newest])
         assert len(d.storage.checkpoints(JOB)) >= min(retain, len(d.truth))
+
+
+def test_noting_stays_about_the_state_size_and_gives_up_when_most_keys_changed(
+    tmp_path: Path,
+) -> None:
+    d = Driver(tmp_path)
+    d.update([(k, 1) for k in range(1000)])
+    d.checkpoint()
+    for _ in range(20):  # 6,000 updates of three keys
+        d.update([(1, 1), (2, 1), (3, 1)] * 100)
+    assert len(d.state.changed) <= len(d.state) + 4096 + 300
+    assert d.checkpoint().entries.keys() == {1, 2, 3}
+    d.update([(k, 1) for k in range(900)] * 6)  # most keys changed
+    assert d.state.changed == []  # noting stopped
+    part = d.checkpoint()
+    assert not part.incremental
+    assert d.restored() == (3, d.truth[3])
+
+
+def test_retention_follows_each_task_along_its_own_chain(tmp_path: Path) -> None:
+    """Two tasks whose full snapshots fall in different checkpoints: checkpoint 4 needs
+    task a's chain down to 3 and task b's down to 2, not checkpoint 1 (which a chain of
+    a reaches only through b's checkpoint 2)."""
+    storage = CheckpointStorage(tmp_path, retain=1)
+    a, b = TaskId("sum", 0, 2), TaskId("sum", 1, 2)
+    full = IncrementalState({1: 1}, None, 0, 1, 1)
+    chains = {  # checkpoint: (task a's base, task b's base); None: a full snapshot
+        1: (None, None),
+        2: (1, None),
+        3: (None, 2),
+        4: (3, 3),
+    }
+    for n, bases in chains.items():
+        for task, base in zip((a, b), bases, strict=True):
+            part = full if base is None else IncrementalState({1: n}, base, 1, 2, 1)
+            storage.write_task(JOB, TaskSnapshot(task, n, part))
+        storage.complete(JOB, n, [a, b], fingerprint="fp", protocol="abs")
+    assert storage.checkpoints(JOB) == [2, 3, 4]
+    restored = storage.latest(JOB)
+    assert restored is not None
+    assert restored.tasks[a].state.entries == {1: 4}
+    assert restored.tasks[b].state.entries == {1: 4}
