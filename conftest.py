@@ -65,13 +65,13 @@ SLOW_FIRST = (
 
 ONE_BY_ONE = (
     "tests/e2e/test_lab.py",
-    "tests/runtime/test_cluster.py",
     "tests/runtime/test_committed_checkpoint.py",
     "tests/runtime/test_spark_sinks.py",
 )
 """Files whose tests are long and share nothing costly: in parallel, each test is dealt to
 a worker of its own accord (a worker that meets the file starts its JupyterLab, Spark
-session or PostgreSQL server once)."""
+session or PostgreSQL server once). Not tests/runtime/test_cluster.py: two clusters of
+JVMs at once overload a two-core machine."""
 
 
 def _rank(nodeid: str) -> int:

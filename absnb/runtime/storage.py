@@ -92,7 +92,7 @@ class CheckpointStorage:
         self.url = os.fsdecode(url)
         self.retain = retain
         self.write_latency = float(write_latency)
-        self._known_bases: dict[tuple[str, int], set[int]] = {}
+        self._known_bases: dict[tuple[str, int], dict[str, int]] = {}
         local = local_path(self.url)
         self._fs: LocalFS | FsspecFS | LatencyFS
         if local is not None:
@@ -284,16 +284,16 @@ class CheckpointStorage:
             self._fs.remove(self._fs.join(directory, MANIFEST))
             self._fs.rmtree(directory)
 
-    def _bases(self, job_id: str, checkpoint_id: CheckpointId) -> set[int]:
-        """The checkpoints the task snapshots of complete ``checkpoint_id`` build on (a
-        manifest never changes once written: read once)."""
+    def _bases(self, job_id: str, checkpoint_id: CheckpointId) -> dict[str, int]:
+        """The checkpoint each task snapshot of complete ``checkpoint_id`` builds on, by
+        task (a manifest never changes once written: read once)."""
         known = self._known_bases.get((job_id, checkpoint_id))
         if known is None:
             try:
                 manifest = self._read_manifest(job_id, checkpoint_id)
             except Corrupt:
-                return set()
-            known = {e["base"] for e in manifest["tasks"] if e.get("base") is not None}
+                return {}
+            known = {e["label"]: e["base"] for e in manifest["tasks"] if e.get("base") is not None}
             self._known_bases[(job_id, checkpoint_id)] = known
         return known
 

@@ -43,14 +43,20 @@ def resolve(snapshot: TaskSnapshot, read_base: Callable[[int], TaskSnapshot]) ->
     return replace(snapshot, state=merge_chain(chain[::-1], snapshot.checkpoint_id))
 
 
-def needed(keep: Iterable[int], bases_of: Callable[[int], Iterable[int]]) -> set[int]:
-    """``keep`` and every checkpoint they build on, directly or through others;
-    ``bases_of(n)``: the checkpoints the snapshots of checkpoint ``n`` build on."""
-    out: set[int] = set()
-    todo = list(keep)
+def needed(keep: Iterable[int], bases_of: Callable[[int], dict[str, int]]) -> set[int]:
+    """``keep`` and every checkpoint their task snapshots build on, directly or through
+    others, each task along its own chain; ``bases_of(n)``: the checkpoint each task's
+    snapshot in checkpoint ``n`` builds on, by task (tasks with a full snapshot absent)."""
+    out = set(keep)
+    todo = [(n, task, base) for n in out for task, base in bases_of(n).items()]
+    seen: set[tuple[int, str]] = set()
     while todo:
-        n = todo.pop()
-        if n not in out:
-            out.add(n)
-            todo.extend(bases_of(n))
+        _, task, base = todo.pop()
+        if (base, task) in seen:
+            continue
+        seen.add((base, task))
+        out.add(base)
+        further = bases_of(base).get(task)
+        if further is not None:
+            todo.append((base, task, further))
     return out

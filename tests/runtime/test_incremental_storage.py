@@ -199,3 +199,28 @@ def test_noting_stays_about_the_state_size_and_gives_up_when_most_keys_changed(
     part = d.checkpoint()
     assert not part.incremental
     assert d.restored() == (3, d.truth[3])
+
+
+def test_retention_follows_each_task_along_its_own_chain(tmp_path: Path) -> None:
+    """Two tasks whose full snapshots fall in different checkpoints: checkpoint 4 needs
+    task a's chain down to 3 and task b's down to 2, not checkpoint 1 (which a chain of
+    a reaches only through b's checkpoint 2)."""
+    storage = CheckpointStorage(tmp_path, retain=1)
+    a, b = TaskId("sum", 0, 2), TaskId("sum", 1, 2)
+    full = IncrementalState({1: 1}, None, 0, 1, 1)
+    chains = {  # checkpoint: (task a's base, task b's base); None: a full snapshot
+        1: (None, None),
+        2: (1, None),
+        3: (None, 2),
+        4: (3, 3),
+    }
+    for n, bases in chains.items():
+        for task, base in zip((a, b), bases, strict=True):
+            part = full if base is None else IncrementalState({1: n}, base, 1, 2, 1)
+            storage.write_task(JOB, TaskSnapshot(task, n, part))
+        storage.complete(JOB, n, [a, b], fingerprint="fp", protocol="abs")
+    assert storage.checkpoints(JOB) == [2, 3, 4]
+    restored = storage.latest(JOB)
+    assert restored is not None
+    assert restored.tasks[a].state.entries == {1: 4}
+    assert restored.tasks[b].state.entries == {1: 4}
