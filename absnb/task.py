@@ -1,21 +1,19 @@
 """StreamTask: one task of the execution graph, sans-IO (Flink: ``StreamTask``).
 
-It joins an operator (the user function and its state) to a protocol handler (the
-snapshot algorithm), routes outputs through the partitioners, and turns the handler's
-effects into sends and controls. It does no I/O: every method appends the messages to send
-to a caller's list and returns the controls (block, unblock, acknowledgement) for the
-runtime, so the simulator and the Spark runtime host the same object.
+It joins an operator (the user function and its state) to a protocol handler (the snapshot
+algorithm), routes outputs through the partitioners, and turns the handler's effects into
+sends and controls. It does no I/O: every method appends the messages to send to a caller's
+list and returns the controls (block, unblock, acknowledgement) for the runtime, so the
+simulator and the Spark runtime host the same object, and the production modes (end of
+input, cancellation, decline, overtaking barriers) are decided here once.
 
-Besides the operator state a task keeps what recovery and the checks need:
-records sent per output channel and received per input channel (channel sequence
-numbers), its offset in its own input log, and the order in which it consumed its inputs
-(so that partial recovery can replay deterministically; ``history=False`` keeps no such
-order, for a runtime that restarts every task from a checkpoint).
-
-The simulator moves one record at a time. The real runtime moves batches
-(:class:`~absnb.core.messages.RecordBatch`): :meth:`StreamTask.deliver_batch` and
-:meth:`StreamTask.emit_batch` do what delivering or emitting each record in turn does, with
-one operator call per batch and one batch per output channel.
+Besides the operator state a task keeps what recovery and the checks need: records sent per
+output channel and received per input channel (channel sequence numbers), its offset in its
+own input log, and the order in which it consumed its inputs (so that partial recovery can
+replay deterministically; ``history=False`` keeps none, for a runtime that restarts every
+task from a checkpoint). The simulator moves one record at a time, the real runtime batches
+(:meth:`StreamTask.deliver_batch`, :meth:`StreamTask.emit_batch`: what delivering or
+emitting each record in turn does, with one operator call per batch).
 """
 
 from __future__ import annotations
@@ -52,6 +50,7 @@ from absnb.core.snapshot import TaskSnapshot
 from absnb.core.validate import operator_result
 from absnb.operators.base import Operator
 from absnb.protocols.base import SnapshotProtocol
+from absnb.protocols.ended import counts_ended, owed
 from absnb.routing import Send as Send  # what a task step appends to its caller's list
 from absnb.routing import route, route_batch
 
@@ -123,6 +122,7 @@ class StreamTask:
         "cancelled",
         "closed",
         "consumed",
+        "counts_ended",
         "dedup",
         "dropped",
         "ended",
@@ -163,6 +163,7 @@ class StreamTask:
         self.outputs = graph.outputs[task]
         self.protocol = protocol
         self.handler = protocol.handler(graph, task)
+        self.counts_ended = counts_ended(self.handler)
         self.dedup = protocol.drops_duplicates
         self.history = history
         self.state: Any = self.fn.initialize_state(task, self.fn.initial_state(), False)
@@ -195,7 +196,7 @@ class StreamTask:
                 return self.end_of_input(channel, sends)
             # what the exact-type tests above leave (mypy does not narrow by elimination)
             control = cast("CheckpointBarrier | Marker", message)
-            return self._apply(self.handler.on_barrier(channel, control), sends)
+            return self._owed(self._apply(self.handler.on_barrier(channel, control), sends), sends)
         if message.seq <= self.received[channel] and self.dedup:
             self.dropped += 1
             return (Dropped(channel, message),)
@@ -275,7 +276,23 @@ class StreamTask:
         """``channel`` has ended (Flink: ``EndOfPartitionEvent``): the protocol counts it as
         aligned from now on."""
         self.ended = self.ended | {channel}
-        return self._apply(self.handler.on_end_of_input(channel), sends)
+        return self._owed(self._apply(self.handler.on_end_of_input(channel), sends), sends)
+
+    def _owed(self, controls: list[Control], sends: list[Send]) -> list[Control]:
+        """``controls``, then those of the barriers its ended inputs are taken to carry, for
+        a protocol that does not count ended channels itself (:mod:`absnb.protocols.ended`)."""
+        if self.ended and not self.counts_ended:
+            for c, barrier in owed(self.handler, self.ended, self.protocol.message):
+                controls.extend(self._apply(self.handler.on_barrier(c, barrier), sends))
+        return controls
+
+    def join(self, checkpoint_id: CheckpointId, sends: list[Send]) -> Sequence[Control]:
+        """Take part in the pending ``checkpoint_id`` as if triggered, if every input of this
+        task has ended and it has not started it: no barrier can reach it any more (Flink
+        FLIP-147: the coordinator triggers a task whose inputs have all finished)."""
+        started = any(w.checkpoint_id == checkpoint_id for w in self.handler.waiting())
+        ended = bool(self.inputs) and len(self.ended) == len(self.inputs)
+        return self.trigger(checkpoint_id, sends) if ended and not started else ()
 
     def end_output(self, channel: ChannelId, sends: list[Send]) -> None:
         """End ``channel``, one of this task's outputs: send its end (Flink: the
@@ -345,7 +362,7 @@ class StreamTask:
     # -- coordinator -------------------------------------------------------------------------
     def trigger(self, checkpoint_id: CheckpointId, sends: list[Send]) -> Sequence[Control]:
         """The coordinator starts checkpoint ``checkpoint_id`` here."""
-        return self._apply(self.handler.on_trigger(checkpoint_id), sends)
+        return self._owed(self._apply(self.handler.on_trigger(checkpoint_id), sends), sends)
 
     def checkpoint_complete(
         self, checkpoint_id: CheckpointId, sends: list[Send]
@@ -419,9 +436,8 @@ class StreamTask:
             entry, log = log
             since.append(entry)
         since.reverse()
-        # A task that fails again while still replaying has not yet re-consumed the rest of
-        # its replay: those inputs were consumed before the first failure, so they belong to
-        # what it must replay now, after what it has already re-consumed.
+        # A task failing again while replaying has not re-consumed the rest of its replay:
+        # consumed before the first failure, it comes after what it has re-consumed.
         since.extend(self.replay)
         self.log = log
         self.consumed = consumed
@@ -449,7 +465,7 @@ class StreamTask:
         new = StreamTask.__new__(StreamTask)
         new.graph, new.id, new.label = self.graph, self.id, self.label
         new.fn, new.gates = self.fn, self.gates
-        new.history, new.dedup = self.history, self.dedup
+        new.history, new.dedup, new.counts_ended = self.history, self.dedup, self.counts_ended
         new.inputs, new.outputs, new.protocol = self.inputs, self.outputs, self.protocol
         new.handler = self.handler.clone()
         new.state = self.fn.copy_state(self.state)

@@ -261,6 +261,11 @@ class CheckpointCoordinator:
         self.completed = kept
         self.aborted.append(checkpoint_id)
 
+    def waiting_for(self, task: TaskId) -> list[CheckpointId]:
+        """The pending checkpoints ``task`` has not acknowledged, oldest first: those it may
+        decline, and those a task whose inputs have all ended joins (FLIP-147)."""
+        return [n for n, p in sorted(self.pending.items()) if task not in p.acknowledged]
+
     def decline(self, checkpoint_id: CheckpointId, task: TaskId, reason: str) -> bool:
         """``task`` declined ``checkpoint_id``: abort it. Returns False when it was no longer
         pending (completed, subsumed or aborted before)."""

@@ -29,6 +29,7 @@ from absnb.runtime.control_messages import (
     Stop,
     frame,
 )
+from absnb.runtime.plan import HostPlan
 from absnb.runtime.wire import AuthenticationError, FrameError, client_handshake, dumps
 
 
@@ -54,6 +55,13 @@ def report_failure(
         sock.shutdown(socket.SHUT_WR)
         while sock.recv(1 << 16):  # until the server closes: nothing lost to a reset
             pass
+
+
+def report_setup_failure(plan: HostPlan, error: BaseException) -> None:
+    """Tell the coordinator that the host of ``plan`` failed before it could register, and
+    why."""
+    failed = failure_message(plan.host_id, plan.attempt, error, setup=True)
+    report_failure(plan.coordinator, plan.secret, failed, min(plan.setup_timeout, 5.0))
 
 
 class ControlClient:

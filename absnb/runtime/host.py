@@ -1,27 +1,19 @@
 """A host: one process of the real runtime (one Spark task) running some tasks of the job.
 
 Single-threaded: the loop polls the control plane (triggers, notify-checkpoint-complete,
-aborts), lets sources emit a batch, delivers what arrived on unblocked inputs to the
-tasks' :class:`~absnb.task.StreamTask` (the same objects the simulator drives), and sends
-what they emit: to a local queue when both ends live here, else over the data plane.
-A task's acknowledged snapshot goes to checkpoint storage, then to the coordinator.
-A source that has emitted its whole input sends :class:`EndOfInput`; a task that has it on
-every input finishes and sends it on; the host ends when all its tasks have finished. A
-finished source still takes its part in later checkpoints (its snapshot, no barrier after
-the end of its output), and a task that gets a barrier on some inputs takes the ended
-ones as having carried it (nothing can follow the end), so that alignment never waits for
-a barrier that an ended channel will never bring. Cancellation markers, and the barriers of
-a protocol whose barriers overtake (unaligned, FLIP-76), take the priority lane
-(:mod:`absnb.runtime.priority`); a task told to decline a checkpoint tells the coordinator.
-
-A job whose end cannot travel as end-of-input (a cycle, or processes sending to each other,
-see :func:`terminates_by_quiescence`) runs until the coordinator detects quiescence: the
-host answers its probes with its records sent and received per channel and whether its
-own input is consumed, and finishes on :class:`~absnb.runtime.control_messages.Terminate`.
-
-Every wait of the host is bounded, and while it waits it listens to the coordinator: a
-:class:`~absnb.runtime.control_messages.Stop` (the attempt is over, or a peer host was lost) ends
-it at once with :class:`HostStopped`, so that an old attempt frees its Spark slot fast.
+aborts), lets sources emit a batch, delivers what arrived on unblocked inputs to the tasks'
+:class:`~absnb.task.StreamTask` (the objects the simulator drives), and carries out what
+they return (:meth:`Host._after`): controls, then sends, to a local queue when both ends
+live here, else over the data plane. A task's snapshot goes to checkpoint storage, then to
+the coordinator. An end of input is delivered to its task like any message; a task whose
+inputs have all ended finishes and ends its outputs, and joins every later checkpoint it
+hears of (:meth:`~absnb.task.StreamTask.join`, FLIP-147); the host ends when all its tasks
+have. Cancellation markers, and the barriers of a protocol whose barriers overtake (FLIP-76),
+take the priority lane (:mod:`absnb.runtime.priority`). A job whose end cannot travel as
+end-of-input (:func:`terminates_by_quiescence`) runs until the coordinator detects
+quiescence from the hosts' answers to its probes. Every wait is bounded and listens to the
+coordinator: a :class:`~absnb.runtime.control_messages.Stop` ends the host at once with
+:class:`HostStopped`, so that an old attempt frees its Spark slot fast.
 """
 
 from __future__ import annotations
@@ -32,6 +24,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from absnb.core.effects import Block, Decline, SnapshotState, Unblock
+from absnb.core.events import checkpoint_of
 from absnb.core.ids import ChannelId, TaskId
 from absnb.core.messages import (
     RECORD_TYPES,
@@ -45,9 +38,8 @@ from absnb.core.snapshot import TaskSnapshot
 from absnb.protocols import get_protocol
 from absnb.runtime.alignment import AlignmentClock
 from absnb.runtime.announce import Announcements
-from absnb.runtime.control_client import ControlClient, failure_message, report_failure
+from absnb.runtime.control_client import ControlClient, report_setup_failure
 from absnb.runtime.control_messages import Ack, Notify, Probe, Stop, Terminate, Trigger
-from absnb.runtime.ended import EndedInputs, checkpoint_of
 from absnb.runtime.event_log import EventLog
 from absnb.runtime.failures import Failure as Failure
 from absnb.runtime.failures import InjectedFailure as InjectedFailure
@@ -103,8 +95,8 @@ class Host:
                 task.restore(None)
             self.log.restored(None)
         self.blocked: set[ChannelId] = set()
-        self.ends = EndedInputs(graph, plan.tasks)
         self.finished: set[TaskId] = set()
+        self.acknowledged: dict[TaskId, set[int]] = {t: set() for t in plan.tasks}  # _join
         self.consumed: dict[TaskId, int] = dict.fromkeys(plan.tasks, 0)
         self.aligning = AlignmentClock()
         self.injected = Injections(plan.failures, plan.attempt, self.log.on_fire)
@@ -201,7 +193,7 @@ class Host:
             net.close()
             client.close()
 
-    def _loop(self, client: Any) -> HostResult:
+    def _loop(self, client: ControlClient) -> HostResult:
         plan, net = self.plan, self.net
         started = time.monotonic()
         last_flush = started
@@ -231,7 +223,7 @@ class Host:
                 last_flush = now
         return self._end(client, started, drain=True)
 
-    def _local(self, client: Any) -> bool:
+    def _local(self, client: ControlClient) -> bool:
         """Deliver what waits in the unblocked local queues; True if anything did."""
         busy = False
         for c, q in self.queues.items():
@@ -248,9 +240,8 @@ class Host:
                         self._between(client)
         return busy
 
-    def _between(self, client: Any) -> None:
-        """Between two pieces, when barriers overtake: triggers, priority events and
-        acknowledgements now (:mod:`absnb.runtime.inbox`); other commands wait a round."""
+    def _between(self, client: ControlClient) -> None:
+        """Between two pieces (:mod:`absnb.runtime.inbox`): triggers, priority events, acks."""
         if self.writer.pending:
             self._acknowledge(client)
         for cmd in self._stopped(client.poll()):
@@ -262,9 +253,8 @@ class Host:
             self._deliver(c, m, client)
         self._due(client)
 
-    def _due(self, client: Any) -> None:
-        """Tasks aligning for longer than the alignment timeout switch to unaligned (Flink's
-        aligned checkpoint timeout); announced barriers then overtake (announce.py)."""
+    def _due(self, client: ControlClient) -> None:
+        """Overdue alignments switch to unaligned; announced barriers then overtake."""
         for t in self.aligning.overdue(self.plan.alignment_timeout):
             sends: list[Send] = []
             self._tally("switched")
@@ -275,8 +265,7 @@ class Host:
                 self._deliver(c, m, client)
 
     def _kept(self, received: list[tuple[ChannelId, Any]]) -> list[tuple[ChannelId, Any]]:
-        """``received`` from the data plane; a barrier on the priority lane overtakes what
-        this host holds for its channel too, and is kept if it is an announcement."""
+        """``received``, its priority barriers overtaking what is held here (or kept)."""
         out = []
         for c, m in received:
             if type(m) is Overtaking:
@@ -287,9 +276,8 @@ class Host:
             out.append((c, m))
         return out
 
-    def _end(self, client: Any, started: float, drain: bool) -> HostResult:
-        """Every task has finished: write out what is unsent if ``drain`` (still answering
-        the coordinator), report, and return the result."""
+    def _end(self, client: ControlClient, started: float, drain: bool) -> HostResult:
+        """Every task has finished: drain (if ``drain``), report and return the result."""
         net = self.net
         net.flush()
         while drain and (net.pending_output() or self.writer.pending):
@@ -317,7 +305,7 @@ class Host:
                 )
         return commands
 
-    def _command(self, cmd: Any, client: Any) -> None:
+    def _command(self, cmd: Any, client: ControlClient) -> None:
         """Apply one control-plane command (not Stop or Terminate) to the local tasks."""
         if isinstance(cmd, Terminate):
             return
@@ -342,8 +330,10 @@ class Host:
                 controls = task.checkpoint_aborted(n, sends)
             self.log.command(t, n, isinstance(cmd, Notify))
             self._after(t, controls, sends, client)
+        if isinstance(cmd, Trigger):
+            self._join(n, client)
 
-    def _emit(self, client: Any) -> bool:
+    def _emit(self, client: ControlClient) -> bool:
         busy = False
         for t in self.sources:
             if t in self.finished:
@@ -363,18 +353,17 @@ class Host:
                 self._finish(t)
         return busy
 
-    def _deliver(self, c: ChannelId, m: Any, client: Any) -> None:
+    def _deliver(self, c: ChannelId, m: Any, client: ControlClient) -> None:
         t = c.dst
         kind = type(m)
         self.log.delivered(c, m)
-        if kind is EndOfInput:
-            for barrier in self.ends.end(c):  # what it missed, nothing can follow its end
-                self._deliver(c, barrier, client)
-            if self.ends.all_ended(t):
-                self._finish(t)
-            return
         sends: list[Send] = []
         task = self.tasks[t]
+        if kind is EndOfInput:
+            self._after(t, task.end_of_input(c, sends), sends, client)
+            if len(task.ended) == len(task.inputs):
+                self._finish(t)
+            return
         if kind is RecordBatch or kind is Record:
             batch = kind is RecordBatch
             controls = task.deliver_batch(c, m, sends) if batch else task.deliver(c, m, sends)
@@ -384,10 +373,8 @@ class Host:
         barrier = m.message if kind is Overtaking else m
         if type(barrier) is CancelCheckpointMarker:
             self._tally("cancellation_markers")
-        else:
-            self.ends.passed(c, barrier)
-            if self.announce and kind is not Overtaking:  # in order: its announcement is moot
-                self.announced.arrived(c, barrier.checkpoint_id)
+        elif self.announce and kind is not Overtaking:  # in order: its announcement is moot
+            self.announced.arrived(c, barrier.checkpoint_id)
         n = checkpoint_of(barrier)
         if n > task.cancelled and self.injected.declines_checkpoint(str(t), n):
             controls = task.decline(n, "told to decline by a failure spec", sends)
@@ -396,22 +383,23 @@ class Host:
         else:
             controls = task.deliver(c, m, sends)
         self._after(t, controls, sends, client)
-        for e in self.ends.due(t, barrier):  # its ended inputs have it too
-            self._deliver(e, barrier, client)
-        self.ends.remember(t, barrier)
+        self._join(n, client)
 
     def _after(
-        self, t: TaskId, controls: Sequence[Control], sends: list[Send], client: Any
+        self, t: TaskId, controls: Sequence[Control], sends: list[Send], client: ControlClient
     ) -> None:
-        """Carry out what ``t`` produced: controls, then sends (once it ended: ``past_end``)."""
+        """Carry out what ``t`` produced, controls then sends (the one place for it)."""
         if controls:
             self.log.controls(t, controls)
             self._controls(t, controls, client)
-        if t not in self.finished or (self.split and not self.graph.inputs[t]):
-            self._dispatch(sends)
-        else:
-            for c, m in self.ends.past_end(sends, self.finished, self.local):
-                self._deliver(c, m, client)
+        self._dispatch(sends)
+
+    def _join(self, n: int, client: ControlClient) -> None:
+        """Every finished task here that has not acknowledged checkpoint ``n`` joins it."""
+        for t in [t for t in self.tasks if t in self.finished]:  # in a fixed order
+            if n not in self.acknowledged[t] and n > self.tasks[t].cancelled:
+                sends: list[Send] = []
+                self._after(t, self.tasks[t].join(n, sends), sends, client)
 
     def _count(self, t: TaskId, n: int) -> None:
         total = self.consumed[t] = self.consumed[t] + n
@@ -424,23 +412,19 @@ class Host:
             kind = type(m)
             urgent = kind is CancelCheckpointMarker or (overtake and kind is CheckpointBarrier)
             announce = self.announce and kind is CheckpointBarrier
-            ended = announce and c.src in self.finished  # announced only: its end was sent
             q = queues.get(c)
             if q is not None and c.src in self.local:
                 if urgent:
                     self._overtake(c, m, q)
                     continue
-                if self.announce and isinstance(m, CheckpointBarrier):
-                    self.announced.keep(
-                        c, Overtaking(m, tuple(x for x in q if type(x) in RECORD_TYPES))
-                    )
-                if not ended:
-                    q.append(m)
+                if announce and isinstance(m, CheckpointBarrier):
+                    self.announced.keep(c, _overtaking(m, q))
+                q.append(m)
             else:
                 try:
                     if urgent or announce:
                         net.send_priority(c, m)
-                    if not urgent and not ended:
+                    if not urgent:
                         net.send(c, m)
                 except ConnectionError:
                     # The receiver has ended: a barrier for it no longer matters (its host
@@ -452,13 +436,10 @@ class Host:
         self.metrics["records_out"] += out
 
     def _overtake(self, c: ChannelId, m: Any, q: deque[Any]) -> None:
-        """The priority lane of a local channel (:mod:`absnb.runtime.priority`): deliver
-        ``m`` at once, a barrier ahead of the records queued before it."""
-        if type(m) is CheckpointBarrier:
-            m = Overtaking(m, tuple(x for x in q if type(x) in RECORD_TYPES))
-        self._deliver(c, m, self.client)
+        """A local priority lane: deliver ``m`` now, a barrier ahead of what ``q`` holds."""
+        self._deliver(c, _overtaking(m, q) if type(m) is CheckpointBarrier else m, self.client)
 
-    def _controls(self, t: TaskId, controls: Sequence[Any], client: Any) -> None:
+    def _controls(self, t: TaskId, controls: Sequence[Any], client: ControlClient) -> None:
         for ctl in controls:
             kind = type(ctl)
             if kind is Block:
@@ -475,6 +456,7 @@ class Host:
                 self.aligning.snapshot(t)
                 self.injected.during_checkpoint(str(t), ctl.checkpoint_id)
             elif kind is TaskSnapshot:  # written on the writer's thread, then acknowledged
+                self.acknowledged[t].add(ctl.checkpoint_id)
                 self.writer.submit(ctl, self.aligning.last(t))
             elif kind is Dropped:
                 self._tally("dropped")
@@ -485,9 +467,8 @@ class Host:
     def _tally(self, counter: str) -> None:
         self.metrics[counter] = self.metrics.get(counter, 0) + 1
 
-    def _acknowledge(self, client: Any, timeout: float = 0.0) -> None:
-        """Acknowledge the task snapshots written since the last call (the coordinator
-        hears of a snapshot only once it is durable)."""
+    def _acknowledge(self, client: ControlClient, timeout: float = 0.0) -> None:
+        """Acknowledge the snapshots written since the last call (durable ones only)."""
         for w in self.writer.written(timeout):
             s = w.snapshot
             size = w.stats["state_size"] + w.stats["channel_state_size"]
@@ -499,13 +480,14 @@ class Host:
         if t in self.finished:
             return
         self.finished.add(t)
-        self._dispatch([(c, EndOfInput()) for c in self.graph.outputs[t]])
+        sends: list[Send] = []
+        for c in self.graph.outputs[t]:  # nothing, barriers included, is sent on it after
+            self.tasks[t].end_output(c, sends)
+        self._dispatch(sends)
 
 
-def report_setup_failure(plan: HostPlan, error: BaseException) -> None:
-    """Tell the coordinator that this host failed before it could register, and why."""
-    failed = failure_message(plan.host_id, plan.attempt, error, setup=True)
-    report_failure(plan.coordinator, plan.secret, failed, min(plan.setup_timeout, 5.0))
+def _overtaking(barrier: CheckpointBarrier, q: deque[Any]) -> Overtaking:
+    return Overtaking(barrier, tuple(x for x in q if type(x) in RECORD_TYPES))
 
 
 def run_host(plan: HostPlan) -> HostResult:

@@ -12,43 +12,31 @@ changes the world it is given and records what happened on the step's
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from absnb.core.effects import Block, SnapshotState, Unblock
 from absnb.core.effects import Decline as Declined
 from absnb.core.ids import CheckpointId
-from absnb.core.messages import RecordBatch
 from absnb.core.snapshot import TaskSnapshot
 from absnb.sim.events import Event
+from absnb.sim.state import WorldState
 from absnb.task import Dropped, Send, StreamTask
-
-if TYPE_CHECKING:
-    from absnb.sim.world import World
 
 
 def outcome(
-    world: World, task: StreamTask, sends: list[Send], controls: Iterable[Any], event: Event
+    world: WorldState, task: StreamTask, sends: list[Send], controls: Iterable[Any], event: Event
 ) -> Event:
     """Push what ``task`` sent in the step (after what the step's other tasks sent), carry
     out its controls, and return the event."""
     if sends:
-        push(world, sends)
+        world.push(sends)
         event.sent += tuple(sends)
     if controls:
         carry_out(world, task, controls, event)
     return event
 
 
-def push(world: World, sends: list[Send]) -> None:
-    """Append each sent message to the tail of its channel (FIFO)."""
-    own, channels = world._own, world.channels
-    for c, m in sends:
-        if isinstance(m, RecordBatch):  # only a runtime batches (StreamTask.deliver_batch)
-            raise TypeError(f"the simulator moves one record at a time, not {m!r} on {c}")
-        (channels[c] if c in own else world.writable_channel(c)).append(m)
-
-
-def carry_out(world: World, task: StreamTask, controls: Iterable[Any], event: Event) -> None:
+def carry_out(world: WorldState, task: StreamTask, controls: Iterable[Any], event: Event) -> None:
     """Carry out ``task``'s controls in order; controls the simulator has no use for (a
     runtime's) are passed over."""
     for ctl in controls:
@@ -57,7 +45,7 @@ def carry_out(world: World, task: StreamTask, controls: Iterable[Any], event: Ev
             handle(world, task, ctl, event)
 
 
-def notify(world: World, checkpoint_id: CheckpointId, event: Event, *, complete: bool) -> None:
+def notify(world: WorldState, checkpoint_id: CheckpointId, event: Event, *, complete: bool) -> None:
     """Notify-checkpoint-complete (or aborted) to every live task."""
     for t in world.graph.tasks:
         if t == world.failed:
@@ -71,37 +59,37 @@ def notify(world: World, checkpoint_id: CheckpointId, event: Event, *, complete:
         outcome(world, task, sends, controls, event)
 
 
-def abort(world: World, aborted: Iterable[CheckpointId], event: Event) -> None:
+def abort(world: WorldState, aborted: Iterable[CheckpointId], event: Event) -> None:
     """Record the ``aborted`` checkpoints on ``event`` and notify every task of each."""
     for n in aborted:
         event.aborted += (n,)
         notify(world, n, event, complete=False)
 
 
-def _block(world: World, task: StreamTask, ctl: Block, event: Event) -> None:
+def _block(world: WorldState, task: StreamTask, ctl: Block, event: Event) -> None:
     world.blocked.add(ctl.channel)
     event.blocked += (ctl.channel,)
 
 
-def _unblock(world: World, task: StreamTask, ctl: Unblock, event: Event) -> None:
+def _unblock(world: WorldState, task: StreamTask, ctl: Unblock, event: Event) -> None:
     world.blocked.discard(ctl.channel)
     event.unblocked += (ctl.channel,)
 
 
-def _snapshot_state(world: World, task: StreamTask, ctl: SnapshotState, event: Event) -> None:
+def _snapshot_state(world: WorldState, task: StreamTask, ctl: SnapshotState, event: Event) -> None:
     event.snapshots += ((task.id, ctl.checkpoint_id),)
 
 
-def _dropped(world: World, task: StreamTask, ctl: Dropped, event: Event) -> None:
+def _dropped(world: WorldState, task: StreamTask, ctl: Dropped, event: Event) -> None:
     event.dropped = True
 
 
-def _declined(world: World, task: StreamTask, ctl: Declined, event: Event) -> None:
+def _declined(world: WorldState, task: StreamTask, ctl: Declined, event: Event) -> None:
     if world.coordinator.decline(ctl.checkpoint_id, task.id, ctl.reason):
         abort(world, (ctl.checkpoint_id,), event)
 
 
-def _acknowledge(world: World, task: StreamTask, ctl: TaskSnapshot, event: Event) -> None:
+def _acknowledge(world: WorldState, task: StreamTask, ctl: TaskSnapshot, event: Event) -> None:
     """The task's snapshot acknowledges its checkpoint; the last one completes it, which
     aborts the older pending checkpoints it subsumes and notifies every task (at once, or
     as steps of their own with ``notify_steps``)."""
@@ -111,14 +99,14 @@ def _acknowledge(world: World, task: StreamTask, ctl: TaskSnapshot, event: Event
         return
     event.completed += (done.checkpoint_id,)
     abort(world, decided.subsumed, event)
-    if world._s.notify_steps:
+    if world.static.notify_steps:
         for t in world.graph.tasks:
             world.notices[t] = (*world.notices.get(t, ()), done.checkpoint_id)
     else:
         notify(world, done.checkpoint_id, event, complete=True)
 
 
-_HANDLERS: dict[type, Callable[[World, StreamTask, Any, Event], None]] = {
+_HANDLERS: dict[type, Callable[[WorldState, StreamTask, Any, Event], None]] = {
     Block: _block,
     Unblock: _unblock,
     SnapshotState: _snapshot_state,

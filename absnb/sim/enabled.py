@@ -1,16 +1,19 @@
-"""Why an action is not enabled in a :class:`~absnb.sim.world.World`: one function per kind
-of action, each returning the reason in words (None: the action is enabled).
+"""Where the simulator decides what is enabled: the one rule set.
 
-:meth:`World.is_enabled` and :meth:`World.apply` ask :func:`why_not`; the reasons are what
-a student sees when a step they chose is refused (:class:`ActionNotEnabledError`).
+For each kind of :class:`~absnb.sim.actions.Action` one function gives the reason it cannot
+happen now (None: it can). :func:`why_not` asks it of one action (a step a student chose is
+refused with that reason, :class:`~absnb.core.errors.ActionNotEnabledError`), and
+:func:`enabled_actions` lists the actions whose function says None, in a fixed order, so the
+schedulers, the explorer and the views offer exactly what :func:`why_not` accepts.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from absnb.sim import modes
+from absnb.core.ids import ChannelId, CheckpointId, TaskId
+from absnb.core.messages import OnChannel, Record
 from absnb.sim.actions import (
     Action,
     Crash,
@@ -24,56 +27,111 @@ from absnb.sim.actions import (
     TriggerCheckpoint,
     Wait,
 )
+from absnb.sim.state import WorldState
 
-if TYPE_CHECKING:
-    from absnb.sim.world import World
+WAIT = Wait()
+RECOVER = (Recover("full"), Recover("partial"))
 
 
-def why_not(world: World, action: Action) -> str | None:
-    """The reason ``action`` cannot be applied to ``world`` now, or None when it can."""
+def why_not(state: WorldState, action: Action) -> str | None:
+    """The reason ``action`` cannot be applied to ``state`` now, or None when it can."""
     kind = type(action)
-    if world.failed is not None and kind is not Recover:
-        return f"task {world.failed} has failed: only Recover is enabled"
-    check: Callable[[World, Any], str | None] | None = _CHECKS.get(kind)
-    return f"{action!r} is not an action" if check is None else check(world, action)
+    if state.failed is not None and kind is not Recover:
+        return f"task {state.failed} has failed: only Recover is enabled"
+    check: Callable[[WorldState, Any], str | None] | None = _CHECKS.get(kind)
+    return f"{action!r} is not an action" if check is None else check(state, action)
 
 
-def _deliver(world: World, action: Deliver) -> str | None:
-    c = action.channel
-    if c not in world.channels:
+def enabled_actions(
+    state: WorldState, *, crashes: bool = False, ends: bool = False
+) -> list[Action]:
+    """The actions that can happen now, in a fixed order: deliveries by channel, emits by
+    task, notifications, (with ``ends``) a finished sender ending each of its channels, a
+    wait, then a checkpoint trigger, then (with ``crashes``) a crash of each task.
+
+    A crash and an end of input are always possible (:func:`why_not` accepts them), but a
+    run offers them only when asked, as faults and bounded inputs are what it explores."""
+    s = state.static
+    if state.failed is not None:
+        return list(RECOVER)
+    acts: list[Action] = [s.deliver[c] for c in state.channels if _deliverable(state, c) is None]
+    acts.extend(s.emit[t] for t in s.emitters if _emittable(state, t) is None)
+    acts.extend(Notify(t, pending[0]) for t, pending in state.notices.items())
+    if ends:
+        acts.extend(EndInput(c) for c in state.channels if _unfinished(state, c) is None)
+    if state.aligning and not acts:
+        acts.append(WAIT)
+    if can_trigger(state):
+        acts.append(s.trigger)
+    if crashes:
+        acts.extend(Crash(t) for t in s.graph.tasks)
+    return acts
+
+
+def progress_actions(state: WorldState) -> list[Action]:
+    """The enabled deliveries, emits, notifications and waits: the run is over when there
+    are none."""
+    return [a for a in enabled_actions(state) if type(a) in _PROGRESS]
+
+
+_PROGRESS = (Deliver, Emit, Notify, Wait)
+
+
+def can_trigger(state: WorldState) -> bool:
+    """True when the coordinator may start a checkpoint now."""
+    limit = state.static.max_checkpoints
+    return (
+        state.failed is None
+        and state.replaying == 0
+        and state.coordinator.can_trigger()
+        and (limit is None or state.coordinator.next_id <= limit)
+    )
+
+
+def replay_allows(state: WorldState, channel: ChannelId, head: OnChannel) -> bool:
+    """Whether the receiver of ``channel``, replaying after partial recovery, may consume
+    ``head`` now (a replay fixes the order of records only)."""
+    replay = state.tasks[channel.dst].replay
+    return not replay or type(head) is not Record or replay[0] == channel
+
+
+# -- the rules, one per kind of action -------------------------------------------------------
+def _deliverable(state: WorldState, c: ChannelId) -> str | None:
+    q = state.channels.get(c)
+    if q is None:
         return f"there is no channel {c}"
-    if not world.channels[c]:
+    if not q:
         return f"channel {c} is empty"
-    if c in world.blocked:
+    if c in state.blocked:
         return f"channel {c} is blocked by {c.dst}"
-    if world.replaying and not world._replay_allows(c, world.channels[c][0]):
-        return f"{c.dst} is replaying and must next consume from {world.tasks[c.dst].replay[0]}"
+    if state.replaying and not replay_allows(state, c, q[0]):
+        return f"{c.dst} is replaying and must next consume from {state.tasks[c.dst].replay[0]}"
     return None
 
 
-def _emit(world: World, action: Emit) -> str | None:
-    t = action.task
-    if t not in world.inputs:
+def _emittable(state: WorldState, t: TaskId) -> str | None:
+    if t not in state.inputs:
         return f"{t} is not a source or process"
-    task = world.tasks[t]
+    task = state.tasks[t]
     if task.halted:
         return f"{t} is halted until the checkpoint completes"
-    if task.offset >= len(world.inputs[t]):
+    log = state.inputs[t]
+    if task.offset >= len(log):
         return f"{t} has emitted its whole input log"
     if task.replay and task.replay[0] is not None:
         return f"{t} is replaying and must next consume from {task.replay[0]}"
-    wait = world._s.waits.get(t)
-    reason = wait(task.state, world.inputs[t][task.offset]) if wait else None
+    wait = state.static.waits.get(t)
+    reason = wait(task.state, log[task.offset]) if wait else None
     return f"its next entry waits: {reason}" if reason else None
 
 
-def _transfer(world: World, action: Transfer) -> str | None:
-    src, dst, graph = action.src, action.dst, world.graph
-    if src not in world.inputs or graph.kind(src) != "process":
+def _transfer(state: WorldState, action: Transfer) -> str | None:
+    src, dst, graph = action.src, action.dst, state.graph
+    if src not in state.inputs or graph.kind(src) != "process":
         return f"{src} is not an account (a process) of this job"
     if (src.operator, dst.operator) not in {(e.src, e.dst) for e in graph.job.edges}:
         return f"there is no channel {src}->{dst} for the transfer"
-    task, amount = world.tasks[src], action.amount
+    task, amount = state.tasks[src], action.amount
     refusal = getattr(graph.function(src), "refusal", None)
     if isinstance(amount, bool) or not isinstance(amount, int) or amount <= 0:
         if refusal is not None:
@@ -81,27 +139,27 @@ def _transfer(world: World, action: Transfer) -> str | None:
         return f"a transfer amount must be a positive whole number, not {amount!r}"
     if task.halted:
         return f"{src} is halted until the checkpoint completes"
-    if task.offset < len(world.inputs[src]) or task.replay:
+    if task.offset < len(state.inputs[src]) or task.replay:
         return f"{src} must first make the transfers already in its input log"
     reason = refusal(task.state, (dst.operator, amount)) if refusal else None
     return None if reason is None else str(reason)
 
 
-def _trigger(world: World, action: TriggerCheckpoint) -> str | None:
-    if not world.can_trigger():
-        return _why_no_trigger(world)
-    at, protocol = action.at, world.protocol
+def _trigger(state: WorldState, action: TriggerCheckpoint) -> str | None:
+    if not can_trigger(state):
+        return _why_no_trigger(state)
+    at, protocol = action.at, state.protocol
     if at is None:
         return None
-    if at not in world.tasks:
+    if at not in state.tasks:
         return f"there is no task {at}"
     if not protocol.starts_anywhere:
         return (
             f"{protocol.name} starts checkpoints at every source; "
             "only Chandy-Lamport can start at a named process"
         )
-    reached = world.graph.downstream(at)
-    unreached = [t for t in world.graph.tasks if t not in reached]
+    reached = state.graph.downstream(at)
+    unreached = [t for t in state.graph.tasks if t not in reached]
     if unreached:
         return (
             f"markers sent from {at} never reach {', '.join(map(str, unreached))}, "
@@ -111,19 +169,19 @@ def _trigger(world: World, action: TriggerCheckpoint) -> str | None:
     return None
 
 
-def _why_no_trigger(world: World) -> str:
-    limit = world.max_checkpoints
-    if not world.protocol.capabilities.takes_checkpoints:
-        return f"protocol {world.protocol.name} takes no checkpoints"
-    if world.replaying:
+def _why_no_trigger(state: WorldState) -> str:
+    limit = state.max_checkpoints
+    if not state.protocol.capabilities.takes_checkpoints:
+        return f"protocol {state.protocol.name} takes no checkpoints"
+    if state.replaying:
         return "tasks are still replaying after a recovery"
-    if limit is not None and world.coordinator.next_id > limit:
+    if limit is not None and state.coordinator.next_id > limit:
         return f"this run allows {limit} checkpoint(s)"
     return "a checkpoint is already pending (one at a time for this protocol)"
 
 
-def _notify(world: World, action: Notify) -> str | None:
-    pending = world.notices.get(action.task, ())
+def _notify(state: WorldState, action: Notify) -> str | None:
+    pending = state.notices.get(action.task, ())
     if not pending:
         return f"no notification is on its way to {action.task}"
     if pending[0] != action.checkpoint_id:
@@ -131,46 +189,71 @@ def _notify(world: World, action: Notify) -> str | None:
     return None
 
 
-def _decline(world: World, action: Decline) -> str | None:
+def declinable(state: WorldState, t: TaskId) -> CheckpointId | None:
+    """The checkpoint ``t`` would decline: the oldest pending one it has not acknowledged."""
+    for n, p in sorted(state.coordinator.pending.items()):
+        if t not in p.acknowledged:
+            return n
+    return None
+
+
+def _decline(state: WorldState, action: Decline) -> str | None:
     t = action.task
-    if t not in world.tasks:
+    if t not in state.tasks:
         return f"there is no task {t}"
-    if not world.protocol.may_be_declined:
-        return f"a {world.protocol.name} snapshot cannot be declined"
-    if modes.declinable(world, t) is None:
+    if not state.protocol.may_be_declined:
+        return f"a {state.protocol.name} snapshot cannot be declined"
+    if declinable(state, t) is None:
         return f"no pending checkpoint waits for {t}"
     return None
 
 
-def _end_input(world: World, action: EndInput) -> str | None:
-    if action.channel not in world.channels:
+def _unfinished(state: WorldState, channel: ChannelId) -> str | None:
+    """Why the sender of ``channel`` cannot end it now (None: it can): it still has input
+    log entries to consume, or inputs that have not ended (FLIP-147: a task finishes when
+    its input has ended)."""
+    t = channel.src
+    task = state.tasks[t]
+    if channel in task.closed:
+        return f"{channel} has ended already"
+    log = state.inputs.get(t, ())
+    if task.offset < len(log):
+        return f"{t} has {len(log) - task.offset} input log entries left"
+    live = [c for c in task.inputs if c not in task.ended]
+    if live:
+        return f"{t} has not had the end of {', '.join(map(str, live))}"
+    return None
+
+
+def _end_input(state: WorldState, action: EndInput) -> str | None:
+    if action.channel not in state.channels:
         return f"there is no channel {action.channel}"
-    return modes.unfinished(world, action.channel)
+    return _unfinished(state, action.channel)
 
 
-def _wait(world: World, action: Wait) -> str | None:
-    if not world.aligning:
+def _wait(state: WorldState, action: Wait) -> str | None:
+    if not state.aligning:
         return "no task is aligning under an alignment timeout"
-    if world.progress_actions() != [Wait()]:
+    if progress_actions(state) != [WAIT]:
         return "time passes only when nothing else can move"
     return None
 
 
-def _crash(world: World, action: Crash) -> str | None:
-    return None if action.task in world.tasks else f"there is no task {action.task}"
+def _crash(state: WorldState, action: Crash) -> str | None:
+    return None if action.task in state.tasks else f"there is no task {action.task}"
 
 
-def _recover(world: World, action: Recover) -> str | None:
-    if world.failed is None:
+def _recover(state: WorldState, action: Recover) -> str | None:
+    if state.failed is None:
         return "no task has failed"
     if action.mode not in ("full", "partial"):
         return f"unknown recovery mode {action.mode!r}: use 'full' or 'partial'"
     return None
 
 
-_CHECKS: dict[type, Callable[[World, Any], str | None]] = {
-    Deliver: _deliver,
-    Emit: _emit,
+_CHECKS: dict[type, Callable[[WorldState, Any], str | None]] = {
+    Deliver: lambda state, action: _deliverable(state, action.channel),
+    Emit: lambda state, action: _emittable(state, action.task),
     Transfer: _transfer,
     TriggerCheckpoint: _trigger,
     Notify: _notify,

@@ -60,7 +60,7 @@ class Exploration:
         return f"{head}: VIOLATION {self.violation}\n  trace: {steps}"
 
 
-def check_explore(world: Any, max_states: Any, max_depth: Any, crashes: Any) -> None:
+def check_explore(world: Any, max_states: Any, max_depth: Any, crashes: Any, ends: Any) -> None:
     """The arguments of :func:`~absnb.sim.explore.explore`."""
     if not isinstance(world, World):
         raise InvalidTypeError(
@@ -70,6 +70,7 @@ def check_explore(world: Any, max_states: Any, max_depth: Any, crashes: Any) -> 
     validate.whole("max_states", max_states, minimum=1)
     validate.optional_whole("max_depth", max_depth, minimum=0)
     validate.flag("crashes", crashes)
+    validate.flag("ends", ends)
 
 
 def explore(
@@ -80,6 +81,7 @@ def explore(
     max_states: int = 2_000_000,
     max_depth: int | None = None,
     crashes: bool = False,
+    ends: bool = False,
 ) -> Exploration:
     """Search every interleaving from ``world``.
 
@@ -90,12 +92,15 @@ def explore(
         max_states: stop after this many distinct states (``complete`` is then False).
         max_depth: do not expand beyond this many steps.
         crashes: also explore a crash of every task at every step (and the recoveries).
+        ends: also explore a finished sender ending each of its channels at every step
+            where it may (:class:`~absnb.sim.actions.EndInput`, Flink's FLIP-147), as the
+            Spark runtime does at the end of every run.
 
     Raises:
         GraphError: a sink of the job writes to an external system, which branches of the
             search would share.
     """
-    check_explore(world, max_states, max_depth, crashes)
+    check_explore(world, max_states, max_depth, crashes, ends)
     _refuse_external_sinks(world)
     result = Exploration()
     start = world.clone()
@@ -107,7 +112,7 @@ def explore(
         current, depth = frontier.popleft()
         result.max_depth = max(result.max_depth, depth)
         key = current.key(recovery=recovery)
-        enabled = current.enabled_actions(crashes=crashes)
+        enabled = current.enabled_actions(crashes=crashes, ends=ends)
         if not enabled:
             result.terminal += 1
             problem = _first(check(current) for check in terminal_checks)

@@ -1,21 +1,33 @@
-"""The steps of the simulated world: what each :class:`~absnb.sim.actions.Action` does.
+"""What each action does to the simulated state: one function per kind of
+:class:`~absnb.sim.actions.Action`, and what every step ends with.
 
-Deliver the head of a channel to its task, a source (or process) emits its next input log
-entry, the coordinator triggers a checkpoint, a task is notified, crashes, declines, a
-channel ends, the job recovers. :meth:`~absnb.sim.world.World.apply` checks that the action
-is enabled and calls :func:`perform`; each step changes the world it is given and returns
-the :class:`~absnb.sim.events.Event` that records it. What a task's step returns is carried
-out by :mod:`absnb.sim.effects`.
+Deliver the head of a channel to its task (a barrier that may overtake goes ahead of the
+records queued before it: unaligned checkpoints, FLIP-76), a source (or process) emits its
+next input log entry, the coordinator triggers a checkpoint, a task is notified, crashes,
+declines, a channel ends (FLIP-147), time passes, the job recovers. Whether an action may
+happen is :mod:`absnb.sim.enabled`'s to say; :func:`perform` assumes it may, changes the
+state it is given and returns the :class:`~absnb.sim.events.Event` that records it. What a
+task's step returns is carried out by :mod:`absnb.sim.effects`.
+
+Every step ends (:func:`end_of_step`) with the coordinator's checkpoint timeout, the
+alignment timeout of tasks aligning for longer than it (steps are this runtime's clock), and
+tasks whose inputs have all ended joining the pending checkpoints.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from absnb.core.ids import ChannelId, TaskId
-from absnb.core.messages import RECORD_TYPES, EndOfInput
-from absnb.sim import modes
+from absnb.core.messages import (
+    RECORD_TYPES,
+    CancelCheckpointMarker,
+    CheckpointBarrier,
+    EndOfInput,
+    Record,
+    RecordBatch,
+)
 from absnb.sim.actions import (
     Action,
     Crash,
@@ -29,110 +41,221 @@ from absnb.sim.actions import (
     TriggerCheckpoint,
     Wait,
 )
-from absnb.sim.effects import abort, outcome, push
+from absnb.sim.effects import abort, outcome
+from absnb.sim.enabled import declinable
 from absnb.sim.events import Event
 from absnb.sim.recovery import recover
+from absnb.sim.state import WorldState
 from absnb.task import Send
 
-if TYPE_CHECKING:
-    from absnb.sim.world import World
+
+def perform(state: WorldState, action: Action) -> Event:
+    """Perform the enabled ``action`` on ``state``, end the step, and return what happened."""
+    event = _STEPS[type(action)](state, action)
+    end_of_step(state, action, event)
+    state.clock += 1
+    return event
 
 
-def perform(world: World, action: Action) -> Event:
-    """Perform the enabled ``action`` on ``world`` and return what happened."""
-    return _STEPS[type(action)](world, action)
-
-
-def deliver(world: World, channel: ChannelId) -> Event:
+def deliver(state: WorldState, channel: ChannelId) -> Event:
     """Deliver the head of ``channel`` to its task; a barrier that may overtake (unaligned,
     or late under an alignment timeout) is delivered ahead of the records before it."""
-    queue = world.writable_channel(channel)
-    if type(queue[0]) in RECORD_TYPES and (world._s.overtake or modes.late_barrier(world, queue)):
+    queue = state.writable_channel(channel)
+    if type(queue[0]) in RECORD_TYPES and (state.static.overtake or late_barrier(state, queue)):
         for i, m in enumerate(queue):
             if type(m) is EndOfInput:
                 break  # an end overtakes nothing
             if type(m) not in RECORD_TYPES:
-                return modes.deliver_overtaking(world, channel, queue, i)
+                return _deliver_overtaking(state, channel, i)
     message = queue.popleft()
-    task = world.writable_task(channel.dst)
+    task = state.writable_task(channel.dst)
     replaying = bool(task.replay)
     sends: list[Send] = []
     controls = task.deliver(channel, message, sends)
     if replaying and not task.replay:
-        world.replaying -= 1
-    event = Event(world.clock, world._s.deliver[channel], channel.dst, message)
-    return outcome(world, task, sends, controls, event)
+        state.replaying -= 1
+    event = Event(state.clock, state.static.deliver[channel], channel.dst, message)
+    return outcome(state, task, sends, controls, event)
 
 
-def emit(world: World, action: Action, t: TaskId, entry: Any) -> Event:
+def late_barrier(state: WorldState, queue: Any) -> bool:
+    """Under an alignment timeout: whether the first barrier queued in ``queue`` belongs to a
+    checkpoint triggered at least the timeout ago (it then overtakes, as unaligned)."""
+    timeout = state.static.alignment_timeout
+    if timeout is None:
+        return False
+    for m in queue:
+        if type(m) is CheckpointBarrier:
+            pending = state.coordinator.pending.get(m.checkpoint_id)
+            return pending is not None and state.clock - pending.started >= timeout
+    return False
+
+
+def _deliver_overtaking(state: WorldState, channel: ChannelId, i: int) -> Event:
+    """Deliver the barrier at position ``i`` of ``channel`` ahead of the records before it
+    (FLIP-76: a barrier is a priority event and overtakes in-flight records)."""
+    queue = state.channels[channel]
+    barrier = queue[i]
+    # ``i``: the first priority event queued (an end of input overtakes nothing)
+    assert isinstance(barrier, CheckpointBarrier | CancelCheckpointMarker)
+    overtaken: list[Record | RecordBatch] = []
+    for j in range(i):
+        record = queue[j]
+        assert isinstance(record, Record | RecordBatch)  # ``i``: the first non-record queued
+        overtaken.append(record)
+    del queue[i]
+    task = state.writable_task(channel.dst)
+    sends: list[Send] = []
+    controls = task.deliver_overtaking(channel, barrier, tuple(overtaken), sends)
+    event = Event(state.clock, state.static.deliver[channel], channel.dst, barrier)
+    event.overtaken = len(overtaken)
+    return outcome(state, task, sends, controls, event)
+
+
+def emit(state: WorldState, action: Action, t: TaskId, entry: Any) -> Event:
     """Task ``t`` emits ``entry``, or its next input log entry when ``entry`` is None (an
     entry given is appended to its input log, as a transfer made by hand)."""
-    task = world.writable_task(t)
+    task = state.writable_task(t)
     if entry is None:
-        entry = world.inputs[t][task.offset]
+        entry = state.inputs[t][task.offset]
     else:
-        world.inputs[t] = (*world.inputs[t], entry)
+        state.inputs[t] = (*state.inputs[t], entry)
     replaying = bool(task.replay)
     sends: list[Send] = []
     task.emit(entry, sends)
     if replaying and not task.replay:
-        world.replaying -= 1
-    push(world, sends)
-    return Event(world.clock, action, t, sent=tuple(sends))
+        state.replaying -= 1
+    state.push(sends)
+    return Event(state.clock, action, t, sent=tuple(sends))
 
 
-def notify_one(world: World, action: Notify) -> Event:
+def notify_one(state: WorldState, action: Notify) -> Event:
     """Notify-checkpoint-complete to one task, as a step of its own (``notify_steps``)."""
     t = action.task
-    rest = world.notices[t][1:]
+    rest = state.notices[t][1:]
     if rest:
-        world.notices[t] = rest
+        state.notices[t] = rest
     else:
-        del world.notices[t]
-    task = world.writable_task(t)
+        del state.notices[t]
+    task = state.writable_task(t)
     sends: list[Send] = []
     controls = task.checkpoint_complete(action.checkpoint_id, sends)
-    event = Event(world.clock, action, t)
-    return outcome(world, task, sends, controls, event)
+    return outcome(state, task, sends, controls, Event(state.clock, action, t))
 
 
-def trigger(world: World, action: TriggerCheckpoint) -> Event:
+def trigger(state: WorldState, action: TriggerCheckpoint) -> Event:
     """The coordinator triggers the next checkpoint at the initiators (or ``action.at``)."""
-    n = world.coordinator.trigger(world.clock)
-    targets = (action.at,) if action.at is not None else world.graph.initiators()
-    event = Event(world.clock, action, targets[0] if len(targets) == 1 else None)
+    n = state.coordinator.trigger(state.clock)
+    targets = (action.at,) if action.at is not None else state.graph.initiators()
+    event = Event(state.clock, action, targets[0] if len(targets) == 1 else None)
     for t in targets:
-        task = world.writable_task(t)
+        task = state.writable_task(t)
         sends: list[Send] = []
-        outcome(world, task, sends, task.trigger(n, sends), event)
+        outcome(state, task, sends, task.trigger(n, sends), event)
     return event
 
 
-def crash(world: World, action: Crash) -> Event:
+def crash(state: WorldState, action: Crash) -> Event:
     """``action.task`` fails: every pending checkpoint aborts."""
-    world.failed = action.task
-    event = Event(world.clock, action, action.task)
-    abort(world, world.coordinator.abort_all(), event)
+    state.failed = action.task
+    event = Event(state.clock, action, action.task)
+    abort(state, state.coordinator.abort_all(), event)
     return event
 
 
-def _deliver(world: World, action: Deliver) -> Event:
-    return deliver(world, action.channel)
+def decline(state: WorldState, action: Decline) -> Event:
+    """``action.task`` declines the oldest pending checkpoint it has not acknowledged: it
+    sends a cancellation barrier on; the coordinator aborts the checkpoint (through the
+    task's controls)."""
+    n = declinable(state, action.task)
+    assert n is not None
+    task = state.writable_task(action.task)
+    sends: list[Send] = []
+    controls = task.decline(n, action.reason, sends)
+    return outcome(state, task, sends, controls, Event(state.clock, action, action.task))
 
 
-def _emit(world: World, action: Emit) -> Event:
-    return emit(world, action, action.task, None)
+def end_input(state: WorldState, action: EndInput) -> Event:
+    """The sender of ``action.channel`` ends it: its end goes behind what is queued."""
+    task = state.writable_task(action.channel.src)
+    sends: list[Send] = []
+    task.end_output(action.channel, sends)
+    return outcome(state, task, sends, (), Event(state.clock, action, task.id))
 
 
-def _transfer(world: World, action: Transfer) -> Event:
-    return emit(world, action, action.src, (action.dst.operator, action.amount))
+# -- the end of every step -------------------------------------------------------------------
+def end_of_step(state: WorldState, action: Action, event: Event) -> None:
+    """What the step of ``event`` ends with: the checkpoints pending longer than the
+    checkpoint timeout abort, the tasks aligning longer than the alignment timeout switch
+    to unaligned, and tasks whose inputs have all ended join the pending checkpoints."""
+    coordinator = state.coordinator
+    if coordinator.timeout is not None and coordinator.pending:
+        abort(state, coordinator.expire(state.clock), event)
+    if state.static.alignment_timeout is not None and (
+        state.aligning or event.blocked or type(action) is TriggerCheckpoint
+    ):
+        _alignment_timeouts(state, event)
+    if type(action) is TriggerCheckpoint or type(event.message) is EndOfInput:
+        _ended_tasks_join(state, event)
 
 
-def _wait(world: World, action: Wait) -> Event:
-    return Event(world.clock, action)
+def _alignment_timeouts(state: WorldState, event: Event) -> None:
+    """Tasks whose alignment has lasted the timeout (in steps) switch to unaligned (Flink's
+    aligned checkpoint timeout)."""
+    timeout = state.static.alignment_timeout
+    assert timeout is not None
+    aligning, clock = state.aligning, state.clock
+    for c in event.blocked:
+        aligning.setdefault(c.dst, clock)
+    if type(event.action) is TriggerCheckpoint:  # an initiator with inputs aligns too
+        for t in state.graph.initiators():
+            aligning.setdefault(t, clock)
+    for t in list(aligning):
+        if state.failed is not None or not state.tasks[t].handler.aligning():
+            del aligning[t]
+        elif clock - aligning[t] >= timeout:
+            del aligning[t]
+            task = state.writable_task(t)
+            sends: list[Send] = []
+            controls = task.alignment_timeout(sends)
+            event.switched += (t,)
+            outcome(state, task, sends, controls, event)
 
 
-_STEPS: dict[type, Callable[[World, Any], Event]] = {
+def _ended_tasks_join(state: WorldState, event: Event) -> None:
+    """The coordinator tells each task whose inputs have all ended of the pending
+    checkpoints it has not acknowledged; the task joins those it has not started
+    (:meth:`~absnb.task.StreamTask.join`)."""
+    coordinator = state.coordinator
+    if not coordinator.pending or state.failed is not None:
+        return
+    for t, task in state.tasks.items():
+        if not task.inputs or len(task.ended) < len(task.inputs):
+            continue  # the common case, asked here so that no task is copied for it
+        for n in coordinator.waiting_for(t):
+            if n in coordinator.pending:  # an earlier join may have completed a newer one
+                task = state.writable_task(t)
+                sends: list[Send] = []
+                outcome(state, task, sends, task.join(n, sends), event)
+
+
+def _deliver(state: WorldState, action: Deliver) -> Event:
+    return deliver(state, action.channel)
+
+
+def _emit(state: WorldState, action: Emit) -> Event:
+    return emit(state, action, action.task, None)
+
+
+def _transfer(state: WorldState, action: Transfer) -> Event:
+    return emit(state, action, action.src, (action.dst.operator, action.amount))
+
+
+def _wait(state: WorldState, action: Wait) -> Event:
+    return Event(state.clock, action)
+
+
+_STEPS: dict[type, Callable[[WorldState, Any], Event]] = {
     Deliver: _deliver,
     Emit: _emit,
     Transfer: _transfer,
@@ -140,7 +263,7 @@ _STEPS: dict[type, Callable[[World, Any], Event]] = {
     Notify: notify_one,
     Crash: crash,
     Wait: _wait,
-    Decline: modes.decline,
-    EndInput: modes.end_input,
+    Decline: decline,
+    EndInput: end_input,
     Recover: recover,
 }
