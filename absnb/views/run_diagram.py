@@ -97,7 +97,7 @@ def run_svg(
     sc = Scale([r.time for r in rows] if window is None else window, width, window is None)
     bottom = TOP + GAP * (len(tasks) + 0.75)
     body = [f'<rect width="{_n(width)}" height="HEIGHT" fill="#ffffff"/>']
-    body.append(_text(LEFT, 26, title, size=22, anchor="start", font_weight="bold"))
+    body.append(_text(16, 26, title, size=22, anchor="start", font_weight="bold"))
     body += _lanes(tasks, lane, sc, bottom, unit)
     body += _bands(rows, lane, sc)
     body += _attempts(rows, sc, bottom)
@@ -137,7 +137,8 @@ def _lanes(
             f'<line x1="{_n(x)}" y1="{_n(bottom)}" x2="{_n(x)}" y2="{_n(bottom + 6)}" '
             'stroke="#333333"/>'
         )
-        out.append(_text(x, bottom + 16, f"{at:.6g} {unit}", size=13, anchor="middle"))
+        label = f"step {at:.6g}" if unit == "step" else f"{at:.6g} {unit}"
+        out.append(_text(x, bottom + 16, label, size=14, anchor="middle"))
     for a, b in sc.gaps:
         x0, x1 = sc.x(a) + 8, sc.x(b) - 8
         out.append(
@@ -148,8 +149,8 @@ def _lanes(
             _text(
                 (x0 + x1) / 2,
                 bottom + 16,
-                f"≈{b - a:.1f} s",
-                size=13,
+                f"≈{b - a:.1f} s" if unit == "s" else f"≈{b - a:.0f} steps",
+                size=14,
                 anchor="middle",
                 fill="#555555",
             )
@@ -224,7 +225,8 @@ def _cuts(rows: Sequence[EventRow], lane: dict[str, float], sc: Scale) -> list[s
             'opacity="0.85"/>'
         )
         y, x = xy[-1]
-        out.append(_text(x + 4, y + 20, f"cut {n}", size=14, anchor="start", fill=CUT))
+        x = min(x, sc.width - 26)  # the last cut's label inside the picture
+        out.append(_text(x, y + 20, f"cut {n}", size=14, anchor="middle", fill=CUT))
     return out
 
 
@@ -253,14 +255,14 @@ def _marks(rows: Sequence[EventRow], lane: dict[str, float], sc: Scale) -> list[
             y = lane[r.task or ""]
             sign = {"pre_commit": "P", "commit": "C", "abort_txn": "A"}[r.kind]
             dx = 11 if r.kind == "abort_txn" else 0  # beside the commit on restore
-            out.append(_text(x + dx, y - 17, sign, size=13, anchor="middle", font_weight="bold"))
+            out.append(_text(x + dx, y - 17, sign, size=14, anchor="middle", font_weight="bold"))
         elif r.kind == "overtaken" and r.task in lane:
             out.append(
                 _text(
                     x + 4,
                     lane[r.task or ""] - 15,
                     f"↷{r.count or 0:,}",
-                    size=13,
+                    size=14,
                     anchor="start",
                     fill=CONTROL,
                     font_weight="bold",
@@ -285,7 +287,7 @@ def _flow(rows: Sequence[EventRow], sc: Scale, top: float, width: float) -> tupl
     for c in channels_of([r for r in rows if r.kind == "records"]):
         series = sorted(buckets.get(c, {}).items())
         peak = max((n for _, n in series), default=0)
-        out.append(_text(LEFT - 12, y + FLOW / 2 - 4, c, size=13))
+        out.append(_text(LEFT - 12, y + FLOW / 2 - 4, c, size=14))
         out.append(
             f'<line x1="{LEFT}" y1="{_n(y + FLOW)}" x2="{_n(width - RIGHT)}" '
             f'y2="{_n(y + FLOW)}" stroke="#cccccc"/>'
@@ -297,7 +299,7 @@ def _flow(rows: Sequence[EventRow], sc: Scale, top: float, width: float) -> tupl
             )
         if peak:
             out.append(
-                _text(LEFT - 12, y + FLOW / 2 + 14, f"peak {peak:,.0f}/s", size=11, fill="#555555")
+                _text(LEFT - 12, y + FLOW / 2 + 14, f"peak {peak:,.0f}/s", size=14, fill="#555555")
             )
         y += FLOW + 12
     return out, y

@@ -2,8 +2,12 @@
 
 The space-time diagram (:mod:`absnb.views.run_diagram`) and the execution graph at one
 moment (:mod:`absnb.views.run_graph`), both as ``<img>`` pictures with ``data:`` URLs, so
-an untrusted notebook shows them too, and beside them, if given, the simulator's
-diagram of the same job and protocol (:func:`~absnb.views.timeline_static.timeline_svg`).
+an untrusted notebook shows them too. Given a simulated run of the same job and protocol
+(its trace as event rows, :func:`~absnb.sim.event_rows.trace_rows`), the two diagrams
+stand side by side in two columns drawn by the same code, so each kind has the same
+colour: the real run's time in seconds on the left, the simulator's steps on the right.
+Each column is :data:`COLUMN` pixels wide, drawn at one pixel per unit when the page
+gives it that (a 1280 px screen does), so its smallest labels are 14 px.
 :meth:`RunView.widget` puts the graph under a time slider.
 """
 
@@ -13,43 +17,70 @@ from collections.abc import Sequence
 from typing import Any
 
 from absnb.core.events import EventRow
+from absnb.jobs.base import Job
+from absnb.sim.event_rows import trace_rows
 from absnb.sim.events import Event
 from absnb.sim.world import World
 from absnb.views.pictures import img_html
+from absnb.views.run_counterpart import simulate_like
 from absnb.views.run_diagram import run_svg
 from absnb.views.run_graph import graph_svg
 
+COLUMN = 560
+"""The width of each column when the real and the simulated run stand side by side."""
+SIMULATED = "the same job and protocol, simulated"
+
 
 class RunView:
-    """A real run's pictures: its diagram, its graph at time ``at``, the simulated run's."""
+    """A real run's pictures: its diagram, its graph at time ``at``, and beside the
+    diagram, given its rows, the simulated run's."""
 
     def __init__(
         self,
         rows: Sequence[EventRow],
         title: str,
         at: float | None = None,
-        simulated: str | None = None,
+        simulated: Sequence[EventRow] | None = None,
         window: tuple[float, float] | None = None,
     ) -> None:
         self.rows = list(rows)
         self.title = title
         self.at = interesting_time(self.rows) if at is None else at
-        self.simulated = simulated
+        self.simulated = None if simulated is None else list(simulated)
         self.window = window
 
     @property
     def svg(self) -> str:
-        """The space-time diagram as an SVG document."""
-        return run_svg(self.rows, self.title, window=self.window)
+        """The space-time diagram as an SVG document (a column's width beside a
+        simulated run)."""
+        width = 1024 if self.simulated is None else COLUMN
+        return run_svg(self.rows, self.title, width=width, window=self.window)
+
+    @property
+    def simulated_svg(self) -> str | None:
+        """The simulated run's diagram (time in steps), None without one."""
+        if self.simulated is None:
+            return None
+        return run_svg(self.simulated, "the same, simulated", width=COLUMN, unit="step")
+
+    def diagrams_html(self) -> str:
+        """The diagram, or the real and the simulated run's side by side, as ``<img>``."""
+        real = img_html(self.svg, self.title)
+        sim = self.simulated_svg
+        if sim is None:
+            return real
+        cell = '<div style="flex:1 1 0;min-width:0">'
+        return (
+            '<div class="absnb-run-beside" style="display:flex;gap:12px;align-items:flex-start">'
+            f"{cell}{real}</div>{cell}{img_html(sim, SIMULATED)}</div></div>"
+        )
 
     def graph_svg(self, t: float | None = None) -> str:
         """The execution graph at ``t`` seconds (default: :attr:`at`)."""
         return graph_svg(self.rows, self.at if t is None else t)
 
     def _repr_html_(self) -> str:
-        parts = [img_html(self.svg, self.title), img_html(self.graph_svg(), "execution graph")]
-        if self.simulated is not None:
-            parts.append(img_html(self.simulated, "the same job and protocol, simulated"))
+        parts = [self.diagrams_html(), img_html(self.graph_svg(), "execution graph")]
         return "<div>" + "<br/>".join(parts) + "</div>"
 
     def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
@@ -75,7 +106,7 @@ class RunView:
             graph.value = img_html(self.graph_svg(change["new"]), "execution graph")
 
         slider.observe(redraw, names="value")
-        return w.VBox([w.HTML(img_html(self.svg, self.title)), slider, graph])
+        return w.VBox([w.HTML(self.diagrams_html()), slider, graph])
 
 
 def interesting_time(rows: Sequence[EventRow]) -> float:
@@ -91,19 +122,19 @@ def show_run(
     run: Any,
     *,
     at: float | None = None,
-    simulated: tuple[Sequence[Event], World] | None = None,
+    simulated: tuple[Sequence[Event], World] | Job | bool | None = None,
     title: str | None = None,
     window: tuple[float, float] | None = None,
 ) -> RunView:
     """The real run ``run`` (a :class:`~absnb.runtime.spark.SparkRun`, or a log read by
     :func:`absnb.runtime.load_events`) drawn from its own event log: the space-time
     diagram, and the execution graph at ``at`` seconds (default: inside the first
-    alignment that blocked). ``simulated`` (a trace and the world it ended in, e.g. a
-    :class:`~absnb.sim.stepper.Stepper`'s ``trace`` and ``world``) adds the simulator's
-    diagram of the same job and protocol beneath, for comparison. ``window`` (seconds
-    from, to) draws only that stretch of the run: a checkpoint close up, say."""
-    from absnb.views.timeline_static import timeline_svg
-
+    alignment that blocked). ``simulated`` puts the simulator's diagram of the same job
+    and protocol beside it, for comparison: a trace and the world it ended in (a
+    :class:`~absnb.sim.stepper.Stepper`'s ``trace`` and ``world``), or ``True`` (or a
+    :class:`~absnb.jobs.base.Job` to simulate) for one made by
+    :func:`~absnb.views.run_counterpart.simulate_like` (seed 0). ``window`` (seconds
+    from, to) draws only that stretch of the real run: a checkpoint close up, say."""
     log = getattr(run, "log", run)
     rows = getattr(log, "rows", None)
     if rows is None:
@@ -115,8 +146,18 @@ def show_run(
     heading = title or " ".join(x for x in (name, "with", protocol, "on Spark") if x).strip()
     if heading in ("with on Spark", "on Spark"):
         heading = "the real run"
-    sim = None
-    if simulated is not None:
-        trace, world = simulated
-        sim = timeline_svg(trace, world, title="the same, simulated (x: steps)")
-    return RunView(rows, heading, at, sim, window)
+    return RunView(rows, heading, at, _simulated_rows(run, simulated), window)
+
+
+def _simulated_rows(run: Any, simulated: Any) -> list[EventRow] | None:
+    """The rows of ``show_run``'s ``simulated``, made by :func:`simulate_like` if asked."""
+    if simulated is None or simulated is False:
+        return None
+    if isinstance(simulated, Job) or simulated is True:
+        simulated = simulate_like(run, job=simulated if isinstance(simulated, Job) else None)
+    if not (isinstance(simulated, tuple) and len(simulated) == 2):
+        raise TypeError(
+            "show_run's simulated is (stepper.trace, stepper.world), a Job, or True for "
+            f"the same job simulated; got {simulated!r:.60}"
+        )
+    return trace_rows(*simulated)

@@ -87,3 +87,62 @@ def test_show_run_is_a_picture_an_untrusted_notebook_shows() -> None:
     assert view.at == pytest.approx(1.02, abs=1e-3)  # inside the alignment
     with pytest.raises(TypeError, match="needs a SparkRun"):
         show_run(object())
+
+
+class _WordCountRun:  # what show_run and simulate_like read of a SparkRun
+    protocol = "abs"
+    graph = type("Graph", (), {"name": "word_count"})()
+    log = type("Log", (), {"rows": rows()})()
+
+
+def _pictures(html: str) -> list[str]:
+    urls = re.findall(r'src="data:image/svg\+xml;base64,([^"]+)"', html)
+    return [base64.b64decode(u).decode() for u in urls]
+
+
+def _legend(svg: str) -> dict[str, str]:
+    """Each legend label's colour."""
+    pairs = re.findall(r'fill="(#\w+)" stroke="#555555"/>\n<text[^>]*>([^<]+)</text>', svg)
+    return {label: colour for colour, label in pairs}
+
+
+def test_the_simulated_run_stands_beside_the_real_one_in_steps_with_the_same_colours() -> None:
+    view = show_run(_WordCountRun(), simulated=True)
+    html = view.diagrams_html()
+    assert html.startswith('<div class="absnb-run-beside" style="display:flex')
+    real, simulated = _pictures(html)
+    assert 'width="560"' in real
+    assert 'width="560"' in simulated
+    assert re.search(r">[\d.]+ s</text>", real)
+    assert ">step " not in real
+    assert re.search(r">step \d+</text>", simulated)
+    assert not re.search(r">[\d.]+ s</text>", simulated)
+    assert min(map(int, re.findall(r'font-size="(\d+)"', real + simulated))) >= 14
+    shared = _legend(real).keys() & _legend(simulated).keys()
+    assert len(shared) >= 3  # barriers, alignment, snapshots at least
+    assert all(_legend(real)[k] == _legend(simulated)[k] for k in shared)
+    full = _pictures(view._repr_mimebundle_()["text/html"])
+    assert len(full) == 3  # the two diagrams and the graph under them
+    assert show_run(_WordCountRun()).diagrams_html().count("<img") == 1
+
+
+def test_the_counterpart_is_seeded_and_bad_simulated_input_is_named() -> None:
+    a = show_run(_WordCountRun(), simulated=True).simulated
+    assert a is not None
+    assert a == show_run(_WordCountRun(), simulated=True).simulated
+    assert {r.kind for r in a} >= {"triggered", "snapshot", "completed", "block"}
+    with pytest.raises(TypeError, match=r"simulated is \(stepper.trace, stepper.world\)"):
+        show_run(_WordCountRun(), simulated="yes")
+    log = type("Log", (), {"rows": rows()})()
+    with pytest.raises(ValueError, match="names no protocol or job"):
+        show_run(log, simulated=True)
+
+
+def test_the_widget_s_slider_redraws_the_graph_beside_the_simulated_run() -> None:
+    box = show_run(_WordCountRun(), simulated=True).widget()
+    diagrams, slider, graph = box.children
+    assert diagrams.value.count("<img") == 2
+    before = graph.value
+    slider.value = 5.0  # count[0] has failed by then
+    assert graph.value != before
+    assert "failed" in _pictures(graph.value)[0]
