@@ -38,8 +38,11 @@ def why_not(state: WorldState, action: Action) -> str | None:
     kind = type(action)
     if state.failed is not None and kind is not Recover:
         return f"task {state.failed} has failed: only Recover is enabled"
-    check: Callable[[WorldState, Any], str | None] | None = _CHECKS.get(kind)
-    return f"{action!r} is not an action" if check is None else check(state, action)
+    check: Callable[[WorldState, Any], Refusal] | None = _CHECKS.get(kind)
+    if check is None:
+        return f"{action!r} is not an action"
+    reason = check(state, action)
+    return reason if reason is None or isinstance(reason, str) else reason[0].format(*reason[1:])
 
 
 def enabled_actions(
@@ -54,7 +57,9 @@ def enabled_actions(
     s = state.static
     if state.failed is not None:
         return list(RECOVER)
-    acts: list[Action] = [s.deliver[c] for c in state.channels if _deliverable(state, c) is None]
+    acts: list[Action] = [  # ``q and``: the rule's first test, asked inline (the hot path)
+        s.deliver[c] for c, q in state.channels.items() if q and _deliverable(state, c) is None
+    ]
     acts.extend(s.emit[t] for t in s.emitters if _emittable(state, t) is None)
     acts.extend(Notify(t, pending[0]) for t, pending in state.notices.items())
     if ends:
@@ -96,30 +101,40 @@ def replay_allows(state: WorldState, channel: ChannelId, head: OnChannel) -> boo
 
 
 # -- the rules, one per kind of action -------------------------------------------------------
-def _deliverable(state: WorldState, c: ChannelId) -> str | None:
+Refusal = str | tuple[Any, ...] | None
+"""A rule's answer: None (enabled), or why not, as words or as ``(template, *values)``,
+which :func:`why_not` formats (the rules asked for every channel at every step build no
+text)."""
+
+
+def _deliverable(state: WorldState, c: ChannelId) -> Refusal:
     q = state.channels.get(c)
     if q is None:
-        return f"there is no channel {c}"
+        return ("there is no channel {}", c)
     if not q:
-        return f"channel {c} is empty"
+        return ("channel {} is empty", c)
     if c in state.blocked:
-        return f"channel {c} is blocked by {c.dst}"
+        return ("channel {} is blocked by {}", c, c.dst)
     if state.replaying and not replay_allows(state, c, q[0]):
-        return f"{c.dst} is replaying and must next consume from {state.tasks[c.dst].replay[0]}"
+        return (
+            "{} is replaying and must next consume from {}",
+            c.dst,
+            state.tasks[c.dst].replay[0],
+        )
     return None
 
 
-def _emittable(state: WorldState, t: TaskId) -> str | None:
+def _emittable(state: WorldState, t: TaskId) -> Refusal:
     if t not in state.inputs:
-        return f"{t} is not a source or process"
+        return ("{} is not a source or process", t)
     task = state.tasks[t]
     if task.halted:
-        return f"{t} is halted until the checkpoint completes"
+        return ("{} is halted until the checkpoint completes", t)
     log = state.inputs[t]
     if task.offset >= len(log):
-        return f"{t} has emitted its whole input log"
+        return ("{} has emitted its whole input log", t)
     if task.replay and task.replay[0] is not None:
-        return f"{t} is replaying and must next consume from {task.replay[0]}"
+        return ("{} is replaying and must next consume from {}", t, task.replay[0])
     wait = state.static.waits.get(t)
     reason = wait(task.state, log[task.offset]) if wait else None
     return f"its next entry waits: {reason}" if reason else None
@@ -251,7 +266,7 @@ def _recover(state: WorldState, action: Recover) -> str | None:
     return None
 
 
-_CHECKS: dict[type, Callable[[WorldState, Any], str | None]] = {
+_CHECKS: dict[type, Callable[[WorldState, Any], Refusal]] = {
     Deliver: lambda state, action: _deliverable(state, action.channel),
     Emit: lambda state, action: _emittable(state, action.task),
     Transfer: _transfer,
