@@ -128,6 +128,7 @@ SIM: list[Case] = [
     # World
     ("world-job-str", lambda: absnb.World("word_count"), InvalidTypeError, ("'word_count'",)),
     ("world-interval-str", lambda: absnb.World(wc(), checkpoint_interval="5"), InvalidTypeError, ("'5'",)),  # noqa: E501
+    ("world-max-concurrent-0", lambda: absnb.World(wc(), "abs", max_concurrent=0), ProtocolSettingError, (">= 1", "not 0")),  # noqa: E501
     ("world-interval-0", lambda: absnb.World(wc(), checkpoint_interval=0), InvalidValueError, ("not 0",)),  # noqa: E501
     ("world-interval-neg", lambda: absnb.World(wc(), checkpoint_interval=-3), InvalidValueError, ("-3",)),  # noqa: E501
     ("world-interval-float", lambda: absnb.World(wc(), checkpoint_interval=2.5), InvalidTypeError, ("2.5",)),  # noqa: E501

@@ -159,7 +159,11 @@ class CheckpointCoordinator:
         applies unless one is given; a protocol that takes none keeps 0)."""
         if max_concurrent == "protocol" or protocol.max_concurrent == 0:
             limit = protocol.max_concurrent
-        elif isinstance(max_concurrent, str):
+        elif isinstance(max_concurrent, str) or (
+            isinstance(max_concurrent, int)
+            and not isinstance(max_concurrent, bool)
+            and max_concurrent < 1
+        ):
             raise ProtocolSettingError(
                 f"max_concurrent must be a whole number >= 1, None for no limit or 'protocol' "
                 f"for the protocol's own, not {max_concurrent!r}"
