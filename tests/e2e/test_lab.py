@@ -282,11 +282,37 @@ def shoot(page, name: str) -> None:
     page.screenshot(path=str(SCREENSHOTS / f"{name}.png"))
 
 
-def wait_changed(page, root, before: str) -> str:
+STEP_JS = """(r) => {
+    const out = r.querySelector('.absnb-controls .widget-readout');
+    return out ? out.textContent.trim() : '';
+}"""
+"""The go-to slider's readout: the number of steps the widget (every pane) has taken."""
+
+SETTLED_MS = 400
+"""How long the graphs must stay unchanged before an action counts as drawn: a compare
+view redraws its panes one message at a time."""
+
+
+def wait_changed(page, root, before: str, step: int | None = None) -> str:
+    """Wait until the widget's graphs differ from ``before`` (and, given ``step``, the
+    step counter reads ``step``), then until they stop changing; return them. Waiting
+    for the counter keeps one action's late redraw from passing for the next one's."""
     page.wait_for_function(
-        f"([r, b]) => ({GRAPHS_JS})(r) !== b", arg=[root, before], timeout=30_000
+        f"([r, b, n]) => ({GRAPHS_JS})(r) !== b && (n === null || ({STEP_JS})(r) === n)",
+        arg=[root, before, None if step is None else str(step)],
+        timeout=30_000,
     )
-    return page.evaluate(GRAPHS_JS, root)
+    graphs = page.evaluate(GRAPHS_JS, root)
+    while True:
+        page.wait_for_timeout(SETTLED_MS)
+        now = page.evaluate(GRAPHS_JS, root)
+        if now == graphs:
+            return now
+        graphs = now
+
+
+def steps_taken(page, root) -> int:
+    return int(page.evaluate(STEP_JS, root))
 
 
 def click(root, label: str) -> None:
@@ -351,14 +377,15 @@ def drive(page, root, name: str) -> None:
     graphs = page.evaluate(GRAPHS_JS, root)
     assert graphs, f"{name}: the widget shows no graph"
     check_geometry(page, root, f"{name} before stepping")
+    n = steps_taken(page, root)
     click(root, "Step ▶")
-    graphs = wait_changed(page, root, graphs)
+    graphs = wait_changed(page, root, graphs, n + 1)
     check_geometry(page, root, f"{name} after Step")
     root.query_selector(".absnb-step").focus()
     page.keyboard.press("ArrowRight")
-    graphs = wait_changed(page, root, graphs)
+    graphs = wait_changed(page, root, graphs, n + 2)
     click(root, "◀ Back")
-    graphs = wait_changed(page, root, graphs)
+    graphs = wait_changed(page, root, graphs, n + 1)
     check_geometry(page, root, f"{name} after Back")
     crash = root.query_selector("xpath=.//button[normalize-space(.)='Crash']")
     if crash is not None and crash.is_enabled():
@@ -371,7 +398,7 @@ def drive(page, root, name: str) -> None:
         )
         graphs = page.evaluate(GRAPHS_JS, root)
         click(root, "Recover (full)")
-        graphs = wait_changed(page, root, graphs)
+        graphs = wait_changed(page, root, graphs, n + 3)
         check_geometry(page, root, f"{name} after Crash and Recover")
     slider = root.query_selector(".widget-slider .noUi-target, .widget-slider .slider")
     slider.scroll_into_view_if_needed()
