@@ -20,7 +20,6 @@ within one call, not absolute numbers across machines.
 from __future__ import annotations
 
 import gc
-import tempfile
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -456,48 +455,3 @@ def readable(df: pd.DataFrame) -> pd.DataFrame:
     out = out.rename(columns=READABLE).set_index("protocol")
     digits = {"interval s": 2, "seconds": 2, "vs none": 2, "checkpoint s": 3, "CPUs busy %": 0}
     return out.round({name: digits.get(name, 1) for name in out.columns})
-
-
-def quiet_session(master: str = "local[4]") -> Any:
-    """:func:`~absnb.runtime.spark.default_session` with the JVM's own output (its start-up
-    lines: the log4j profile, a loopback hostname, no native Hadoop; later errors) sent to
-    a log file instead of this process's stderr, so that a notebook shows none of it. The
-    file's path is ``spark.conf.get("absnb.jvm_log")``; if the session cannot start, the
-    file's text is written to stderr before the error is raised."""
-    import os
-    import sys
-
-    from absnb.runtime.spark import default_session
-
-    fd, path = tempfile.mkstemp(prefix="absnb-spark-", suffix=".log")
-    sys.stderr.flush()
-    saved = os.dup(2)
-    os.dup2(fd, 2)  # the JVM started now inherits the log file as its stderr
-    try:
-        spark = default_session(master)
-    except BaseException:
-        os.dup2(saved, 2)
-        with open(path, errors="replace") as f:
-            sys.stderr.write(f.read())
-        raise
-    finally:
-        os.dup2(saved, 2)
-        os.close(saved)
-        os.close(fd)
-    spark.conf.set("absnb.jvm_log", path)
-    return spark
-
-
-def scratch_runtime(
-    spark: Any = None, master: str = "local[4]", storage_latency: float = 0.0
-) -> SparkRuntime:
-    """A :class:`SparkRuntime` on ``spark`` (or a new ``master`` session) checkpointing to a
-    fresh temporary directory, every write of which waits ``storage_latency`` seconds (a
-    model of a remote store: :class:`~absnb.runtime.storage_fs.LatencyFS`)."""
-    from absnb.runtime.spark import SparkRuntime, default_session
-
-    return SparkRuntime(
-        spark or default_session(master),
-        checkpoint_dir=tempfile.mkdtemp(prefix="absnb-bench-"),
-        storage_latency=storage_latency,
-    )
