@@ -23,7 +23,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from absnb.experiments import paper
+from absnb.experiments import paper, sessions
 from absnb.experiments.report import print_table
 
 if TYPE_CHECKING:
@@ -107,7 +107,7 @@ def run_bench(
     began = time.monotonic()
     own = runtime is None
     if runtime is None:
-        rt = paper.scratch_runtime(master=master, storage_latency=storage_latency)
+        rt = sessions.scratch_runtime(master=master, storage_latency=storage_latency)
     else:
         rt = runtime
     result = BenchResult(

@@ -26,8 +26,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from absnb import datasets
-from absnb.experiments.sessions import quiet_session as quiet_session
-from absnb.experiments.sessions import scratch_runtime as scratch_runtime
 from absnb.jobs import Job, word_count
 from absnb.jobs.paper_topology import PAPER_BASELINE_SECONDS as PAPER_BASELINE_SECONDS
 from absnb.jobs.paper_topology import PAPER_FIGURE6 as PAPER_FIGURE6

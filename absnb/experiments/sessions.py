@@ -1,6 +1,9 @@
-"""Spark sessions and runtimes for the experiments: a session whose JVM start-up lines go
-to a log file (:func:`quiet_session`), and a runtime checkpointing to a scratch directory,
-optionally through the model of a remote store's write latency (:func:`scratch_runtime`)."""
+"""A Spark session and a runtime for notebooks and benchmarks, quiet and with scratch storage.
+
+:func:`quiet_session` starts Spark with the JVM's start-up lines sent to a log file (a notebook
+shows none of them); :func:`scratch_runtime` is a :class:`~absnb.runtime.spark.SparkRuntime`
+checkpointing to a fresh temporary directory, optionally with every write slowed down.
+"""
 
 from __future__ import annotations
 
