@@ -14,7 +14,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from absnb.core.ids import CheckpointId, TaskId
+from absnb.runtime.connections.frames import FrameReader, frame
 from absnb.runtime.control_messages import (
+    FRAME_KIND,
     HELLO,
     Ack,
     AddressBook,
@@ -22,15 +24,19 @@ from absnb.runtime.control_messages import (
     ControlError,
     Failed,
     Finished,
-    FrameReader,
     Refused,
     Register,
     Report,
     Stop,
-    frame,
 )
+from absnb.runtime.event_log import EventBatch
 from absnb.runtime.plan import HostPlan
 from absnb.runtime.wire import AuthenticationError, FrameError, client_handshake, dumps
+
+ServerMessage = Command | AddressBook | Refused
+"""What a coordinator sends a host: before the address book, the book or a refusal."""
+HostMessage = Register | Ack | Failed | Finished | Report | EventBatch
+"""What a host sends the coordinator."""
 
 
 def failure_message(
@@ -51,7 +57,7 @@ def report_failure(
     host that failed before it registered tells the driver why."""
     with contextlib.suppress(Exception), socket.create_connection(address, timeout) as sock:
         client_handshake(sock, secret, HELLO)
-        sock.sendall(frame(failed))
+        sock.sendall(frame(FRAME_KIND, failed))
         sock.shutdown(socket.SHUT_WR)
         while sock.recv(1 << 16):  # until the server closes: nothing lost to a reset
             pass
@@ -94,8 +100,8 @@ class ControlClient:
         self.timeout = timeout
         self.book: AddressBook | None = None
         self._sock: socket.socket | None = None
-        self._reader = FrameReader()
-        self._inbox: list[Any] = []
+        self._reader = FrameReader((FRAME_KIND,))
+        self._inbox: list[ServerMessage] = []
         self._eof = False
 
     def _who(self) -> str:
@@ -162,7 +168,8 @@ class ControlClient:
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         try:
             client_handshake(sock, self.secret, HELLO)
-            sock.sendall(frame(Register(self.host_id, self.attempt, self.tasks, self.data_address)))
+            register = Register(self.host_id, self.attempt, self.tasks, self.data_address)
+            sock.sendall(frame(FRAME_KIND, register))
         except TimeoutError as e:
             raise TimeoutError(f"{self._who()}: the handshake timed out") from e
         except AuthenticationError as e:
@@ -194,10 +201,18 @@ class ControlClient:
             self._eof = True
             return False
         try:
-            self._inbox.extend(self._reader.feed(data))
+            frames = self._reader.feed(data)
         except FrameError as e:
             self._eof = True
             raise ControlError(f"{self._who()}: {e}") from e
+        for _, message in frames:
+            if not isinstance(message, ServerMessage):
+                self._eof = True
+                raise ControlError(
+                    f"{self._who()}: the coordinator sent {type(message).__name__!r}, which is "
+                    "not a control-plane message: is the driver running the same absnb?"
+                )
+            self._inbox.append(message)
         return True
 
     def poll(self) -> list[Command]:
@@ -211,16 +226,25 @@ class ControlClient:
         for _ in range(64):  # bounded, so a busy server cannot starve the host's loop
             if not self._receive(0.0):
                 break
-        out, self._inbox = self._inbox, []
+        out: list[Command] = []
+        for message in self._inbox:
+            if not isinstance(message, Command):
+                self._eof = True
+                raise ControlError(
+                    f"{self._who()}: the coordinator sent {type(message).__name__} after the "
+                    "address book"
+                )
+            out.append(message)
+        self._inbox = []
         if not out and self._eof:
             raise ControlError(f"{self._who()}: the coordinator closed the control connection")
         return out
 
-    def _send(self, message: Any) -> None:
+    def _send(self, message: HostMessage) -> None:
         if self._sock is None:
             raise ControlError(f"{self._who()}: register() first")
         try:
-            self._sock.sendall(frame(message))
+            self._sock.sendall(frame(FRAME_KIND, message))
         except OSError as e:
             raise ControlError(
                 f"{self._who()}: could not send {type(message).__name__}: {e}"
@@ -244,8 +268,8 @@ class ControlClient:
             return
         report_failure(self.address, self.secret, failed, min(self.timeout, 5.0))
 
-    def events(self, batch: Any) -> None:
-        """Send rows of the host's event log (an :class:`~absnb.runtime.event_log.EventBatch`)."""
+    def events(self, batch: EventBatch) -> None:
+        """Send rows of the host's event log."""
         self._send(batch)
 
     def report(self, report: Report) -> None:

@@ -51,12 +51,12 @@ class ClusterTooSmallError(AbsnbError, RuntimeError):
 
 
 def _final_states(graph: ExecutionGraph, results: list[HostResult]) -> dict[TaskId, Any]:
-    """Every task's final state; the run succeeded, so the final checkpoint is complete
-    and each sink writing outside the job commits what it still holds."""
+    """Every final state the hosts returned; the run succeeded, so the final checkpoint is
+    complete and each sink writing outside the job commits what it still holds."""
     states = {t: s for r in results for t, s in r.states.items()}
     for t in graph.tasks:
         fn = graph.function(t)
-        if fn.external:
+        if fn.external and t in states:
             states[t] = fn.notify_checkpoint_complete(states[t], END_OF_INPUT)
     return states
 
@@ -177,6 +177,8 @@ class SparkRuntime:
         restore_older: bool = False,
         alignment_timeout: float | None = None,
         checkpoint_timeout: float | None = None,
+        min_pause: float = 0.0,
+        keep_states: bool = True,
     ) -> SparkRun:
         """Run ``job`` to the end under ``protocol``, restarting after failures.
 
@@ -201,6 +203,13 @@ class SparkRuntime:
         ``alignment_timeout`` (seconds) makes ``abs`` switch to unaligned at a task whose
         alignment lasts that long; ``checkpoint_timeout`` (seconds) aborts a checkpoint not
         complete by then (Flink's checkpoint timeout).
+        ``min_pause`` (seconds) must pass after a checkpoint completes before the next
+        periodic one is triggered (Flink's ``minPauseBetweenCheckpoints``): when checkpoints
+        take longer than the interval (synchronous snapshots written to a slow remote
+        store), the job still runs between two of them instead of standing halted from one
+        to the next. ``keep_states=False`` brings back to the driver only the final states
+        the job's output is made of (its sinks'; ``run.states`` holds just those), not a
+        large keyed state that would be pickled, shipped and unpickled only to be dropped.
 
         Raises:
             ClusterTooSmallError: the stage does not fit the cluster's slots (Spark would
@@ -225,6 +234,8 @@ class SparkRuntime:
             source_rate,
             self.hosts,
             restore_older,
+            min_pause,
+            keep_states,
         )
         from absnb.runtime.wire import new_secret
 
@@ -246,7 +257,7 @@ class SparkRuntime:
             job = replace(job, inputs={})  # the hosts read their barrier partitions instead
         job_id = f"{graph.name}-{uuid.uuid4().hex[:8]}"
         coordinator = CheckpointCoordinator.for_graph(
-            graph, proto, checkpoint_interval, timeout=checkpoint_timeout
+            graph, proto, checkpoint_interval, timeout=checkpoint_timeout, min_pause=min_pause
         )
         driver_host = self._driver_host()
         secret = new_secret()
@@ -270,6 +281,7 @@ class SparkRuntime:
             source_rate=source_rate,
             ports=self.ports,
             events=self.events,
+            keep_states=keep_states,
         )
         started = time.monotonic()
         try:
