@@ -81,3 +81,37 @@ VISIBLE_JS = """(r) => {
 GRAPHS_JS = (
     """(root) => Array.from(root.querySelectorAll('.absnb-graph'), (g) => g.innerHTML).join('|')"""
 )
+
+# Scrolled as a reader does to see the bottom of a widget's graph: where Step and Back are and
+# whether they are on top, the graph's bottom row of nodes hidden under the sticky controls,
+# and the sizes of the graph, the view and the row of controls.
+CONTROLS_STAY_JS = """(r) => {
+    const graph = r.querySelector('.absnb-graph');
+    const row = r.querySelector('.absnb-controls');
+    // In the presentation layout the row comes after the graph: a reader scrolls it
+    // into view too. Scroll the notebook itself (scrollIntoView would also shift
+    // JupyterLab's own overflow-hidden panels).
+    const after = graph.compareDocumentPosition(row) & Node.DOCUMENT_POSITION_FOLLOWING;
+    const outer = r.closest('.jp-WindowedPanel-outer, .jp-Notebook');
+    outer.scrollTop += graph.getBoundingClientRect().bottom
+        - outer.getBoundingClientRect().bottom + 4
+        + (after ? row.getBoundingClientRect().height : 0);
+    const g = graph.getBoundingClientRect();
+    const view = outer.getBoundingClientRect();
+    const buttons = [];
+    for (const cls of ['absnb-step', 'absnb-back']) {
+        const b = r.querySelector('.' + cls).getBoundingClientRect();
+        const hit = document.elementFromPoint(b.left + b.width / 2, b.top + b.height / 2);
+        buttons.push({cls, top: b.top, bottom: b.bottom,
+                      onTop: !!hit && !!hit.closest('.' + cls)});
+    }
+    const nodes = Array.from(graph.querySelectorAll('svg g.node'),
+        (n) => [n, n.getBoundingClientRect()]);
+    const lowest = Math.max(...nodes.map(([, b]) => b.top));
+    const hidden = nodes.filter(([, b]) => b.top >= lowest - 2).filter(([, b]) => {
+        const hit = document.elementFromPoint((b.left + b.right) / 2, (b.top + b.bottom) / 2);
+        return !hit || !hit.closest('.absnb-graph');
+    }).map(([n]) => n.querySelector('title').textContent);
+    return {buttons, hidden, graphBottom: g.bottom, viewTop: view.top,
+            viewBottom: view.bottom, rowHeight: row.getBoundingClientRect().height};
+}"""
