@@ -23,6 +23,7 @@ from absnb.core.ids import ChannelId, TaskId
 from absnb.core.messages import CancelCheckpointMarker, CheckpointBarrier, Marker
 from absnb.protocols.two_phase_commit import TwoPhaseCommitState
 from absnb.sim.format import show_message, show_value
+from absnb.views.graph_layout import in_order, quote, rows_of_two
 from absnb.views.legend import legend
 from absnb.views.palette import (
     BARRIER_COLOUR,
@@ -57,11 +58,6 @@ def escape(text: str) -> str:
     """``text`` made safe inside a Graphviz HTML-like label: ``&``, ``<``, ``>`` and ``"``
     (not ``'``, whose ``&#x27;`` Graphviz would not need)."""
     return html.escape(text, quote=False).replace('"', "&quot;")
-
-
-def _quote(name: str) -> str:
-    """A DOT quoted identifier."""
-    return '"' + name.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
 def _cut(text: str, limit: int = MAX_TEXT) -> str:
@@ -286,7 +282,7 @@ def _task_node(world: World, t: TaskId, max_state_items: int | None, short: bool
         lines.extend(f"<I>{escape(part)}</I>" for part in wrap(note, width))
     label = "<BR/>".join(lines)
     style = STATUS_BORDERS[kind]
-    return f'{_quote(str(t))} [label=<{label}> fillcolor="{STATUS_COLOURS[kind]}" {style}];'
+    return f'{quote(str(t))} [label=<{label}> fillcolor="{STATUS_COLOURS[kind]}" {style}];'
 
 
 def _channel_edge(
@@ -315,7 +311,7 @@ def _channel_edge(
         attrs += ["style=dashed", "constraint=false"]
     if lines:
         attrs.insert(0, "label=<" + "<BR/>".join(lines) + ">")
-    head = f"{_quote(str(c.src))} -> {_quote(str(c.dst))}"
+    head = f"{quote(str(c.src))} -> {quote(str(c.dst))}"
     return f"{head} [{' '.join(attrs)}];" if attrs else f"{head};"
 
 
@@ -347,13 +343,6 @@ def _title(world: World, short: bool = False) -> str:
     if coord.expired:
         parts.append(f"timed out: {', '.join(str(n) for n in coord.expired)}")
     return " · ".join(head) + "<BR/>" + " · ".join(parts)
-
-
-def _in_order(tasks: Iterable[TaskId]) -> str:
-    """An operator's tasks side by side in index order, whatever the labels: without it
-    dot may swap ``count[0]`` and ``count[1]`` from one step to the next."""
-    names = [_quote(str(t)) for t in tasks]
-    return f"    {{ rank=same; {' -> '.join(names)} [style=invis]; }}"
 
 
 def to_dot(
@@ -389,7 +378,7 @@ def to_dot(
             f"<TR><TD>{legend(world)}</TD></TR></TABLE>"
         )
     out = [
-        f"digraph {_quote(graph.name)} {{",
+        f"digraph {quote(graph.name)} {{",
         "  rankdir=TB; nodesep=0.25; ranksep=0.3;",
         f"  labelloc=t; fontname=Helvetica; fontsize={FONT_SIZE}; label=<{label}>;",
         f'  node [shape=box style="rounded,filled" fontname=Helvetica fontsize={FONT_SIZE}];',
@@ -408,8 +397,9 @@ def to_dot(
             f'style="rounded,dashed"; color="#999999"; fontsize={FONT_SIZE - 2};'
         )
         out.extend(f"    {n}" for n in nodes)
-        out.append(_in_order(graph.tasks_of(name)))
+        out.append(in_order(graph.tasks_of(name)))
         out.append("  }")
+    out.extend(rows_of_two(graph))
     recording = _recording(world, short)
     out.extend(
         f"  {_channel_edge(world, c, recording, max_messages, short)}" for c in graph.channels

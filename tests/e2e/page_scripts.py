@@ -43,7 +43,8 @@ GEOMETRY_JS = """(root) => {
 
 # Scrolled as a class sees it (a compare view from its controls down, a stepper's graph to
 # the middle of the view): the nodes of its graphs that are outside the notebook's visible
-# area or covered, the Step button's place, and the smallest label (px).
+# area or covered (at their centre, top or bottom: the sticky row of Step and Back must not
+# hide a node's last line), the Step button's place, and the smallest label (px).
 VISIBLE_JS = """(r) => {
     const outer = r.closest('.jp-WindowedPanel-outer, .jp-Notebook');
     const compare = Array.from(r.classList).some((c) => c.startsWith('absnb-compare-'));
@@ -67,8 +68,13 @@ VISIBLE_JS = """(r) => {
             const right = Math.min(view.right, window.innerWidth);
             const inside = b.top >= view.top - 1 && b.bottom <= view.bottom + 1
                 && b.left >= view.left - 1 && b.right <= right + 1;
-            const hit = document.elementFromPoint((b.left + b.right) / 2, (b.top + b.bottom) / 2);
-            if (!inside || !hit || !hit.closest('.absnb-graph')) {
+            // the node's centre and its first and last lines of text: none covered
+            const x = (b.left + b.right) / 2;
+            const covered = [(b.top + b.bottom) / 2, b.top + 4, b.bottom - 4].some((y) => {
+                const hit = document.elementFromPoint(x, y);
+                return !hit || !hit.closest('.absnb-graph');
+            });
+            if (!inside || covered) {
                 out.push(node.querySelector('title').textContent);
             }
         }
