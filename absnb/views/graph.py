@@ -23,7 +23,7 @@ from absnb.core.ids import ChannelId, TaskId
 from absnb.core.messages import CancelCheckpointMarker, CheckpointBarrier, Marker
 from absnb.protocols.two_phase_commit import TwoPhaseCommitState
 from absnb.sim.format import show_message, show_value
-from absnb.views.graph_layout import in_order, quote, rows_of_two
+from absnb.views.graph_layout import in_order, quote
 from absnb.views.legend import legend
 from absnb.views.palette import (
     BARRIER_COLOUR,
@@ -399,7 +399,6 @@ def to_dot(
         out.extend(f"    {n}" for n in nodes)
         out.append(in_order(graph.tasks_of(name)))
         out.append("  }")
-    out.extend(rows_of_two(graph))
     recording = _recording(world, short)
     out.extend(
         f"  {_channel_edge(world, c, recording, max_messages, short)}" for c in graph.channels

@@ -41,8 +41,8 @@ GEOMETRY_JS = """(root) => {
     return out;
 }"""
 
-# Scrolled as a class sees it (a compare view from its controls down, a stepper's graph to
-# the middle of the view): the nodes of its graphs that are outside the notebook's visible
+# Scrolled as a class sees it (a compare view from its controls down, a stepper's graph
+# from its top): the nodes of its graphs that are outside the notebook's visible
 # area or covered (at their centre, top or bottom: the sticky row of Step and Back must not
 # hide a node's last line), the Step button's place, and the smallest label (px).
 VISIBLE_JS = """(r) => {
@@ -50,10 +50,9 @@ VISIBLE_JS = """(r) => {
     const compare = Array.from(r.classList).some((c) => c.startsWith('absnb-compare-'));
     if (compare) {
         outer.scrollTop += r.getBoundingClientRect().top - outer.getBoundingClientRect().top;
-    } else {
+    } else {  // the graph's top at the view's top, as a presenter scrolls to it
         const g = r.querySelector('.absnb-graph').getBoundingClientRect();
-        const v = outer.getBoundingClientRect();
-        outer.scrollTop += (g.top + g.bottom) / 2 - (v.top + v.bottom) / 2;
+        outer.scrollTop += g.top - outer.getBoundingClientRect().top;
     }
     const view = outer.getBoundingClientRect();
     const out = [];

@@ -346,28 +346,3 @@ def test_tasks_of_an_operator_stay_in_index_order_at_every_step() -> None:
             for op in ("source", "count", "sink"):
                 assert left(svg, f"{op}[0]") < left(svg, f"{op}[1]"), (protocol, op)
             stepper.step()
-
-
-def test_a_bank_of_four_accounts_is_drawn_two_to_a_row() -> None:
-    """A process graph of more than two tasks sits two tasks to a row (as a chain, four
-    accounts were taller than a 1280x720 screen under the widget's Step row); two
-    accounts and every dataflow keep their layout."""
-    from absnb import datasets
-
-    four = absnb.bank_transfer(accounts=datasets.bank_accounts(), transfers=0)
-    rows = [ln.strip() for ln in to_dot(absnb.World(four, "chandy-lamport")).splitlines()]
-    assert '{ rank=same; "A" -> "B" [style=invis]; }' in rows
-    assert '{ rank=same; "C" -> "D" [style=invis]; }' in rows
-    assert "rank=same" not in to_dot(absnb.World(absnb.bank_transfer(), "chandy-lamport"))
-    dataflow = to_dot(SCENARIOS["word_count_blocked"]())
-    assert dataflow.count("rank=same") == 3  # one per operator, as before
-
-
-@needs_dot
-def test_four_accounts_are_drawn_lower_than_wide() -> None:
-    from absnb import datasets
-    from absnb.views.pictures import svg_size
-
-    four = absnb.bank_transfer(accounts=datasets.bank_accounts(), transfers=0)
-    width, height = svg_size(graph_svg(absnb.World(four, "chandy-lamport")))
-    assert height < width
