@@ -234,12 +234,14 @@ def _rows(
     repeats: int,
     progress: ProgressFn | None,
     job: JobFn | None = None,
+    min_pause: float = 0.0,
 ) -> list[dict[str, Any]]:
     """Run every ``(protocol, interval, parallelism)`` of ``plan`` ``repeats`` times, the
     plan over and over (interleaved: a change of the machine's load hits every protocol),
     each round rotated by one;
     one row each, with ``repeat``. ``job(scale, parallelism)`` builds each run's job
-    (default :func:`paper_job`)."""
+    (default :func:`paper_job`); every run waits ``min_pause`` seconds after a completed
+    checkpoint before the next (:meth:`SparkRuntime.run`)."""
     make = job or paper_job
     progress = progress or _quiet
     if repeats < 1:
@@ -261,7 +263,7 @@ def _rows(
             gc.collect()
             job_ = make(scale, p)
             with CpuMeter() as cpu:
-                run = runtime.run(job_, protocol, checkpoint_interval=interval)
+                run = runtime.run(job_, protocol, checkpoint_interval=interval, min_pause=min_pause)
             row = {**run_row(run, interval, p, cpu.busy), "repeat": r}
             rows.append(row)
             progress(Progress(name, len(rows), total, _describe(row)))
@@ -294,17 +296,19 @@ def figure6(
     repeats: int = 1,
     progress: ProgressFn | None = None,
     job: JobFn | None = None,
+    min_pause: float = 0.0,
 ) -> pd.DataFrame:
     """Runtime against the snapshot interval (the paper's Figure 6): one baseline run
     without snapshots, then each protocol at each interval, ``repeats`` times over.
 
     One row per run (:data:`RUN_COLUMNS`, ``repeat``, and ``relative_runtime``: seconds
     over the median baseline seconds). Chandy-Lamport's ``persisted_data`` is the channel
-    state it recorded; ABS and synchronous snapshots record none.
+    state it recorded; ABS and synchronous snapshots record none. ``min_pause``: seconds
+    after a completed checkpoint before the next is triggered (Flink's min pause).
     """
     plan: list[tuple[str, float | None, int]] = [("none", None, parallelism)]
     plan += [(p, i, parallelism) for p in protocols for i in intervals]
-    return _relative(_rows("fig6", runtime, plan, scale, repeats, progress, job))
+    return _relative(_rows("fig6", runtime, plan, scale, repeats, progress, job, min_pause))
 
 
 # -- Figure 7 -------------------------------------------------------------------------------
@@ -318,6 +322,7 @@ def figure7(
     repeats: int = 1,
     progress: ProgressFn | None = None,
     job: JobFn | None = None,
+    min_pause: float = 0.0,
 ) -> pd.DataFrame:
     """Runtime against parallelism at a fixed interval (the paper's Figure 7, where it is
     the number of nodes). The input is the same for every parallelism; on a machine with
@@ -330,7 +335,7 @@ def figure7(
     if "none" not in protocols:
         protocols = ("none", *protocols)
     plan = [(pr, None if pr == "none" else interval, p) for p in parallelism for pr in protocols]
-    return _relative(_rows("fig7", runtime, plan, scale, repeats, progress, job))
+    return _relative(_rows("fig7", runtime, plan, scale, repeats, progress, job, min_pause))
 
 
 # -- alignment ------------------------------------------------------------------------------
