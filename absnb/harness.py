@@ -53,6 +53,7 @@ from absnb.operators.library import CollectSink, Map, Source, identity
 from absnb.protocols import get_protocol
 from absnb.protocols.alignment_timer import AlignmentTimer, due, timer_for
 from absnb.protocols.base import SnapshotProtocol
+from absnb.protocols.overtaken import overtaken
 from absnb.task import Send, StreamTask
 
 
@@ -370,9 +371,9 @@ class TaskHarness:
     def _deliver_overtaking(self, c: ChannelId, j: int) -> None:
         barrier = self._queue.pop(j)[1]
         assert isinstance(barrier, CheckpointBarrier)  # j: found by _barrier_behind
-        overtaken = tuple(m for cj, m in self._queue[:j] if cj == c and type(m) is Record)
+        records = overtaken(m for cj, m in self._queue[:j] if cj == c)
         sends: list[Send] = []
-        controls = self.task.deliver_overtaking(c, barrier, overtaken, sends)
+        controls = self.task.deliver_overtaking(c, barrier, records, sends)
         self._after(sends, controls)
 
     def _deliver(self, c: ChannelId, m: Message | EndOfInput) -> None:

@@ -37,6 +37,7 @@ from absnb.core.messages import (
 from absnb.core.snapshot import TaskSnapshot
 from absnb.protocols import get_protocol
 from absnb.protocols.alignment_timer import timer_for
+from absnb.protocols.overtaken import overtaken
 from absnb.runtime.alignment import Alignments
 from absnb.runtime.announce import Announcements
 from absnb.runtime.control_client import ControlClient, report_setup_failure
@@ -487,7 +488,7 @@ class Host:
 
 
 def _overtaking(barrier: CheckpointBarrier, q: deque[Any]) -> Overtaking:
-    return Overtaking(barrier, tuple(x for x in q if type(x) in RECORD_TYPES))
+    return Overtaking(barrier, overtaken(q))
 
 
 def run_host(plan: HostPlan) -> HostResult:

@@ -17,6 +17,7 @@ clock), and tasks whose inputs have all ended joining the pending checkpoints.
 from __future__ import annotations
 
 from collections.abc import Callable
+from itertools import islice
 from typing import Any
 
 from absnb.core.ids import ChannelId, CheckpointId, TaskId
@@ -25,10 +26,9 @@ from absnb.core.messages import (
     CancelCheckpointMarker,
     CheckpointBarrier,
     EndOfInput,
-    Record,
-    RecordBatch,
 )
 from absnb.protocols.alignment_timer import due, timer_for
+from absnb.protocols.overtaken import overtaken
 from absnb.sim.actions import (
     Action,
     Crash,
@@ -100,14 +100,13 @@ def _deliver_overtaking(state: WorldState, channel: ChannelId, i: int) -> Event:
     barrier = queue[i]
     # ``i``: the first priority event queued (an end of input overtakes nothing)
     assert isinstance(barrier, CheckpointBarrier | CancelCheckpointMarker)
-    # the records before it (an overdue barrier also overtakes cancellation markers)
-    overtaken = [m for m in (queue[j] for j in range(i)) if isinstance(m, Record | RecordBatch)]
+    records = overtaken(islice(queue, i))  # an overdue barrier overtakes markers too
     del queue[i]
     task = state.writable_task(channel.dst)
     sends: list[Send] = []
-    controls = task.deliver_overtaking(channel, barrier, tuple(overtaken), sends)
+    controls = task.deliver_overtaking(channel, barrier, records, sends)
     event = Event(state.clock, state.static.deliver[channel], channel.dst, barrier)
-    event.overtaken = len(overtaken)
+    event.overtaken = len(records)
     return outcome(state, task, sends, controls, event)
 
 
