@@ -91,13 +91,15 @@ class WorldState:
                 check()  # a sink that cannot write fails here, before the job starts
         if notify_steps is None:
             notify_steps = any(op.function.external for op in job.graph.operators.values())
-        self._s = Static(job, proto, max_checkpoints, notify_steps)
+        self.static = Static(job, proto, max_checkpoints, notify_steps)
+        """What every clone shares (the job, the protocol, prebuilt actions): an attribute,
+        not a property, as the rules and steps read it several times a step."""
         graph = job.graph
         self.tasks: dict[TaskId, StreamTask] = {t: StreamTask(graph, t, proto) for t in graph.tasks}
         self.channels: dict[ChannelId, deque[OnChannel]] = {c: deque() for c in graph.channels}
         self.blocked: set[ChannelId] = set()
         self.inputs: dict[TaskId, tuple[Any, ...]] = {
-            t: tuple(job.inputs.get(t, ())) for t in self._s.emitters
+            t: tuple(job.inputs.get(t, ())) for t in self.static.emitters
         }
         self.coordinator = CheckpointCoordinator.for_graph(
             graph,
@@ -116,11 +118,6 @@ class WorldState:
         """When each task first heard of the checkpoints it has not finished (protocols
         with an alignment timeout: :mod:`absnb.protocols.alignment_timer`)."""
         self._own: set[object] = {*self.tasks, *self.channels}
-
-    @property
-    def static(self) -> Static:
-        """What every clone shares (the job, the protocol, prebuilt actions)."""
-        return self._s
 
     # -- copy on write ---------------------------------------------------------------------
     def writable_task(self, t: TaskId) -> StreamTask:
@@ -150,15 +147,15 @@ class WorldState:
     # -- read access -----------------------------------------------------------------------
     @property
     def job(self) -> Job:
-        return self._s.job
+        return self.static.job
 
     @property
     def graph(self) -> ExecutionGraph:
-        return self._s.graph
+        return self.static.graph
 
     @property
     def protocol(self) -> SnapshotProtocol:
-        return self._s.protocol
+        return self.static.protocol
 
     @property
     def checkpoint_interval(self) -> int | None:
@@ -169,7 +166,7 @@ class WorldState:
     @property
     def max_checkpoints(self) -> int | None:
         """The most checkpoints this run triggers (None: no limit)."""
-        return self._s.max_checkpoints
+        return self.static.max_checkpoints
 
     @property
     def allow_deadlock(self) -> bool:
@@ -201,12 +198,12 @@ class WorldState:
 
     def input_remaining(self) -> bool:
         """True while some source or process has input log entries left to consume."""
-        return any(self.tasks[t].offset < len(self.inputs[t]) for t in self._s.emitters)
+        return any(self.tasks[t].offset < len(self.inputs[t]) for t in self.static.emitters)
 
     def uncommitted(self) -> int:
         """Sink transactions not yet committed to their external systems."""
         tasks, graph = self.tasks, self.graph
-        return sum(graph.function(t).uncommitted(tasks[t].state) for t in self._s.sinks)
+        return sum(graph.function(t).uncommitted(tasks[t].state) for t in self.static.sinks)
 
     def is_finished(self) -> bool:
         """All input consumed, every channel empty and every notification delivered."""
@@ -214,12 +211,12 @@ class WorldState:
             self.failed is None
             and not self.notices
             and all(not q for q in self.channels.values())
-            and all(self.tasks[t].offset >= len(self.inputs[t]) for t in self._s.emitters)
+            and all(self.tasks[t].offset >= len(self.inputs[t]) for t in self.static.emitters)
         )
 
     # -- value semantics -------------------------------------------------------------------
     def _copy_into(self, new: WorldState) -> None:
-        new._s = self._s
+        new.static = self.static
         # Copy on write: both states share every task and channel until they change it.
         new.tasks = dict(self.tasks)
         new.channels = dict(self.channels)
@@ -260,7 +257,10 @@ class WorldState:
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, WorldState):
             return NotImplemented
-        return self._s.graph.fingerprint == other._s.graph.fingerprint and self.key() == other.key()
+        return (
+            self.static.graph.fingerprint == other.static.graph.fingerprint
+            and self.key() == other.key()
+        )
 
     def __hash__(self) -> int:
         return hash(self.key())
