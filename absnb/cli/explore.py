@@ -12,8 +12,8 @@ from typing import Any
 from absnb.cli.jobs import default_protocol, make_job
 from absnb.cli.progress import Progress
 from absnb.cli.run import steps
-from absnb.sim.checks import reference_output
 from absnb.sim.actions import EndInput
+from absnb.sim.checks import reference_output
 from absnb.sim.events import Event
 from absnb.sim.explore import (
     Exploration,
