@@ -4,7 +4,7 @@ what the notebooks call. Each entry says why; nothing dead is listed here."""
 import argparse
 
 from absnb import views
-from absnb.experiments import paper
+from absnb.experiments import paper, sessions
 from absnb.protocols.base import SnapshotProtocol
 from absnb.runtime import structured_streaming
 from absnb.views import charts
@@ -27,7 +27,7 @@ _ = charts.alignment_chart
 _ = charts.figure6_picture
 _ = charts.figure7_picture
 _ = charts.job_picture
-_ = paper.quiet_session
+_ = sessions.quiet_session
 
 # argparse reads the attribute: a subcommand is required (``absnb`` alone is a usage error).
 _ = argparse.ArgumentParser().add_subparsers().required

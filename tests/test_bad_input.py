@@ -339,6 +339,8 @@ SPARK: list[Case] = [
     ("run-source-rate-0", run(source_rate=0), InvalidValueError, ("not 0",)),
     ("run-source-rate-neg", run(source_rate=-5), InvalidValueError, ("-5",)),
     ("run-source-rate-str", run(source_rate="fast"), InvalidTypeError, ("'fast'",)),
+    ("run-min-pause-neg", run(min_pause=-0.5), InvalidValueError, ("min_pause", "-0.5")),
+    ("run-min-pause-str", run(min_pause="1s"), InvalidTypeError, ("min_pause", "'1s'")),
     ("run-no-functions", run(job=graph_without_functions()), GraphError, ("'numbers'",)),
     ("run-failure-twice", run(failures=[OK, Failure("count[1]", after_records=5)]), InvalidValueError, ("two failures of count[1]",)),  # noqa: E501
     ("run-failure-attempt-late", run(failures=[Failure("count[1]", after_records=1, attempt=4)]), InvalidValueError, ("attempt=4", "max_restarts=3")),  # noqa: E501
@@ -445,6 +447,7 @@ CLI: list[tuple[str, list[str], str]] = [
     ("bench-repeats", ["bench", "--repeats", "0"], "'0'"),
     ("bench-only", ["bench", "--only", "fig9"], "'fig9'"),
     ("bench-storage-latency", ["bench", "--storage-latency", "slow"], "'slow'"),
+    ("bench-min-pause", ["bench", "--min-pause", "-1"], "'-1'"),
     ("bench-scale-huge", ["bench", "--scale", "100000000"], "'100000000'"),
     ("replay-empty-path", ["replay", ""], "file"),
     ("command", ["jump"], "'jump'"),

@@ -177,6 +177,7 @@ def test_bench_command_prints_tables_and_peak_memory(tmp_path: Path) -> None:
         [
             *(sys.executable, "-m", "absnb", "bench", "--scale", str(TINY)),
             *("--only", "alignment", "--json", "out.json", "--storage-latency", "0.01"),
+            *("--min-pause", "0.1"),
         ],
         capture_output=True,
         text=True,
@@ -193,6 +194,7 @@ def test_bench_command_prints_tables_and_peak_memory(tmp_path: Path) -> None:
     assert data["scale"] == TINY
     assert data["repeats"] == 1
     assert data["storage_latency"] == 0.01  # every checkpoint write waited 10 ms
+    assert data["min_pause"] == 0.1
     assert "CPUs" in data["machine"]
     assert data["peak_memory"] > 0
     assert isinstance(data["tables"]["alignment"], list)  # a run this short may not align

@@ -51,6 +51,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
         repeats=args.repeats,
         master=args.master,
         storage_latency=args.storage_latency,
+        min_pause=args.min_pause,
     )
     print_bench(result)
     if args.json == "-":

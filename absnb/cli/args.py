@@ -10,7 +10,7 @@ import argparse
 import math
 from typing import Any, NoReturn
 
-from absnb.experiments.bench import DEFAULT_SCALE
+from absnb.experiments.bench import DEFAULT_MIN_PAUSE, DEFAULT_SCALE
 from absnb.experiments.paper import BASE_KEYS, BASE_RECORDS
 from absnb.jobs import BUILDERS
 from absnb.jobs.custom import is_custom
@@ -369,6 +369,14 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="S",
         help="model a remote checkpoint store: every durable checkpoint write waits S "
         "seconds first (e.g. 0.1; default 0: local disk at its own speed)",
+    )
+    bench.add_argument(
+        "--min-pause",
+        type=non_negative,
+        default=DEFAULT_MIN_PAUSE,
+        metavar="S",
+        help="seconds after a completed checkpoint before the next periodic one (Flink's min "
+        f"pause between checkpoints; default {DEFAULT_MIN_PAUSE:g})",
     )
     bench.add_argument(
         "--master",

@@ -20,7 +20,6 @@ within one call, not absolute numbers across machines.
 from __future__ import annotations
 
 import gc
-import tempfile
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -235,12 +234,14 @@ def _rows(
     repeats: int,
     progress: ProgressFn | None,
     job: JobFn | None = None,
+    min_pause: float = 0.0,
 ) -> list[dict[str, Any]]:
     """Run every ``(protocol, interval, parallelism)`` of ``plan`` ``repeats`` times, the
     plan over and over (interleaved: a change of the machine's load hits every protocol),
     each round rotated by one;
     one row each, with ``repeat``. ``job(scale, parallelism)`` builds each run's job
-    (default :func:`paper_job`)."""
+    (default :func:`paper_job`); every run waits ``min_pause`` seconds after a completed
+    checkpoint before the next (:meth:`SparkRuntime.run`)."""
     make = job or paper_job
     progress = progress or _quiet
     if repeats < 1:
@@ -262,7 +263,7 @@ def _rows(
             gc.collect()
             job_ = make(scale, p)
             with CpuMeter() as cpu:
-                run = runtime.run(job_, protocol, checkpoint_interval=interval)
+                run = runtime.run(job_, protocol, checkpoint_interval=interval, min_pause=min_pause)
             row = {**run_row(run, interval, p, cpu.busy), "repeat": r}
             rows.append(row)
             progress(Progress(name, len(rows), total, _describe(row)))
@@ -295,17 +296,19 @@ def figure6(
     repeats: int = 1,
     progress: ProgressFn | None = None,
     job: JobFn | None = None,
+    min_pause: float = 0.0,
 ) -> pd.DataFrame:
     """Runtime against the snapshot interval (the paper's Figure 6): one baseline run
     without snapshots, then each protocol at each interval, ``repeats`` times over.
 
     One row per run (:data:`RUN_COLUMNS`, ``repeat``, and ``relative_runtime``: seconds
     over the median baseline seconds). Chandy-Lamport's ``persisted_data`` is the channel
-    state it recorded; ABS and synchronous snapshots record none.
+    state it recorded; ABS and synchronous snapshots record none. ``min_pause``: seconds
+    after a completed checkpoint before the next is triggered (Flink's min pause).
     """
     plan: list[tuple[str, float | None, int]] = [("none", None, parallelism)]
     plan += [(p, i, parallelism) for p in protocols for i in intervals]
-    return _relative(_rows("fig6", runtime, plan, scale, repeats, progress, job))
+    return _relative(_rows("fig6", runtime, plan, scale, repeats, progress, job, min_pause))
 
 
 # -- Figure 7 -------------------------------------------------------------------------------
@@ -319,6 +322,7 @@ def figure7(
     repeats: int = 1,
     progress: ProgressFn | None = None,
     job: JobFn | None = None,
+    min_pause: float = 0.0,
 ) -> pd.DataFrame:
     """Runtime against parallelism at a fixed interval (the paper's Figure 7, where it is
     the number of nodes). The input is the same for every parallelism; on a machine with
@@ -331,7 +335,7 @@ def figure7(
     if "none" not in protocols:
         protocols = ("none", *protocols)
     plan = [(pr, None if pr == "none" else interval, p) for p in parallelism for pr in protocols]
-    return _relative(_rows("fig7", runtime, plan, scale, repeats, progress, job))
+    return _relative(_rows("fig7", runtime, plan, scale, repeats, progress, job, min_pause))
 
 
 # -- alignment ------------------------------------------------------------------------------
@@ -456,48 +460,3 @@ def readable(df: pd.DataFrame) -> pd.DataFrame:
     out = out.rename(columns=READABLE).set_index("protocol")
     digits = {"interval s": 2, "seconds": 2, "vs none": 2, "checkpoint s": 3, "CPUs busy %": 0}
     return out.round({name: digits.get(name, 1) for name in out.columns})
-
-
-def quiet_session(master: str = "local[4]") -> Any:
-    """:func:`~absnb.runtime.spark.default_session` with the JVM's own output (its start-up
-    lines: the log4j profile, a loopback hostname, no native Hadoop; later errors) sent to
-    a log file instead of this process's stderr, so that a notebook shows none of it. The
-    file's path is ``spark.conf.get("absnb.jvm_log")``; if the session cannot start, the
-    file's text is written to stderr before the error is raised."""
-    import os
-    import sys
-
-    from absnb.runtime.spark import default_session
-
-    fd, path = tempfile.mkstemp(prefix="absnb-spark-", suffix=".log")
-    sys.stderr.flush()
-    saved = os.dup(2)
-    os.dup2(fd, 2)  # the JVM started now inherits the log file as its stderr
-    try:
-        spark = default_session(master)
-    except BaseException:
-        os.dup2(saved, 2)
-        with open(path, errors="replace") as f:
-            sys.stderr.write(f.read())
-        raise
-    finally:
-        os.dup2(saved, 2)
-        os.close(saved)
-        os.close(fd)
-    spark.conf.set("absnb.jvm_log", path)
-    return spark
-
-
-def scratch_runtime(
-    spark: Any = None, master: str = "local[4]", storage_latency: float = 0.0
-) -> SparkRuntime:
-    """A :class:`SparkRuntime` on ``spark`` (or a new ``master`` session) checkpointing to a
-    fresh temporary directory, every write of which waits ``storage_latency`` seconds (a
-    model of a remote store: :class:`~absnb.runtime.storage_fs.LatencyFS`)."""
-    from absnb.runtime.spark import SparkRuntime, default_session
-
-    return SparkRuntime(
-        spark or default_session(master),
-        checkpoint_dir=tempfile.mkdtemp(prefix="absnb-bench-"),
-        storage_latency=storage_latency,
-    )

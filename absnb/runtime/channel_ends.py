@@ -1,6 +1,6 @@
 """The two ends of a data-plane channel as the I/O loop keeps them (socket, buffers,
-counters), the connections still proving themselves, and the counters a data plane reports
-(:func:`plane_stats`). State only: :mod:`absnb.runtime.transport` does the I/O."""
+frame reader, counters) and the counters a data plane reports (:func:`plane_stats`). State
+only: :mod:`absnb.runtime.transport` does the I/O."""
 
 from __future__ import annotations
 
@@ -11,9 +11,8 @@ from typing import Any
 
 from absnb.core.ids import ChannelId
 from absnb.core.messages import RECORD_TYPES, RecordBatch
+from absnb.runtime.connections.frames import FrameReader
 from absnb.runtime.flow import SendQueue
-from absnb.runtime.handshake import ServerHandshake
-from absnb.runtime.wire import HEADER, MAX_FRAME, loads
 
 
 def _records(batch: list[Any]) -> int:
@@ -22,15 +21,16 @@ def _records(batch: list[Any]) -> int:
 
 
 class _Conn:
-    """What both ends of a channel have: a socket, its selector events, unsent bytes."""
+    """What both ends of a channel have: a socket, its selector events, unsent bytes, and
+    the reader of the frames it receives (of ``kinds``)."""
 
-    __slots__ = ("channel", "events", "rbuf", "sock", "wbuf")
+    __slots__ = ("channel", "events", "reader", "sock", "wbuf")
 
-    def __init__(self, channel: ChannelId) -> None:
+    def __init__(self, channel: ChannelId, kinds: tuple[int, ...]) -> None:
         self.channel = channel
         self.sock: socket.socket | None = None
         self.events = 0
-        self.rbuf = bytearray()
+        self.reader = FrameReader(kinds)
         self.wbuf = bytearray()
 
     def live(self) -> socket.socket:
@@ -54,19 +54,27 @@ class _Output(_Conn):
         "next_try",
         "priority",
         "proof",
+        "proof_buf",
         "records",
         "sends",
         "sized",
         "state",
     )
 
-    def __init__(self, channel: ChannelId, address: tuple[str, int], sends: SendQueue) -> None:
-        super().__init__(channel)
+    def __init__(
+        self,
+        channel: ChannelId,
+        kinds: tuple[int, ...],
+        address: tuple[str, int],
+        sends: SendQueue,
+    ) -> None:
+        super().__init__(channel, kinds)
         self.address = address
         # connecting -> nonce (challenge awaited) -> proof (the receiver's proof awaited)
         # -> ack (first CREDIT awaited) -> open; refused / closed are final.
         self.state = "connecting"
         self.proof = b""  # the receiver's proof expected back
+        self.proof_buf = bytearray()  # the receiver's proof as it arrives
         self.next_try = 0.0
         self.error = ""
         self.batch: list[Any] = []
@@ -95,8 +103,8 @@ class _Input(_Conn):
         "records",
     )
 
-    def __init__(self, channel: ChannelId) -> None:
-        super().__init__(channel)
+    def __init__(self, channel: ChannelId, kinds: tuple[int, ...]) -> None:
+        super().__init__(channel, kinds)
         self.connected = False
         self.closed = False
         self.blocked = False
@@ -105,48 +113,6 @@ class _Input(_Conn):
         self.frames: deque[list[Any]] = deque()
         self.records = self.messages = self.received = self.bytes = self.handed = 0
         self.priority = 0  # priority events received
-
-
-class _Admission:
-    """An accepted connection still proving that it knows the job secret."""
-
-    __slots__ = ("handshake", "peer", "sock")
-
-    def __init__(self, sock: socket.socket, peer: Any, handshake: ServerHandshake) -> None:
-        self.sock = sock
-        self.peer = peer
-        self.handshake = handshake
-
-    def live(self) -> socket.socket:
-        """The accepted socket."""
-        return self.sock
-
-
-def read_frames(conn: _Conn, data: bytes, kinds: tuple[int, ...]) -> list[tuple[int, Any]] | None:
-    """Complete frames in ``conn.rbuf + data``, decoded (the rest stays in ``conn.rbuf``);
-    ``None`` if one is malformed: too long, or of a kind not in ``kinds``."""
-    if conn.rbuf:
-        conn.rbuf += data
-        buf: bytes | bytearray = conn.rbuf
-    else:
-        buf = data
-    frames = []
-    pos, n = 0, len(buf)
-    with memoryview(buf) as view:
-        while n - pos >= HEADER.size:
-            length, kind = HEADER.unpack_from(buf, pos)
-            if length > MAX_FRAME or kind not in kinds:
-                return None
-            end = pos + HEADER.size + length
-            if end > n:
-                break
-            frames.append((kind, loads(view[pos + HEADER.size : end])))
-            pos = end
-    if buf is data:
-        conn.rbuf = bytearray(data[pos:]) if pos < n else bytearray()
-    else:
-        del conn.rbuf[:pos]
-    return frames
 
 
 def plane_stats(

@@ -17,12 +17,12 @@ finish (:class:`Terminate`) when Mattern's four-counter method, sans-IO in
 
 The control plane's modules, one job each: the messages and their framing
 (:mod:`absnb.runtime.control_messages`), the server's loop (:mod:`absnb.runtime.server_loop`),
-the host's client (:mod:`absnb.runtime.control_client`), here what the coordinator decides.
+the host's client (:mod:`absnb.runtime.control_client`), why an attempt failed
+(:mod:`absnb.runtime.attempt_causes`), here what the coordinator decides.
 """
 
 from __future__ import annotations
 
-import contextlib
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -30,6 +30,7 @@ from typing import Any
 from absnb.core.ids import CheckpointId, TaskId
 from absnb.core.snapshot import TaskSnapshot
 from absnb.protocols.coordinator import CheckpointCoordinator
+from absnb.runtime.attempt_causes import REPORT_CHARS, AttemptCauses
 from absnb.runtime.control_messages import (
     HELLO,
     Aborted,
@@ -38,7 +39,6 @@ from absnb.runtime.control_messages import (
     ControlError,
     Failed,
     Finished,
-    HostFailure,
     Notify,
     Probe,
     Refused,
@@ -49,11 +49,9 @@ from absnb.runtime.control_messages import (
     Trigger,
 )
 from absnb.runtime.event_log import EventBatch
-from absnb.runtime.failures import follows_from_a_peer
 from absnb.runtime.handshake import HANDSHAKE_SECONDS
 from absnb.runtime.server_loop import SelectorServer, _Conn
 from absnb.runtime.termination import TerminationDetector
-from absnb.runtime.wire import loads
 
 Event = tuple[float, str, dict[str, Any]]
 
@@ -143,12 +141,8 @@ class CoordinatorServer(SelectorServer):
         self.probe_interval = probe_interval
         self.events: list[Event] = []
         self.host_events: list[tuple[float, EventBatch]] = []
-        self.failures: dict[int, str] = {}
-        """The first error a host reported (``Failed``) in each attempt: why the attempt
-        failed, which Spark's own message may not say (it names whichever task ended first)."""
-        self.exceptions: dict[int, tuple[BaseException, bool]] = {}
-        """The first exception a host reported in each attempt, and whether the host failed
-        while setting up (see :class:`Failed`)."""
+        self.causes = AttemptCauses()
+        """Why each attempt failed, from the hosts' ``Failed`` reports."""
         self._attempt = attempt
         self._restore = restore_checkpoint
         self._registered: dict[int, Register] = {}
@@ -216,17 +210,22 @@ class CoordinatorServer(SelectorServer):
                     )
                 self._cond.wait(remaining)
 
+    @property
+    def failures(self) -> dict[int, str]:
+        """Each attempt's cause as text (:attr:`AttemptCauses.failures`)."""
+        return self.causes.failures
+
     def failure(self, attempt: int, timeout: float = 0.0) -> tuple[BaseException, bool] | None:
         """The exception that caused ``attempt``'s failure and whether it came while setting
         up, waiting up to ``timeout`` s for a cause (a report not following from a peer's)."""
         deadline = time.monotonic() + timeout
         with self._cond:
-            while attempt not in self.exceptions or follows_from_a_peer(self.failures[attempt]):
+            while not self.causes.settled(attempt):
                 remaining = deadline - time.monotonic()
                 if remaining <= 0 or self._silent(attempt):
                     break
                 self._cond.wait(remaining)
-            return self.exceptions.get(attempt)
+            return self.causes.cause(attempt)
 
     def _silent(self, attempt: int) -> bool:
         """No host of ``attempt`` can report anything more: every one of them registered,
@@ -259,25 +258,15 @@ class CoordinatorServer(SelectorServer):
             self.host_events.append((self.clock(), message))
         elif isinstance(message, Failed):
             if message.host_id == conn.register.host_id and message.attempt == self._attempt:
-                conn.failure = message.error[:500]
+                conn.failure = message.error[:REPORT_CHARS]
                 self._on_failed(message)
             self._drop(conn)
         else:
             self._drop(conn)
 
     def _on_failed(self, message: Failed) -> None:
-        """Remember each attempt's cause: its first failure not following from a peer's."""
         with self._cond:
-            known, follows = self.failures.get(message.attempt), follows_from_a_peer
-            if known is None or (follows(known) and not follows(message.error)):
-                self.failures[message.attempt] = message.error[:500]
-                self.exceptions.pop(message.attempt, None)
-            if message.attempt not in self.exceptions:
-                error: BaseException = HostFailure(message.error)
-                if message.exception:
-                    with contextlib.suppress(Exception):  # a class the driver cannot import
-                        error = loads(message.exception)
-                self.exceptions[message.attempt] = (error, message.setup)
+            self.causes.report(message)
             self._cond.notify_all()
 
     # -- registration -------------------------------------------------------------------------

@@ -14,7 +14,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from absnb.core.ids import CheckpointId, TaskId
+from absnb.runtime.connections.frames import FrameReader, frame
 from absnb.runtime.control_messages import (
+    FRAME_KIND,
     HELLO,
     Ack,
     AddressBook,
@@ -22,12 +24,10 @@ from absnb.runtime.control_messages import (
     ControlError,
     Failed,
     Finished,
-    FrameReader,
     Refused,
     Register,
     Report,
     Stop,
-    frame,
 )
 from absnb.runtime.plan import HostPlan
 from absnb.runtime.wire import AuthenticationError, FrameError, client_handshake, dumps
@@ -51,7 +51,7 @@ def report_failure(
     host that failed before it registered tells the driver why."""
     with contextlib.suppress(Exception), socket.create_connection(address, timeout) as sock:
         client_handshake(sock, secret, HELLO)
-        sock.sendall(frame(failed))
+        sock.sendall(frame(FRAME_KIND, failed))
         sock.shutdown(socket.SHUT_WR)
         while sock.recv(1 << 16):  # until the server closes: nothing lost to a reset
             pass
@@ -94,7 +94,7 @@ class ControlClient:
         self.timeout = timeout
         self.book: AddressBook | None = None
         self._sock: socket.socket | None = None
-        self._reader = FrameReader()
+        self._reader = FrameReader((FRAME_KIND,))
         self._inbox: list[Any] = []
         self._eof = False
 
@@ -162,7 +162,8 @@ class ControlClient:
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         try:
             client_handshake(sock, self.secret, HELLO)
-            sock.sendall(frame(Register(self.host_id, self.attempt, self.tasks, self.data_address)))
+            register = Register(self.host_id, self.attempt, self.tasks, self.data_address)
+            sock.sendall(frame(FRAME_KIND, register))
         except TimeoutError as e:
             raise TimeoutError(f"{self._who()}: the handshake timed out") from e
         except AuthenticationError as e:
@@ -194,7 +195,7 @@ class ControlClient:
             self._eof = True
             return False
         try:
-            self._inbox.extend(self._reader.feed(data))
+            self._inbox.extend(m for _, m in self._reader.feed(data))
         except FrameError as e:
             self._eof = True
             raise ControlError(f"{self._who()}: {e}") from e
@@ -220,7 +221,7 @@ class ControlClient:
         if self._sock is None:
             raise ControlError(f"{self._who()}: register() first")
         try:
-            self._sock.sendall(frame(message))
+            self._sock.sendall(frame(FRAME_KIND, message))
         except OSError as e:
             raise ControlError(
                 f"{self._who()}: could not send {type(message).__name__}: {e}"

@@ -1,20 +1,19 @@
 """The control plane's messages between the coordinator (on the driver) and the hosts.
 
 Messages are small frozen dataclasses, pickled (protocol 5) into frames of kind
-:data:`FRAME_KIND` (:mod:`absnb.runtime.wire`); :class:`FrameReader` reassembles them
-from a stream's bytes. Both sides prove they know the job secret first (the client says
-:data:`HELLO`, so that a data-plane peer is refused).
+:data:`FRAME_KIND` (:mod:`absnb.runtime.connections.frames` reads and writes them). Both
+sides prove they know the job secret first (the client says :data:`HELLO`, so that a
+data-plane peer is refused).
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterator
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any
 
 from absnb.core.errors import AbsnbError
 from absnb.core.ids import ChannelId, CheckpointId, TaskId
-from absnb.runtime.wire import HEADER, MAX_FRAME, FrameError, dumps, encode, loads
 
 FRAME_KIND = 0x43
 """The frame kind of every control-plane message."""
@@ -188,31 +187,3 @@ class Refused:
 
 Command = Trigger | Notify | Aborted | Stop | Probe | Terminate
 """What :meth:`ControlClient.poll` returns."""
-
-
-class FrameReader:
-    """Reassembles frames from the bytes of a stream, as they come."""
-
-    def __init__(self) -> None:
-        self._buffer = bytearray()
-
-    def feed(self, data: bytes) -> Iterator[Any]:
-        """Add ``data``; yields every message now complete. Raises FrameError if malformed."""
-        self._buffer += data
-        while len(self._buffer) >= HEADER.size:
-            length, kind = HEADER.unpack_from(self._buffer)
-            if length > MAX_FRAME or kind != FRAME_KIND:
-                raise FrameError(f"not a control frame (kind {kind}, {length} bytes)")
-            end = HEADER.size + length
-            if len(self._buffer) < end:
-                return
-            payload = bytes(self._buffer[HEADER.size : end])
-            del self._buffer[:end]
-            try:
-                yield loads(payload)
-            except Exception as e:  # the peer is authenticated; its frame is just malformed
-                raise FrameError(f"a control frame could not be unpickled: {e}") from e
-
-
-def frame(message: Any) -> bytes:
-    return encode(FRAME_KIND, dumps(message))

@@ -32,6 +32,7 @@ def check_run(
     source_rate: Any,
     hosts: Any = None,
     restore_older: Any = False,
+    min_pause: Any = 0.0,
 ) -> None:
     """The arguments of :meth:`SparkRuntime.run` (and the runtime's ``hosts``), checked
     before any Spark job starts."""
@@ -43,6 +44,7 @@ def check_run(
             f"protocol must be a protocol name such as 'abs' or 'chandy-lamport', not {protocol!r}"
         )
     validate.interval("checkpoint_interval (seconds)", checkpoint_interval)
+    validate.nonnegative("min_pause (seconds after a completed checkpoint)", min_pause)
     validate.whole("max_restarts", max_restarts, minimum=0)
     validate.flag("allow_deadlock", allow_deadlock)
     validate.flag("restore_older", restore_older)

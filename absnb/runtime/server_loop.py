@@ -1,10 +1,11 @@
 """A threaded selector loop serving authenticated, framed connections: the I/O of the
 coordinator's control plane (:class:`~absnb.runtime.control.CoordinatorServer`).
 
-One background thread accepts connections, has each prove it knows the job secret with a
-:class:`~absnb.runtime.handshake.ServerHandshake` (never waiting for it: one that misses
-its deadline is dropped), reassembles the frames of the connections that did, and hands
-each message to :meth:`SelectorServer._dispatch`. Other threads run code on the loop's
+One background thread drives a :class:`~absnb.runtime.connections.listener.Listener`
+(accepting connections, each proving it knows the job secret by its deadline without the
+loop waiting for it: :mod:`absnb.runtime.connections.admission`), reassembles the frames of
+the connections it admitted (:class:`~absnb.runtime.connections.frames.FrameReader`), and
+hands each message to :meth:`SelectorServer._dispatch`. Other threads run code on the loop's
 thread with :meth:`SelectorServer._call`. A subclass decides what messages mean; this
 module only moves bytes.
 """
@@ -13,7 +14,6 @@ from __future__ import annotations
 
 import contextlib
 import queue
-import selectors
 import socket
 import threading
 import time
@@ -21,9 +21,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from absnb.runtime.control_messages import FrameReader, frame
-from absnb.runtime.handshake import HANDSHAKE_SECONDS, ServerHandshake
-from absnb.runtime.wire import FrameError, bind_address, listen
+from absnb.runtime.connections.admission import Admission
+from absnb.runtime.connections.frames import FrameReader, frame
+from absnb.runtime.connections.listener import READ, Listener
+from absnb.runtime.control_messages import FRAME_KIND
+from absnb.runtime.handshake import HANDSHAKE_SECONDS
+from absnb.runtime.wire import FrameError
+
+_WAKE = object()
+"""The data of the socket other threads wake the loop with."""
 
 
 @dataclass(eq=False)
@@ -31,19 +37,11 @@ class _Conn:
     """An authenticated connection."""
 
     sock: socket.socket
-    reader: FrameReader = field(default_factory=FrameReader)
+    reader: FrameReader = field(default_factory=lambda: FrameReader((FRAME_KIND,)))
     register: Any = None
     """What the peer registered as (the subclass's business)."""
     closed: bool = False
     failure: str = ""
-
-
-@dataclass(eq=False)
-class _Admission:
-    """A connection still proving that it knows the job secret."""
-
-    sock: socket.socket
-    handshake: ServerHandshake
 
 
 class SelectorServer:
@@ -76,21 +74,22 @@ class SelectorServer:
     ) -> None:
         self.secret = secret
         self.hello = hello
-        self.advertise_host = advertise_host
         self.clock = clock
         self.tick = tick
-        self.handshake_timeout = handshake_timeout
         self.send_timeout = send_timeout
-        self._listener = listen(
-            bind_address(advertise_host) if bind_host is None else bind_host, ports
+        self._listener = Listener(
+            secret,
+            bind_host=bind_host,
+            ports=ports,
+            advertise_host=advertise_host,
+            clock=clock,
+            handshake_timeout=handshake_timeout,
         )
-        self._listener.setblocking(False)
         self._wake_r, self._wake_w = socket.socketpair()
         self._wake_r.setblocking(False)
         self._wake_w.setblocking(False)
-        self._selector = selectors.DefaultSelector()
-        self._selector.register(self._listener, selectors.EVENT_READ, "accept")
-        self._selector.register(self._wake_r, selectors.EVENT_READ, "wake")
+        self._selector = self._listener.selector
+        self._selector.register(self._wake_r, READ, _WAKE)
         self._commands: queue.SimpleQueue[tuple[Callable[[], None], threading.Event]] = (
             queue.SimpleQueue()
         )
@@ -101,12 +100,11 @@ class SelectorServer:
         self._cond = threading.Condition()
         self._failure: BaseException | None = None
         self._conns: set[_Conn] = set()
-        self._admissions: set[_Admission] = set()
 
     @property
     def address(self) -> tuple[str, int]:
         """Where clients connect: ``(advertise_host, port)``."""
-        return (self.advertise_host, self._listener.getsockname()[1])
+        return self._listener.address
 
     def start(self) -> None:
         """Start serving in a background thread."""
@@ -190,21 +188,17 @@ class SelectorServer:
     def _run(self) -> None:
         try:
             while not self._stopping:
-                for key, _ in self._selector.select(self._wait()):
-                    if key.data == "accept":
-                        self._accept()
-                    elif key.data == "wake":
+                for data, _ in self._listener.select(self._wait()):
+                    if data is _WAKE:
                         self._run_commands()
-                    elif isinstance(key.data, _Admission):
-                        self._admit(key.data)
-                    elif isinstance(key.data, _Conn) and not key.data.closed:
-                        self._read(key.data)
+                    elif type(data) is Admission:
+                        self._admit(data)
+                    elif isinstance(data, _Conn) and not data.closed:
+                        self._read(data)
                     if self._stopping:
                         break
                 else:
                     self._idle()
-                if self._admissions:
-                    self._expire_admissions()
         except BaseException as e:  # surfaced by wait_finished
             with self._cond:
                 self._failure = e
@@ -219,80 +213,29 @@ class SelectorServer:
         self._closed_all = True
         for conn in list(self._conns):
             self._close(conn)
-        for admission in list(self._admissions):
-            self._end_admission(admission)
-        for s in (self._listener, self._wake_r, self._wake_w):
+        for s in (self._wake_r, self._wake_w):
             with contextlib.suppress(KeyError, ValueError):
                 self._selector.unregister(s)
             s.close()
-        self._selector.close()
+        self._listener.close("the server stopped")
 
-    def _accept(self) -> None:
-        """Accept every waiting connection; each proves it knows the secret by its deadline,
-        on this loop but never blocking it (:class:`~absnb.runtime.handshake.ServerHandshake`)."""
-        while True:
-            try:
-                sock, _ = self._listener.accept()
-            except (BlockingIOError, InterruptedError):
-                return
-            except OSError:  # e.g. out of file descriptors: the next round tries again
-                return
-            sock.setblocking(False)
-            admission = _Admission(
-                sock, ServerHandshake(self.secret, self.clock(), self.handshake_timeout)
-            )
-            self._admissions.add(admission)
-            self._selector.register(sock, selectors.EVENT_READ, admission)
-            self._admission_send(admission)
-
-    def _admission_send(self, admission: _Admission) -> None:
-        out = admission.handshake.outgoing()
+    def _admit(self, admission: Admission) -> None:
+        """A connection that proved it knows the secret: served if its hello is a control
+        client's, else closed without a word."""
+        if admission.handshake.hello != self.hello:
+            self._listener.refuse(admission, "not a control client")
+            return
+        sock = self._listener.admit(admission)
         try:
-            if out and admission.sock.send(out) < len(out):  # a few dozen bytes: never short
-                raise OSError("short send during the handshake")
+            sock.sendall(admission.handshake.outgoing())  # the server's proof
         except OSError:
-            self._end_admission(admission)
-
-    def _admit(self, admission: _Admission) -> None:
-        """Bytes from a connection still proving itself."""
-        hs = admission.handshake
-        try:
-            data = admission.sock.recv(1 << 12)
-        except (BlockingIOError, InterruptedError):
+            sock.close()
             return
-        except OSError:
-            data = b""
-        hs.receive(data)
-        if hs.state == "waiting":
-            return
-        if hs.state == "failed" or hs.hello != self.hello:
-            self._end_admission(admission)
-            return
-        self._admission_send(admission)  # the server's proof
-        if admission.sock.fileno() < 0:
-            return
-        self._admissions.discard(admission)
-        self._selector.unregister(admission.sock)
-        sock = admission.sock
         sock.setblocking(True)
         sock.settimeout(self.send_timeout)
-        with contextlib.suppress(OSError):
-            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         conn = _Conn(sock)
         self._conns.add(conn)
-        self._selector.register(sock, selectors.EVENT_READ, conn)
-
-    def _end_admission(self, admission: _Admission) -> None:
-        self._admissions.discard(admission)
-        with contextlib.suppress(KeyError, ValueError):
-            self._selector.unregister(admission.sock)
-        admission.sock.close()
-
-    def _expire_admissions(self) -> None:
-        """Drop the connections that did not prove themselves by their deadline."""
-        now = self.clock()
-        for admission in [a for a in self._admissions if a.handshake.expired(now)]:
-            self._end_admission(admission)
+        self._selector.register(sock, READ, conn)
 
     def _read(self, conn: _Conn) -> None:
         try:
@@ -305,12 +248,14 @@ class SelectorServer:
             self._drop(conn)
             return
         try:
-            for message in conn.reader.feed(data):
-                self._dispatch(conn, message)
-                if conn.closed:
-                    return
+            frames = conn.reader.feed(data)
         except FrameError:
             self._drop(conn)
+            return
+        for _, message in frames:
+            self._dispatch(conn, message)
+            if conn.closed:
+                return
 
     # -- connections --------------------------------------------------------------------------
 
@@ -318,7 +263,7 @@ class SelectorServer:
         if conn.closed:
             return
         try:
-            conn.sock.sendall(frame(message))
+            conn.sock.sendall(frame(FRAME_KIND, message))
         except OSError:
             self._drop(conn)
 

@@ -7,6 +7,10 @@ the same way: a synchronous part that copies, an asynchronous part that persists
 acknowledgement only once the snapshot is durable. The host hands each snapshot to a
 :class:`SnapshotWriter` and acknowledges it when :meth:`SnapshotWriter.written` returns it.
 
+Every task writes on a thread of its own, as every Flink subtask persists its snapshot on
+its own: a remote store's latency (:class:`~absnb.runtime.storage_fs.LatencyFS`) is paid once
+per checkpoint, as in the paper's cluster, not once per task of a host, one after another.
+
 Synchronous snapshots still stop the world for the whole write: their sources stay halted
 until the checkpoint is complete, which needs every acknowledgement.
 """
@@ -45,25 +49,28 @@ class Written:
 
 
 class SnapshotWriter:
-    """Writes :class:`TaskSnapshot` objects to a storage in submission order, on a daemon
-    thread; not thread-safe on the caller's side (one host thread submits and collects)."""
+    """Writes :class:`TaskSnapshot` objects to a storage on daemon threads, one per task,
+    each task's in submission order; not thread-safe on the caller's side (one host thread
+    submits and collects)."""
 
     def __init__(self, storage: Any, job_id: str) -> None:
         self.storage = storage
         self.job_id = job_id
-        self._todo: queue.SimpleQueue[tuple[TaskSnapshot, float] | None] = queue.SimpleQueue()
+        self._todo: dict[TaskId, queue.SimpleQueue[tuple[TaskSnapshot, float] | None]] = {}
         self._done: queue.SimpleQueue[Written | BaseException] = queue.SimpleQueue()
         self._pending = 0
-        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()  # guards the chain sizes, which every thread updates
         self._chain_size: dict[tuple[TaskId, int], int] = {}  # full bytes, for the stats
 
     def submit(self, snapshot: TaskSnapshot, alignment_s: float) -> None:
         """Write ``snapshot`` soon; ``alignment_s`` travels with it to the acknowledgement."""
-        if self._thread is None:
-            self._thread = threading.Thread(target=self._run, name="snapshot-writer", daemon=True)
-            self._thread.start()
+        todo = self._todo.get(snapshot.task)
+        if todo is None:
+            todo = self._todo[snapshot.task] = queue.SimpleQueue()
+            name = f"snapshot-writer {snapshot.task}"
+            threading.Thread(target=self._run, args=(todo,), name=name, daemon=True).start()
         self._pending += 1
-        self._todo.put((snapshot, alignment_s))
+        todo.put((snapshot, alignment_s))
 
     @property
     def pending(self) -> int:
@@ -71,8 +78,9 @@ class SnapshotWriter:
         return self._pending
 
     def written(self, timeout: float = 0.0) -> list[Written]:
-        """The snapshots written since the last call, in order; waits up to ``timeout`` for
-        the first when there is none. Raises the error of a write that failed."""
+        """The snapshots written since the last call, in the order they became durable;
+        waits up to ``timeout`` for the first when there is none. Raises the error of a
+        write that failed."""
         out: list[Written] = []
         try:
             item = self._done.get(timeout=timeout) if timeout > 0 else self._done.get_nowait()
@@ -87,14 +95,14 @@ class SnapshotWriter:
         return out
 
     def close(self) -> None:
-        """Stop the thread after the writes already submitted (it is a daemon: a host that
-        stops at once does not wait for it)."""
-        if self._thread is not None:
-            self._todo.put(None)
+        """Stop the threads after the writes already submitted (they are daemons: a host
+        that stops at once does not wait for them)."""
+        for todo in self._todo.values():
+            todo.put(None)
 
-    def _run(self) -> None:
+    def _run(self, todo: queue.SimpleQueue[tuple[TaskSnapshot, float] | None]) -> None:
         while True:
-            item = self._todo.get()
+            item = todo.get()
             if item is None:
                 return
             snapshot, alignment_s = item
@@ -117,7 +125,8 @@ class SnapshotWriter:
             "async_duration": written,
         }
         if isinstance(snapshot.state, IncrementalState):
-            stats.update(self._keyed_stats(snapshot, int(stats["state_size"])))
+            with self._lock:
+                stats.update(self._keyed_stats(snapshot, int(stats["state_size"])))
         return Written(snapshot, key, alignment_s, stats)
 
     def _keyed_stats(self, snapshot: TaskSnapshot, size: int) -> dict[str, Any]:

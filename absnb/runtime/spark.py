@@ -177,6 +177,7 @@ class SparkRuntime:
         restore_older: bool = False,
         alignment_timeout: float | None = None,
         checkpoint_timeout: float | None = None,
+        min_pause: float = 0.0,
     ) -> SparkRun:
         """Run ``job`` to the end under ``protocol``, restarting after failures.
 
@@ -201,6 +202,11 @@ class SparkRuntime:
         ``alignment_timeout`` (seconds) makes ``abs`` switch to unaligned at a task whose
         alignment lasts that long; ``checkpoint_timeout`` (seconds) aborts a checkpoint not
         complete by then (Flink's checkpoint timeout).
+        ``min_pause`` (seconds) must pass after a checkpoint completes before the next
+        periodic one is triggered (Flink's ``minPauseBetweenCheckpoints``): when checkpoints
+        take longer than the interval (synchronous snapshots written to a slow remote
+        store), the job still runs between two of them instead of standing halted from one
+        to the next.
 
         Raises:
             ClusterTooSmallError: the stage does not fit the cluster's slots (Spark would
@@ -225,6 +231,7 @@ class SparkRuntime:
             source_rate,
             self.hosts,
             restore_older,
+            min_pause,
         )
         from absnb.runtime.wire import new_secret
 
@@ -246,7 +253,7 @@ class SparkRuntime:
             job = replace(job, inputs={})  # the hosts read their barrier partitions instead
         job_id = f"{graph.name}-{uuid.uuid4().hex[:8]}"
         coordinator = CheckpointCoordinator.for_graph(
-            graph, proto, checkpoint_interval, timeout=checkpoint_timeout
+            graph, proto, checkpoint_interval, timeout=checkpoint_timeout, min_pause=min_pause
         )
         driver_host = self._driver_host()
         secret = new_secret()

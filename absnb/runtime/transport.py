@@ -32,7 +32,6 @@ ahead of the channel's batch and of its frames waiting for credit, and handed ou
 
 from __future__ import annotations
 
-import selectors
 import time
 from collections.abc import Iterable
 from itertools import repeat
@@ -40,28 +39,21 @@ from typing import Any
 
 from absnb.core.ids import ChannelId
 from absnb.core.messages import RECORD_TYPES, CheckpointBarrier
-from absnb.runtime.channel_ends import (
-    _Admission,
-    _Conn,
-    _Input,
-    _Output,
-    _records,
-    plane_stats,
-    read_frames,
-)
+from absnb.runtime.channel_ends import _Conn, _Input, _Output, _records, plane_stats
+from absnb.runtime.connections.admission import Admission
+from absnb.runtime.connections.listener import READ, WRITE, Listener
 from absnb.runtime.flow import batch_limit
 from absnb.runtime.priority import PRIORITY, PRIORITY_TYPES, carried, received
 from absnb.runtime.transport_connect import CREDIT, HANDSHAKE_TIMEOUT
-from absnb.runtime.transport_io import _READ, _WRITE, SocketIO
+from absnb.runtime.transport_io import SocketIO
 from absnb.runtime.wire import (
     MAC_BYTES,
     MAX_FRAME,
     AuthenticationError,
-    bind_address,
+    FrameError,
     check_server_proof,
     dumps,
     encode,
-    listen,
 )
 
 DATA = 1
@@ -116,13 +108,17 @@ class DataPlane(SocketIO):
         self._memory_bytes = memory_bytes
         self._spill_dir = spill_dir
         self.attempt = attempt
-        self._sel = selectors.DefaultSelector()
-        if bind_host is None:
-            bind_host = bind_address(advertise_host)
-        self._listener = listen(bind_host, ports, backlog=1024)
-        self._listener.setblocking(False)
-        self._sel.register(self._listener, _READ, None)
-        self.address: tuple[str, int] = (advertise_host, self._listener.getsockname()[1])
+        self._refused: list[str] = []
+        self._listener = Listener(
+            secret,
+            bind_host=bind_host,
+            ports=ports,
+            advertise_host=advertise_host,
+            backlog=1024,
+            on_refused=self._refused.append,
+        )
+        self._sel = self._listener.selector
+        self.address: tuple[str, int] = self._listener.address
         self._inputs: dict[ChannelId, _Input] = {}
         self._by_name: dict[tuple[str, str], _Input] = {}
         self._outputs: dict[ChannelId, _Output] = {}
@@ -130,8 +126,6 @@ class DataPlane(SocketIO):
         self._ready: dict[_Input, None] = {}  # unblocked inputs with frames, in order
         self._urgent: list[tuple[ChannelId, Any]] = []  # priority events, handed out first
         self._closed_inputs: list[ChannelId] = []
-        self._admissions: set[_Admission] = set()
-        self._refused: list[str] = []
         self._closed = False
 
     # -- setting up ----------------------------------------------------------------------
@@ -141,7 +135,7 @@ class DataPlane(SocketIO):
         for c in channels:
             c = ChannelId(*c)
             if c not in self._inputs:
-                inp = self._inputs[c] = _Input(c)
+                inp = self._inputs[c] = _Input(c, _INPUT_KINDS)
                 self._by_name[(str(c.src), str(c.dst))] = inp
 
     # -- sending -------------------------------------------------------------------------
@@ -276,12 +270,9 @@ class DataPlane(SocketIO):
         for conn in [*self._inputs.values(), *self._outputs.values()]:
             if conn.sock is not None:
                 self._drop_socket(conn)
-        for admission in list(self._admissions):
-            self._end_admission(admission, "the data plane closed")
         for out in self._outputs.values():
             out.sends.close()
-        self._sel.close()
-        self._listener.close()
+        self._listener.close("the data plane closed")
 
     def __enter__(self) -> DataPlane:
         return self
@@ -336,19 +327,13 @@ class DataPlane(SocketIO):
     def _io(self, timeout: float) -> None:
         if self._closed:
             raise RuntimeError("the data plane is closed")
-        if self._admissions:
-            self._expire_admissions()
-        for key, mask in self._sel.select(timeout):
-            conn = key.data
-            if conn is None:
-                self._accept_all()
+        for conn, mask in self._listener.select(timeout):
+            if type(conn) is Admission:
+                self._admit(conn)
                 continue
-            if type(conn) is _Admission:
-                self._read_admission(conn)
-                continue
-            if mask & _WRITE and conn.sock is not None:
+            if mask & WRITE and conn.sock is not None:
                 self._write_pending(conn)
-            if mask & _READ and conn.sock is not None:
+            if mask & READ and conn.sock is not None:
                 if type(conn) is _Input:
                     self._read_input(conn)
                 else:
@@ -358,9 +343,8 @@ class DataPlane(SocketIO):
         data = self._recv(inp)
         if data is None:
             return
-        frames = read_frames(inp, data, _INPUT_KINDS) if data else None
+        frames = self._frames(inp, data)
         if frames is None:
-            self._lost(inp, None)
             return
         for kind, batch in frames:
             if kind == PRIORITY:
@@ -393,11 +377,10 @@ class DataPlane(SocketIO):
             data = self._proof(out, data)
             if not data:
                 return
-        frames = read_frames(out, data, _OUTPUT_KINDS) if data else None
+        frames = self._frames(out, data)
         if frames is None:
-            self._lost(out, None)
             return
-        for _, count in frames:  # CREDIT only (read_frames refuses other kinds)
+        for _, count in frames:  # CREDIT only (the reader refuses other kinds)
             if out.state == "ack":
                 out.state = "open"
                 self._sendable[out.channel] = out
@@ -406,11 +389,12 @@ class DataPlane(SocketIO):
     def _proof(self, out: _Output, data: bytes) -> bytes:
         """The receiver's proof of the secret, from ``data`` and earlier bytes: checked once
         complete (a wrong one loses the connection); returns the bytes after it."""
-        out.rbuf += data
-        if len(out.rbuf) < MAC_BYTES:
+        buf = out.proof_buf
+        buf += data
+        if len(buf) < MAC_BYTES:
             return b""
-        proof, data = bytes(out.rbuf[:MAC_BYTES]), bytes(out.rbuf[MAC_BYTES:])
-        out.rbuf.clear()
+        proof, data = bytes(buf[:MAC_BYTES]), bytes(buf[MAC_BYTES:])
+        buf.clear()
         try:
             check_server_proof(out.proof, proof)
         except AuthenticationError as e:
@@ -419,6 +403,18 @@ class DataPlane(SocketIO):
             return b""
         out.state = "ack"
         return data
+
+    def _frames(self, conn: _Conn, data: bytes) -> list[tuple[int, Any]] | None:
+        """The frames ``data`` completes; ``None`` (the connection lost) at the end of the
+        stream or when a frame is malformed (corruption: too long, of a kind this end does not
+        receive, or not unpickling)."""
+        if data:
+            try:
+                return conn.reader.feed(data)
+            except FrameError:
+                pass
+        self._lost(conn, None)
+        return None
 
     def _lost(self, conn: _Conn, error: OSError | None) -> None:
         """The peer closed (or broke) the connection: record it, keep going."""

@@ -1,7 +1,8 @@
 """Setting up a data plane's channels: connecting its outputs (answering each
-receiver's challenge, checking its proof) and admitting its inputs (a
-:class:`~absnb.runtime.handshake.ServerHandshake` per connection, fed by the loop, with a
-deadline). A mixin of :class:`~absnb.runtime.transport.DataPlane`, which does the rest.
+receiver's challenge, checking its proof) and taking or refusing the inputs its
+:class:`~absnb.runtime.connections.listener.Listener` admitted (each proved it knows the job
+secret by its deadline). A mixin of :class:`~absnb.runtime.transport.DataPlane`, which
+does the rest.
 
 Connections. The sender opens one TCP connection per output channel
 (:meth:`DataPlane.connect_outputs`) and answers the receiver's challenge
@@ -17,24 +18,23 @@ frame.
 
 from __future__ import annotations
 
-import contextlib
-import selectors
 import socket
 import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from absnb.core.ids import ChannelId
-from absnb.runtime.channel_ends import _Admission, _Input, _Output
+from absnb.runtime.channel_ends import _Input, _Output
+from absnb.runtime.connections.admission import Admission
+from absnb.runtime.connections.listener import Listener
 from absnb.runtime.flow import SendQueue
-from absnb.runtime.handshake import HANDSHAKE_SECONDS, ServerHandshake
+from absnb.runtime.handshake import HANDSHAKE_SECONDS
 from absnb.runtime.wire import NONCE_BYTES, client_answer, dumps, encode
 
 CREDIT = 2
 """Frame kind of a credit grant: a pickled count of frames."""
 HANDSHAKE_TIMEOUT = HANDSHAKE_SECONDS
 """Seconds a connecting peer has to answer the receiver's challenge."""
-_READ = selectors.EVENT_READ
 _RETRY_SECONDS = 0.05
 
 
@@ -48,12 +48,10 @@ class Connecting:
     _credits: int
     _memory_bytes: int
     _spill_dir: str | None
-    _sel: Any
-    _listener: socket.socket
+    _listener: Listener
     _inputs: dict[ChannelId, _Input]
     _by_name: dict[tuple[str, str], _Input]
     _outputs: dict[ChannelId, _Output]
-    _admissions: set[_Admission]
     _refused: list[str]
 
     def connect_outputs(
@@ -81,7 +79,7 @@ class Connecting:
             if c in self._outputs:
                 raise ValueError(f"output channel {c} is already connected")
             sends = SendQueue(self._memory_bytes, self._spill_dir)
-            out = self._outputs[c] = _Output(c, (address[0], int(address[1])), sends)
+            out = self._outputs[c] = _Output(c, (CREDIT,), (address[0], int(address[1])), sends)
             pending.append(out)
         while True:
             now = time.monotonic()
@@ -183,71 +181,20 @@ class Connecting:
         sock.setblocking(False)
         out.state = "proof"  # the receiver's proof comes next, read by _read_output
 
-    def _accept_all(self) -> None:
-        while True:
-            try:
-                conn, peer = self._listener.accept()
-            except (BlockingIOError, InterruptedError):
-                return
-            except OSError as e:  # e.g. out of file descriptors: try again later
-                self._refused.append(f"accept failed: {e}")
-                return
-            self._admit(conn, peer)
-
-    def _admit(self, sock: socket.socket, peer: Any) -> None:
-        """Challenge a new connection; it answers by its deadline or is dropped, and this
-        loop never waits for it (:class:`~absnb.runtime.handshake.ServerHandshake`)."""
-        sock.setblocking(False)
-        admission = _Admission(sock, peer, ServerHandshake(self._secret, time.monotonic()))
-        self._admissions.add(admission)
-        self._sel.register(sock, _READ, admission)
-        self._admission_send(admission)
-
-    def _admission_send(self, admission: _Admission) -> bool:
-        out = admission.handshake.outgoing()
-        try:
-            if out and admission.sock.send(out) < len(out):  # a few dozen bytes: never short
-                raise OSError("short send during the handshake")
-        except OSError as e:
-            self._end_admission(admission, f"handshake failed: {e}")
-            return False
-        return True
-
-    def _read_admission(self, admission: _Admission) -> None:
+    def _admit(self, admission: Admission) -> None:
+        """A peer proved it knows the secret: connect it to the input channel its hello
+        names, or close it without a word (another attempt, a channel this plane does not
+        expect, or one already connected)."""
         hs = admission.handshake
-        data = self._recv(admission)
-        if data is None:
-            return
-        hs.receive(data)
-        if hs.state == "waiting":
-            return
-        if hs.state == "failed":
-            self._end_admission(admission, hs.error)
-            return
         inp, reason = self._match(hs.hello)
         if inp is None:
-            self._end_admission(admission, reason)
+            self._listener.refuse(admission, reason)
             return
-        self._sel.unregister(admission.sock)
-        self._admissions.discard(admission)
-        sock = admission.sock
-        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        inp.sock = sock
+        inp.sock = self._listener.admit(admission)
         inp.connected = True
         self._rewatch(inp)
         # the server's proof, then the first credit that says the channel is accepted
         self._write(inp, hs.outgoing() + encode(CREDIT, dumps(self._credits)))
-
-    def _end_admission(self, admission: _Admission, reason: str) -> None:
-        self._admissions.discard(admission)
-        with contextlib.suppress(KeyError, ValueError):
-            self._sel.unregister(admission.sock)
-        self._refuse(admission.sock, admission.peer, reason)
-
-    def _expire_admissions(self) -> None:
-        now = time.monotonic()
-        for admission in [a for a in self._admissions if a.handshake.expired(now)]:
-            self._end_admission(admission, admission.handshake.error)
 
     def _match(self, hello: Any) -> tuple[_Input | None, str]:
         if not isinstance(hello, dict):
@@ -268,10 +215,6 @@ class Connecting:
         if inp.connected:
             return None, f"channel {inp.channel} is already connected"
         return inp, ""
-
-    def _refuse(self, sock: socket.socket, peer: Any, reason: str) -> None:
-        self._refused.append(f"{peer}: {reason}")
-        sock.close()
 
     # -- the data plane's own ------------------------------------------------------------
     def _io(self, timeout: float) -> None:

@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import selectors
 
-from absnb.runtime.channel_ends import _Admission, _Conn, _Input
+from absnb.runtime.channel_ends import _Conn, _Input
+from absnb.runtime.connections.listener import READ, WRITE
 from absnb.runtime.transport_connect import Connecting
 
-_READ = selectors.EVENT_READ
-_WRITE = selectors.EVENT_WRITE
 _RECV_BYTES = 256 * 1024
 
 
@@ -17,24 +16,27 @@ class SocketIO(Connecting):
     """Writes that never block (what a socket does not take waits in ``wbuf`` and the
     connection is watched for writing), reads of at most ``_RECV_BYTES``."""
 
+    _sel: selectors.BaseSelector
+
     def _events(self, conn: _Conn) -> int:
         if conn.sock is None:
             return 0
-        events = _WRITE if conn.wbuf else 0
+        events = WRITE if conn.wbuf else 0
         if not isinstance(conn, _Input) or not conn.blocked:  # an output is always read
-            events |= _READ
+            events |= READ
         return events
 
     def _rewatch(self, conn: _Conn) -> None:
         events = self._events(conn)
         if events == conn.events:
             return
+        sock = conn.live()
         if not conn.events:
-            self._sel.register(conn.sock, events, conn)
+            self._sel.register(sock, events, conn)
         elif not events:
-            self._sel.unregister(conn.sock)
+            self._sel.unregister(sock)
         else:
-            self._sel.modify(conn.sock, events, conn)
+            self._sel.modify(sock, events, conn)
         conn.events = events
 
     def _write(self, conn: _Conn, data: bytes) -> None:
@@ -64,7 +66,7 @@ class SocketIO(Connecting):
         if not conn.wbuf:
             self._rewatch(conn)
 
-    def _recv(self, conn: _Conn | _Admission) -> bytes | None:
+    def _recv(self, conn: _Conn) -> bytes | None:
         """Bytes from the socket; ``None`` if it would block, ``b""`` at the end."""
         try:
             return conn.live().recv(_RECV_BYTES)
@@ -75,9 +77,9 @@ class SocketIO(Connecting):
 
     def _drop_socket(self, conn: _Conn) -> None:
         if conn.events:
-            self._sel.unregister(conn.sock)
+            self._sel.unregister(conn.live())
             conn.events = 0
         conn.live().close()
         conn.sock = None
         conn.wbuf.clear()
-        conn.rbuf.clear()
+        conn.reader.clear()

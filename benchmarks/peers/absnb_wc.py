@@ -14,7 +14,8 @@ import tempfile
 import time
 
 from absnb import word_count
-from absnb.experiments.paper import FinalCountSink, quiet_session
+from absnb.experiments.paper import FinalCountSink
+from absnb.experiments.sessions import quiet_session
 from absnb.runtime.spark import SparkRuntime
 
 

@@ -38,7 +38,7 @@ from typing import Any, Literal
 
 import absnb
 from absnb import datasets
-from absnb.experiments.paper import quiet_session
+from absnb.experiments.sessions import quiet_session
 from absnb.jobs.paper_topology import paper_topology
 from absnb.runtime.failures import Failure
 from absnb.runtime.spark import SparkRuntime, quiet_task_failures, word_count_answer

@@ -423,7 +423,7 @@ def test_a_failure_that_only_follows_from_a_peer_gives_way_to_the_cause(job: Job
     clients[1].failed(ConnectionError("input channel source[1]->count[1] lost"))
     assert closed(clients[1])
     assert job.server.failures == {0: "RuntimeError: injected failure of count[1]: after 3 records"}
-    error, _setup = job.server.exceptions[0]
+    error, _setup = job.server.causes.exceptions[0]
     assert "injected failure" in str(error)
 
 
