@@ -51,7 +51,9 @@ from absnb.core.snapshot import TaskSnapshot
 from absnb.operators import Operator
 from absnb.operators.library import CollectSink, Map, Source, identity
 from absnb.protocols import get_protocol
+from absnb.protocols.alignment_timer import AlignmentTimer, due, timer_for
 from absnb.protocols.base import SnapshotProtocol
+from absnb.protocols.overtaken import overtaken
 from absnb.task import Send, StreamTask
 
 
@@ -134,6 +136,9 @@ class TaskHarness:
         self.aborted: list[CheckpointId] = []
         self._ending: list[str] = []
         self.autoprocess = autoprocess
+        self.now = 0.0
+        """The harness's clock, in the alignment timeout's unit (moved by :meth:`advance`)."""
+        self._timer = timer_for(self.protocol)
 
     # -- inputs ------------------------------------------------------------------------------
     def channel(self, name: str) -> ChannelId:
@@ -159,8 +164,9 @@ class TaskHarness:
         self._drain()
 
     def barrier(self, name: str, checkpoint_id: CheckpointId) -> None:
-        """The barrier of ``checkpoint_id`` arrives on input ``name``."""
+        """The barrier of ``checkpoint_id`` arrives on input ``name`` (the task hears of it)."""
         self._queue.append((self.channel(name), CheckpointBarrier(_id(checkpoint_id))))
+        self._hear(checkpoint_id)
         self._drain()
 
     def cancel(self, name: str, checkpoint_id: CheckpointId) -> None:
@@ -180,11 +186,48 @@ class TaskHarness:
     def trigger(self, checkpoint_id: CheckpointId) -> None:
         """The coordinator triggers ``checkpoint_id`` at the task, as it does at a source or
         at a task whose inputs have all ended (FLIP-147: no barrier can reach it)."""
+        self._hear(checkpoint_id)
         self._run(lambda sends: self.task.trigger(_id(checkpoint_id), sends))
 
     def timeout(self) -> None:
-        """The task's alignment has lasted the alignment timeout (protocol ``abs-timeout``)."""
+        """Switch to unaligned now, whatever the clock says (protocol ``abs-timeout``)."""
         self._run(lambda sends: self.task.alignment_timeout(sends))
+
+    def advance(self, dt: float) -> None:
+        """Time passes (``dt`` in the alignment timeout's unit): what the alignment timer
+        then decides happens (:mod:`absnb.protocols.alignment_timer`): the task switches
+        if it aligns an overdue checkpoint, and the barriers of overdue checkpoints queued
+        behind records overtake them."""
+        self.now += validate.nonnegative("dt", dt)
+        self._time()
+        self._drain()
+
+    def _hear(self, checkpoint_id: CheckpointId) -> None:
+        if self._timer is not None:
+            self._timer = self._timer.hear(_id(checkpoint_id), self.now)
+
+    def _time(self) -> None:
+        """Carry out what the alignment timer decides now."""
+        if self._timer is None:
+            return
+        decided = due(self._timer, self.task.handler, self.now)
+        self._timer = decided.timer or AlignmentTimer(self._timer.timeout)
+        if decided.switch:
+            sends: list[Send] = []
+            self._after(sends, self.task.alignment_timeout(sends))
+        for c in self.channels.values() if decided.overdue else ():
+            while (j := self._late_barrier(c, decided.overdue)) is not None:
+                self._deliver_overtaking(c, j)
+
+    def _late_barrier(self, c: ChannelId, overdue: frozenset[CheckpointId]) -> int | None:
+        """Where the first barrier of an overdue checkpoint queued on ``c`` is (it overtakes
+        whatever is before it)."""
+        for j, (cj, m) in enumerate(self._queue):
+            if cj == c and type(m) is CheckpointBarrier and m.checkpoint_id in overdue:
+                return j
+            if cj == c and type(m) is EndOfInput:
+                return None
+        return None
 
     def decline(self, checkpoint_id: CheckpointId, reason: str = "declined in a test") -> None:
         """The task declines ``checkpoint_id``."""
@@ -301,6 +344,7 @@ class TaskHarness:
         progress = True
         while progress:
             progress = False
+            self._time()  # overdue barriers first, as a host delivers them when it sees them
             seen: set[ChannelId] = set()
             for i, (c, m) in enumerate(self._queue):
                 if c in self._blocked or c in seen:
@@ -327,9 +371,9 @@ class TaskHarness:
     def _deliver_overtaking(self, c: ChannelId, j: int) -> None:
         barrier = self._queue.pop(j)[1]
         assert isinstance(barrier, CheckpointBarrier)  # j: found by _barrier_behind
-        overtaken = tuple(m for cj, m in self._queue[:j] if cj == c and type(m) is Record)
+        records = overtaken(m for cj, m in self._queue[:j] if cj == c)
         sends: list[Send] = []
-        controls = self.task.deliver_overtaking(c, barrier, overtaken, sends)
+        controls = self.task.deliver_overtaking(c, barrier, records, sends)
         self._after(sends, controls)
 
     def _deliver(self, c: ChannelId, m: Message | EndOfInput) -> None:

@@ -51,6 +51,7 @@ from absnb.core.validate import operator_result
 from absnb.operators.base import Operator
 from absnb.protocols.base import SnapshotProtocol
 from absnb.protocols.ended import counts_ended, owed
+from absnb.protocols.overtaken import not_consumed
 from absnb.routing import Send as Send  # what a task step appends to its caller's list
 from absnb.routing import route, route_batch
 
@@ -227,19 +228,7 @@ class StreamTask:
         if isinstance(barrier, CancelCheckpointMarker):
             return self.cancel(barrier, sends)
         if self.dedup:
-            last = self.received[channel]
-            kept: list[Record | RecordBatch] = []
-            for m in overtaken:
-                if isinstance(m, RecordBatch):
-                    end = m.first + len(m) - 1
-                    if end > last:  # the part not consumed yet (a batch may be half consumed)
-                        rest = m.values[max(0, last + 1 - m.first) :]
-                        kept.append(m if m.first > last else RecordBatch(rest, last + 1))
-                        last = end
-                elif m.seq > last:
-                    kept.append(m)
-                    last = m.seq
-            overtaken = tuple(kept)
+            overtaken = not_consumed(overtaken, self.received[channel])
         effects = self.handler.on_overtaking_barrier(channel, barrier, overtaken)
         return self._apply(effects, sends)
 

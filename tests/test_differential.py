@@ -5,10 +5,14 @@ its task handling driven without Spark or sockets).
 
 The task under test is the harness's: inputs ``in0``, ``in1`` -> ``task`` (the identity) ->
 ``out``. A script pushes records, barriers, cancellation markers and ends of input on the
-inputs, with the coordinator's notifications, aborts and the alignment timeout between
-them; what arrives on a blocked input waits; ``process`` consumes what can be consumed,
-oldest arrival first (a barrier behind records overtakes them under a protocol whose
-barriers overtake, FLIP-76). Each runtime carries the script out its own way and reports
+inputs, with the coordinator's notifications and aborts, and time passing, between them;
+what arrives on a blocked input waits; ``process`` consumes what can be consumed, oldest
+arrival first (a barrier behind records overtakes them under a protocol whose barriers
+overtake, FLIP-76). Under an alignment timeout every runtime keeps its own clock (steps,
+seconds, the harness's counter) and asks the one rule
+(:mod:`absnb.protocols.alignment_timer`) when a checkpoint is overdue: a ``tick`` moves
+every clock on by the timeout, after which the task switches and late barriers overtake.
+Each runtime carries the script out its own way and reports
 what the task did, in order: blocks, unblocks, snapshots (with the in-flight records they
 recorded, i.e. the records a barrier overtook), what it sent on (records, barriers,
 markers, cancellation markers, its end) and what it declined.
@@ -38,11 +42,13 @@ from absnb.jobs.base import Job
 from absnb.operators.library import Map, identity
 from absnb.runtime.host import Host, HostPlan
 from absnb.runtime.priority import Overtaking
-from absnb.sim.actions import Deliver
+from absnb.sim.actions import Deliver, Wait
 from absnb.sim.effects import outcome
 from absnb.sim.events import Event
+from absnb.sim.steps import hear, overtaking_at, perform
 from absnb.sim.world import World
 
+TIMEOUT = 1_000_000.0
 MODES: dict[str, tuple[str, float | None]] = {
     "abs": ("abs", None),
     "abs-cyclic": ("abs-cyclic", None),
@@ -50,14 +56,14 @@ MODES: dict[str, tuple[str, float | None]] = {
     "synchronous": ("synchronous", None),
     "at-least-once": ("at-least-once", None),
     "unaligned": ("unaligned", None),
-    "abs-timeout": ("abs", 1_000_000.0),  # the timeout fires only when the script says
+    "abs-timeout": ("abs", TIMEOUT),  # far more than the steps a script takes: only ticks
 }
 INPUTS = ("in0", "in1")
 
 Step = tuple[Any, ...]
 """``("push", input, value)``, ``("barrier", input, n)``, ``("cancel", input, n)``,
-``("end", input)``, ``("process",)``, ``("timeout",)``, ``("complete", n)``,
-``("abort", n)``."""
+``("end", input)``, ``("process",)``, ``("tick",)`` (time passes: the timeout),
+``("complete", n)``, ``("abort", n)``."""
 
 
 def job() -> Job:
@@ -159,20 +165,47 @@ class SimDriver(Driver):
             n = m.snapshot_id if type(m) is Marker else m.checkpoint_id
             while self.world.coordinator.next_id <= n:  # pending, so that parts are kept
                 self.world.coordinator.trigger(self.world.clock)
+            if self.world.static.alignment_timeout is not None and type(m) is CheckpointBarrier:
+                hear(self.world, self.task, n)  # as a step that sent it would
         self.world.writable_channel(self.channels[name]).append(m)
         self.arrivals.queue.append((name, m))
 
     def process(self) -> None:
+        self._late()
         while (nxt := self.arrivals.next(self.blocked())) is not None:
             name, i, overtaken = nxt
             del self.arrivals.queue[i]
             event = self.world.apply(Deliver(self.channels[name]))
             assert event.overtaken == len(overtaken)
             self._record(event)
+            self._late()
+
+    def tick(self) -> None:
+        """Time passes: the timeout's worth of steps, the last one a wait."""
+        self.world.clock += int(TIMEOUT) - 1
+        self._record(perform(self.world, Wait()))
+        self._late()
+
+    def _late(self) -> None:
+        """Deliver first the barriers of overdue checkpoints (the scheduler's choice here,
+        to match the host, which delivers them as soon as it sees them due)."""
+        if self.arrivals.overtake:
+            return
+        for c in self.channels.values():
+            while (m := self._overdue(c)) is not None:
+                i = next(i for i, (_, x) in enumerate(self.arrivals.queue) if x is m)
+                del self.arrivals.queue[i]
+                self._record(self.world.apply(Deliver(c)))
+
+    def _overdue(self, c: Any) -> Any:
+        """The barrier a delivery of ``c`` hands the task now, if its checkpoint is overdue."""
+        q = self.world.channels[c]
+        i = overtaking_at(self.world, c) if q else None
+        return None if i is None else q[i]
 
     def run(self, act: Callable[[Any, list[Any]], Any]) -> None:
-        """What the world does with one of its task's own steps (a notification, the
-        alignment timeout): the task's controls and sends are carried out."""
+        """What the world does with one of its task's own steps (a notification, an
+        abort): the task's controls and sends are carried out."""
         task = self.world.writable_task(self.task)
         sends: list[Any] = []
         event = Event(self.world.clock, Deliver(self.channels["in0"]))
@@ -216,6 +249,10 @@ class HarnessDriver(Driver):
 
     def process(self) -> None:
         self.h.process()
+        self._record()
+
+    def tick(self) -> None:
+        self.h.advance(TIMEOUT)
         self._record()
 
     def run(self, act: Callable[[Any, list[Any]], Any]) -> None:
@@ -263,6 +300,8 @@ class HostDriver(Driver):
             dispatch(sends)
 
         host._dispatch = dispatched  # type: ignore[method-assign]
+        self.now = 0.0
+        host.clock = lambda: self.now  # type: ignore[method-assign]
         (self.task,) = host.graph.tasks_of("task")
         self.channels = {n: host.graph.channel(f"{n}->task") for n in INPUTS}
         self.names = {c: n for n, c in self.channels.items()}
@@ -277,16 +316,26 @@ class HostDriver(Driver):
         if type(m) is Record:
             self.seq[name] += 1
             m = Record(m.value, self.seq[name])
+        elif type(m) is CheckpointBarrier and self.host.announce:  # on the priority lane
+            before = tuple(x for n, x in self.arrivals.queue if n == name and type(x) is Record)
+            self.host.announced.keep(self.channels[name], Overtaking(m, before), self.now)
         self.arrivals.queue.append((name, m))
 
     def process(self) -> None:
+        self.host._due(self.host.client)
         while (nxt := self.arrivals.next(self.blocked())) is not None:
             name, i, overtaken = nxt
             _, m = self.arrivals.queue.pop(i)
             if overtaken:
                 m = Overtaking(m, overtaken)
             self.host._deliver(self.channels[name], m, self.host.client)
+            self.host._due(self.host.client)  # between two pieces, as the host's loop does
             self._record()
+
+    def tick(self) -> None:
+        self.now += TIMEOUT
+        self.host._due(self.host.client)
+        self._record()
 
     def run(self, act: Callable[[Any, list[Any]], Any]) -> None:
         sends: list[Any] = []
@@ -354,8 +403,8 @@ def _step(d: Any, step: Step, protocol: str) -> None:
         d.push(step[1], EndOfInput())
     elif kind == "process":
         d.process()
-    elif kind == "timeout":
-        d.run(lambda task, sends: task.alignment_timeout(sends))
+    elif kind == "tick":
+        d.tick()
     elif kind == "complete":
         d.run(lambda task, sends: task.checkpoint_complete(step[1], sends))
     elif kind == "abort":
@@ -366,14 +415,14 @@ def _step(d: Any, step: Step, protocol: str) -> None:
 def scripts(draw: Any, mode: str) -> list[Step]:
     """A script: arrivals on the inputs (records; on each input the checkpoints' barriers in
     order, 1, 2, ..., some replaced by a cancellation marker; an end), with ``process``
-    steps, the coordinator's aborts and (``abs-timeout``) the alignment timeout between."""
+    steps, the coordinator's aborts and (``abs-timeout``) time passing between."""
     script: list[Step] = []
     ended: set[str] = set()
     checkpoint = dict.fromkeys(INPUTS, 0)
     value = 0
     kinds = ["push", "push", "barrier", "process", "process", "end", "abort"]
     kinds += ["cancel"] if mode != "chandy-lamport" else []
-    kinds += ["timeout", "timeout"] if mode == "abs-timeout" else []
+    kinds += ["tick", "tick"] if mode == "abs-timeout" else []
     for _ in range(draw(st.integers(1, 30))):
         kind = draw(st.sampled_from(kinds))
         live = [n for n in INPUTS if n not in ended]
@@ -390,7 +439,7 @@ def scripts(draw: Any, mode: str) -> list[Step]:
                 script.append((kind, name, checkpoint[name]))
         elif kind == "abort":
             script.append(("abort", draw(st.integers(1, 3))))
-        elif kind in ("process", "timeout"):
+        elif kind in ("process", "tick"):
             script.append((kind,))
     script.append(("process",))
     return script
@@ -458,3 +507,25 @@ def test_a_script_shows_blocks_snapshots_forwarded_barriers_and_overtaken_record
     shows = play(script, "unaligned", str(tmp_path))
     assert shows["simulator"][-1][1][1] == (("snapshot", 1, (("in0", (1, 2)),)),)
     assert shows["host"] == shows["simulator"] == shows["harness"]
+
+
+def test_a_tick_makes_a_late_barrier_overtake_and_the_task_switch_in_every_runtime(
+    tmp_path,
+) -> None:
+    # The one rule of protocols/alignment_timer.py, on three clocks: before the tick the
+    # barrier waits behind the records; once its checkpoint is overdue it overtakes them
+    # and the task switches to unaligned, recording them as in0's channel state.
+    script: list[Step] = [
+        ("push", "in0", 1),
+        ("push", "in0", 2),
+        ("barrier", "in0", 1),
+        ("tick",),
+        ("barrier", "in1", 1),
+        ("process",),
+    ]
+    shows = play(script, "abs-timeout", str(tmp_path))
+    assert shows["simulator"][3][1] == ((("sent", CheckpointBarrier(1)),), (), (), ())
+    assert shows["simulator"][5][1][1] == (("snapshot", 1, (("in0", (1, 2)),)),)
+    assert shows["host"] == shows["simulator"] == shows["harness"]
+    before = play([*script[:3], ("process",)], "abs-timeout", str(tmp_path))
+    assert before["simulator"][3][1] == ((("record", 1), ("record", 2)), (), (), ("in0",))

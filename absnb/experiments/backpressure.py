@@ -24,14 +24,14 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from absnb.core.graph import Hash, JobGraph, stable_hash
-from absnb.core.messages import RECORD_TYPES, CheckpointBarrier, count_records
+from absnb.core.messages import RECORD_TYPES, count_records
 from absnb.jobs.base import Job
 from absnb.operators import KeyedCount, Source
 from absnb.operators.library import CollectSink
 from absnb.sim.actions import Deliver
 from absnb.sim.schedulers import RandomScheduler
 from absnb.sim.stepper import Stepper
-from absnb.sim.steps import late_barrier
+from absnb.sim.steps import overtaking_at
 from absnb.sim.world import World
 
 if TYPE_CHECKING:
@@ -135,9 +135,7 @@ def _record_next(world: World, action: Deliver) -> bool:
     queue = world.channels[action.channel]
     if type(queue[0]) not in RECORD_TYPES:
         return False
-    if not (world.protocol.barriers_overtake or late_barrier(world, queue)):
-        return True
-    return not any(type(m) is CheckpointBarrier for m in queue)
+    return overtaking_at(world, action.channel) is None
 
 
 def _hot_counter(job: Job) -> str:

@@ -126,14 +126,17 @@ class UnalignedBarrierHandler(BarrierHandler):
         message: CheckpointBarrier,
         overtaken: tuple[Record | RecordBatch, ...],
     ) -> Sequence[Effect]:
-        """A barrier that overtook ``overtaken`` on ``channel`` (FLIP-76 priority event)."""
-        return self._barrier(channel, message.checkpoint_id, overtaken)
+        """A barrier that overtook ``overtaken`` on ``channel`` (FLIP-76 priority event; with
+        ``aligned_first``, a barrier of a checkpoint overdue here, which switches the task:
+        :mod:`absnb.protocols.alignment_timer`)."""
+        return self._barrier(channel, message.checkpoint_id, overtaken, late=True)
 
     def _barrier(
         self,
         channel: ChannelId | None,
         n: CheckpointId,
         overtaken: tuple[Record | RecordBatch, ...],
+        late: bool = False,
     ) -> Sequence[Effect]:
         if n <= self.last:
             return NO_EFFECTS
@@ -150,9 +153,9 @@ class UnalignedBarrierHandler(BarrierHandler):
             state = WAITING
         if isinstance(state, RecordingInFlight):
             return self._close(channel, overtaken, state, effects)
-        if self.aligned_first and overtaken:
-            # The runtime let this barrier overtake: its checkpoint's alignment timed out
-            # before it even arrived (Flink: an announced barrier processed as unaligned).
+        if self.aligned_first and late:
+            # The runtime let this barrier overtake: its checkpoint is overdue here (Flink:
+            # an announced barrier processed as unaligned once the alignment timed out).
             self.switched = (*self.switched, n)
             if isinstance(state, CollectingBarriers):
                 effects.extend(Unblock(c) for c in self.inputs if c in state.received)

@@ -13,56 +13,75 @@ Here a host sends such a barrier twice: first on the priority lane (an
 :class:`~absnb.runtime.priority.Overtaking` at the receiver, with every record between the
 receiver's consumption and the barrier), then in order. The receiving host keeps the
 announcement (:meth:`Announcements.keep`) and drops it when the barrier arrives in order
-(:meth:`Announcements.arrived`); it delivers it as an overtaking barrier once its
-checkpoint's alignment has timed out at the task (:meth:`Announcements.due`): the task
-switched to unaligned and records the channel, or the announcement is older than the
-timeout. :meth:`~absnb.task.StreamTask.deliver_overtaking` leaves out the records the task
-consumed since the announcement, so the channel state is what is still in front of the
-barrier; the in-order barrier is ignored when it comes.
+(:meth:`Announcements.arrived`). When a checkpoint is overdue at a task is decided by
+:mod:`absnb.protocols.alignment_timer`, the one rule the simulator follows too, here on the
+host's clock in seconds: an announcement (or a trigger) is when the task hears of a
+checkpoint, and :meth:`Announcements.due` says whether the task switches to unaligned and
+which announcements to deliver as overtaking barriers now.
+:meth:`~absnb.task.StreamTask.deliver_overtaking` leaves out the records the task consumed
+since the announcement, so the channel state is what is still in front of the barrier; the
+in-order barrier is ignored when it comes.
 """
 
 from __future__ import annotations
 
-import time
-from collections.abc import Mapping
-
-from absnb.core.ids import ChannelId, TaskId
+from absnb.core.ids import ChannelId, CheckpointId, TaskId
+from absnb.protocols.alignment_timer import AlignmentTimer, due
+from absnb.protocols.base import BarrierHandler
 from absnb.runtime.priority import Overtaking
-from absnb.task import StreamTask
 
 
 class Announcements:
-    """The announced barriers a host keeps, per input channel, with when they came."""
+    """The announced barriers a host keeps, per input channel in arrival order, and the
+    alignment timer of each of its tasks.
 
-    def __init__(self) -> None:
-        self.kept: dict[ChannelId, tuple[Overtaking, float]] = {}
+    Args:
+        timer: an empty timer with the protocol's alignment timeout (None: it has none, and
+            nothing is timed).
+    """
 
-    def keep(self, channel: ChannelId, announced: Overtaking) -> None:
-        """A barrier was announced on ``channel`` (a newer one replaces an older one)."""
-        self.kept[channel] = (announced, time.monotonic())
+    def __init__(self, timer: AlignmentTimer | None) -> None:
+        self.empty = timer
+        self.timed = timer is not None
+        self.kept: dict[ChannelId, list[Overtaking]] = {}
+        self.timers: dict[TaskId, AlignmentTimer] = {}
 
-    def arrived(self, channel: ChannelId, checkpoint_id: int) -> None:
-        """A barrier arrived in order on ``channel``: its announcement (or an older one's)
-        is no longer needed."""
-        got = self.kept.get(channel)
-        if got is not None and got[0].message.checkpoint_id <= checkpoint_id:
-            del self.kept[channel]
+    def keep(self, channel: ChannelId, announced: Overtaking, now: float) -> None:
+        """A barrier was announced on ``channel`` at ``now``: its task hears of it."""
+        self.kept.setdefault(channel, []).append(announced)
+        self.hear(channel.dst, announced.message.checkpoint_id, now)
+
+    def hear(self, task: TaskId, checkpoint_id: CheckpointId, now: float) -> None:
+        """``task`` hears of ``checkpoint_id`` at ``now`` (an announcement, a trigger)."""
+        timer = self.timers.get(task, self.empty)
+        if timer is not None:
+            self.timers[task] = timer.hear(checkpoint_id, now)
+
+    def arrived(self, channel: ChannelId, checkpoint_id: CheckpointId) -> None:
+        """A barrier arrived in order on ``channel``: its announcement (and older ones) is
+        no longer needed."""
+        kept = self.kept.get(channel)
+        if kept:
+            kept[:] = [a for a in kept if a.message.checkpoint_id > checkpoint_id]
+            if not kept:
+                del self.kept[channel]
 
     def due(
-        self, tasks: Mapping[TaskId, StreamTask], timeout: float
-    ) -> list[tuple[ChannelId, Overtaking]]:
-        """The announcements to deliver as overtaking barriers now (and forget): those
-        older than ``timeout`` seconds, and those of a checkpoint their task is recording
-        the channel for, having switched to unaligned."""
-        now = time.monotonic()
-        out = []
-        for c, (announced, at) in list(self.kept.items()):
-            n = announced.message.checkpoint_id
-            recording = any(
-                w.checkpoint_id == n and not w.blocked and c in w.channels
-                for w in tasks[c.dst].handler.waiting()
-            )
-            if recording or now - at >= timeout:
-                del self.kept[c]
-                out.append((c, announced))
-        return out
+        self, task: TaskId, handler: BarrierHandler, inputs: tuple[ChannelId, ...], now: float
+    ) -> tuple[bool, list[tuple[ChannelId, Overtaking]]]:
+        """What the rule decides for ``task`` at ``now``: whether it switches to unaligned,
+        and the announcements (in the order of its ``inputs``) to deliver as overtaking
+        barriers now, forgotten here."""
+        decided = due(self.timers[task], handler, now)
+        if decided.timer is None:
+            del self.timers[task]
+            return False, []
+        self.timers[task] = decided.timer
+        out: list[tuple[ChannelId, Overtaking]] = []
+        for c in inputs if decided.overdue and self.kept else ():
+            kept = self.kept.pop(c, [])
+            out.extend((c, a) for a in kept if a.message.checkpoint_id in decided.overdue)
+            later = [a for a in kept if a.message.checkpoint_id not in decided.overdue]
+            if later:
+                self.kept[c] = later
+        return decided.switch, out

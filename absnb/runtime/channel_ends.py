@@ -1,18 +1,22 @@
-"""The two ends of a data-plane channel as the I/O loop keeps them (socket, buffers,
-frame reader, counters) and the counters a data plane reports (:func:`plane_stats`). State
-only: :mod:`absnb.runtime.transport` does the I/O."""
+"""The two ends of a data-plane channel as the I/O loop keeps them: a
+:class:`~absnb.runtime.connections.link.Link` (socket, buffers, frame reader) with the
+channel's state and counters, and the sending end's batch framed
+(:meth:`_Output.seal`, the limits from :func:`~absnb.runtime.flow.batch_limit`); and the
+counters a data plane reports (:func:`plane_stats`). The I/O is
+:mod:`absnb.runtime.transport`'s."""
 
 from __future__ import annotations
 
-import socket
+import selectors
 import time
 from collections import deque
 from typing import Any
 
 from absnb.core.ids import ChannelId
 from absnb.core.messages import RECORD_TYPES, RecordBatch
-from absnb.runtime.connections.frames import FrameReader
-from absnb.runtime.flow import SendQueue
+from absnb.runtime.connections.link import Link
+from absnb.runtime.flow import SendQueue, batch_limit
+from absnb.runtime.wire import MAX_FRAME, dumps, encode
 
 
 def _records(batch: list[Any]) -> int:
@@ -20,24 +24,16 @@ def _records(batch: list[Any]) -> int:
     return sum(len(m) if m.__class__ is RecordBatch else m.__class__ in RECORD_TYPES for m in batch)
 
 
-class _Conn:
-    """What both ends of a channel have: a socket, its selector events, unsent bytes, and
-    the reader of the frames it receives (of ``kinds``)."""
+class _Conn(Link):
+    """What both ends of a channel have: the channel and its link."""
 
-    __slots__ = ("channel", "events", "reader", "sock", "wbuf")
+    __slots__ = ("channel",)
 
-    def __init__(self, channel: ChannelId, kinds: tuple[int, ...]) -> None:
+    def __init__(
+        self, channel: ChannelId, selector: selectors.BaseSelector, kinds: tuple[int, ...]
+    ) -> None:
+        super().__init__(selector, kinds, f"channel {channel}")
         self.channel = channel
-        self.sock: socket.socket | None = None
-        self.events = 0
-        self.reader = FrameReader(kinds)
-        self.wbuf = bytearray()
-
-    def live(self) -> socket.socket:
-        """The connected socket; using an end that has none is a bug, said so."""
-        if self.sock is None:
-            raise ConnectionError(f"channel {self.channel} has no connection")
-        return self.sock
 
 
 class _Output(_Conn):
@@ -64,11 +60,12 @@ class _Output(_Conn):
     def __init__(
         self,
         channel: ChannelId,
+        selector: selectors.BaseSelector,
         kinds: tuple[int, ...],
         address: tuple[str, int],
         sends: SendQueue,
     ) -> None:
-        super().__init__(channel, kinds)
+        super().__init__(channel, selector, kinds)
         self.address = address
         # connecting -> nonce (challenge awaited) -> proof (the receiver's proof awaited)
         # -> ack (first CREDIT awaited) -> open; refused / closed are final.
@@ -84,12 +81,39 @@ class _Output(_Conn):
         self.records = self.messages = self.frames = self.bytes = 0
         self.priority = 0  # priority events sent
 
+    def size(self, batch_records: int, batch_bytes: int) -> bool:
+        """First records of the channel: set the batch limit from one pickled record; True
+        if the batch is full already."""
+        self.sized = True
+        self.limit = batch_limit(batch_records, batch_bytes, 1, len(dumps(self.batch[-1:])))
+        return len(self.batch) >= self.limit
+
+    def seal(self, kind: int, batch_records: int, batch_bytes: int) -> bytes | None:
+        """Frame the batch (a frame of ``kind``) and offer it to the credit queue: the bytes
+        to write now, ``None`` if it waits for credit. The next limit follows its size."""
+        batch = self.batch
+        self.batch = []
+        payload = dumps(batch)
+        if len(payload) > MAX_FRAME:
+            raise ValueError(
+                f"a batch of {len(payload)} bytes on {self.channel} is larger than the frame "
+                f"limit of {MAX_FRAME} bytes: send smaller records"
+            )
+        n = len(batch)
+        self.messages += n
+        self.records += _records(batch)
+        self.limit = batch_limit(batch_records, batch_bytes, n, len(payload))
+        self.sized = True
+        frame = encode(kind, payload)
+        self.frames += 1
+        self.bytes += len(frame)
+        return self.sends.offer(frame)
+
 
 class _Input(_Conn):
     """The receiving end of one channel."""
 
     __slots__ = (
-        "blocked",
         "blocked_seconds",
         "blocked_since",
         "bytes",
@@ -103,16 +127,22 @@ class _Input(_Conn):
         "records",
     )
 
-    def __init__(self, channel: ChannelId, kinds: tuple[int, ...]) -> None:
-        super().__init__(channel, kinds)
+    def __init__(
+        self, channel: ChannelId, selector: selectors.BaseSelector, kinds: tuple[int, ...]
+    ) -> None:
+        super().__init__(channel, selector, kinds)
         self.connected = False
         self.closed = False
-        self.blocked = False
         self.blocked_since = 0.0
         self.blocked_seconds = 0.0
         self.frames: deque[list[Any]] = deque()
         self.records = self.messages = self.received = self.bytes = self.handed = 0
         self.priority = 0  # priority events received
+
+    @property
+    def blocked(self) -> bool:
+        """The host blocked the channel: its socket is not read, its frames not handed out."""
+        return not self.reading
 
 
 def plane_stats(

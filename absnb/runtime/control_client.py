@@ -29,8 +29,14 @@ from absnb.runtime.control_messages import (
     Report,
     Stop,
 )
+from absnb.runtime.event_log import EventBatch
 from absnb.runtime.plan import HostPlan
 from absnb.runtime.wire import AuthenticationError, FrameError, client_handshake, dumps
+
+ServerMessage = Command | AddressBook | Refused
+"""What a coordinator sends a host: before the address book, the book or a refusal."""
+HostMessage = Register | Ack | Failed | Finished | Report | EventBatch
+"""What a host sends the coordinator."""
 
 
 def failure_message(
@@ -95,7 +101,7 @@ class ControlClient:
         self.book: AddressBook | None = None
         self._sock: socket.socket | None = None
         self._reader = FrameReader((FRAME_KIND,))
-        self._inbox: list[Any] = []
+        self._inbox: list[ServerMessage] = []
         self._eof = False
 
     def _who(self) -> str:
@@ -195,10 +201,18 @@ class ControlClient:
             self._eof = True
             return False
         try:
-            self._inbox.extend(m for _, m in self._reader.feed(data))
+            frames = self._reader.feed(data)
         except FrameError as e:
             self._eof = True
             raise ControlError(f"{self._who()}: {e}") from e
+        for _, message in frames:
+            if not isinstance(message, ServerMessage):
+                self._eof = True
+                raise ControlError(
+                    f"{self._who()}: the coordinator sent {type(message).__name__!r}, which is "
+                    "not a control-plane message: is the driver running the same absnb?"
+                )
+            self._inbox.append(message)
         return True
 
     def poll(self) -> list[Command]:
@@ -212,12 +226,21 @@ class ControlClient:
         for _ in range(64):  # bounded, so a busy server cannot starve the host's loop
             if not self._receive(0.0):
                 break
-        out, self._inbox = self._inbox, []
+        out: list[Command] = []
+        for message in self._inbox:
+            if not isinstance(message, Command):
+                self._eof = True
+                raise ControlError(
+                    f"{self._who()}: the coordinator sent {type(message).__name__} after the "
+                    "address book"
+                )
+            out.append(message)
+        self._inbox = []
         if not out and self._eof:
             raise ControlError(f"{self._who()}: the coordinator closed the control connection")
         return out
 
-    def _send(self, message: Any) -> None:
+    def _send(self, message: HostMessage) -> None:
         if self._sock is None:
             raise ControlError(f"{self._who()}: register() first")
         try:
@@ -245,8 +268,8 @@ class ControlClient:
             return
         report_failure(self.address, self.secret, failed, min(self.timeout, 5.0))
 
-    def events(self, batch: Any) -> None:
-        """Send rows of the host's event log (an :class:`~absnb.runtime.event_log.EventBatch`)."""
+    def events(self, batch: EventBatch) -> None:
+        """Send rows of the host's event log."""
         self._send(batch)
 
     def report(self, report: Report) -> None:

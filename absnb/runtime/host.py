@@ -36,7 +36,9 @@ from absnb.core.messages import (
 )
 from absnb.core.snapshot import TaskSnapshot
 from absnb.protocols import get_protocol
-from absnb.runtime.alignment import AlignmentClock
+from absnb.protocols.alignment_timer import timer_for
+from absnb.protocols.overtaken import overtaken
+from absnb.runtime.alignment import Alignments
 from absnb.runtime.announce import Announcements
 from absnb.runtime.control_client import ControlClient, report_setup_failure
 from absnb.runtime.control_messages import Ack, Notify, Probe, Stop, Terminate, Trigger
@@ -94,17 +96,18 @@ class Host:
             for task in self.tasks.values():
                 task.restore(None)
             self.log.restored(None)
-        self.blocked: set[ChannelId] = set()
         self.finished: set[TaskId] = set()
         self.acknowledged: dict[TaskId, set[int]] = {t: set() for t in plan.tasks}  # _join
         self.consumed: dict[TaskId, int] = dict.fromkeys(plan.tasks, 0)
-        self.aligning = AlignmentClock()
+        self.aligning = Alignments(self.queues)  # where a channel is blocked (alignment.py)
+        self.blocked = self.aligning.blocked  # the local channels held back now
+        self.clock = time.monotonic  # the alignment timer's (protocols/alignment_timer.py)
         self.injected = Injections(plan.failures, plan.attempt, self.log.on_fire)
         self.overtake = protocol.barriers_overtake  # barriers take the priority lane
         # with an alignment timeout, barriers are announced on it (runtime/announce.py)
-        self.announce = plan.alignment_timeout is not None and not self.overtake
+        self.announced = Announcements(timer_for(protocol))
+        self.announce = self.announced.timed and not self.overtake
         self.split = self.overtake or self.announce  # priority events between pieces
-        self.announced = Announcements()
         self.inbox = Inbox()
         self.sources = [t for t in plan.tasks if graph.kind(t) in ("source", "process")]
         self.metrics: dict[str, Any] = {"records_in": 0, "records_out": 0, "checkpoints": []}
@@ -141,7 +144,7 @@ class Host:
         remote_in = [c for t in plan.tasks for c in graph.inputs[t] if c.src not in self.local]
         remote_out = [c for t in plan.tasks for c in graph.outputs[t] if c.dst not in self.local]
         try:
-            self.net = net = DataPlane(
+            self.net = self.aligning.net = net = DataPlane(
                 plan.secret,
                 bind_host=bind_address(plan.advertise_host),
                 ports=plan.ports,
@@ -254,14 +257,16 @@ class Host:
         self._due(client)
 
     def _due(self, client: ControlClient) -> None:
-        """Overdue alignments switch to unaligned; announced barriers then overtake."""
-        for t in self.aligning.overdue(self.plan.alignment_timeout):
-            sends: list[Send] = []
-            self._tally("switched")
-            self.log.add("switched", t)
-            self._after(t, self.tasks[t].alignment_timeout(sends), sends, client)
-        if self.announced.kept:
-            for c, m in self.announced.due(self.tasks, self.plan.alignment_timeout or 0.0):
+        """Carry out what the alignment timer decides now (protocols/alignment_timer.py)."""
+        for t in list(self.announced.timers):
+            task = self.tasks[t]
+            switch, late = self.announced.due(t, task.handler, task.inputs, self.clock())
+            if switch:
+                sends: list[Send] = []
+                self._tally("switched")
+                self.log.add("switched", t)
+                self._after(t, task.alignment_timeout(sends), sends, client)
+            for c, m in late:
                 self._deliver(c, m, client)
 
     def _kept(self, received: list[tuple[ChannelId, Any]]) -> list[tuple[ChannelId, Any]]:
@@ -271,7 +276,7 @@ class Host:
             if type(m) is Overtaking:
                 m = Overtaking(m.message, (*self.inbox.held(c), *m.overtaken))
                 if self.announce:
-                    self.announced.keep(c, m)
+                    self.announced.keep(c, m, self.clock())
                     continue
             out.append((c, m))
         return out
@@ -322,6 +327,8 @@ class Host:
                     controls = task.decline(n, "told to decline by a failure spec", sends)
                 else:
                     controls = task.trigger(n, sends)
+                    if task.inputs:  # an initiator with inputs aligns too: its clock starts
+                        self.announced.hear(t, n, self.clock())
             elif isinstance(cmd, Notify):
                 self.injected.notified(str(t), n, after_commit=False)
                 controls = task.checkpoint_complete(n, sends)
@@ -418,7 +425,7 @@ class Host:
                     self._overtake(c, m, q)
                     continue
                 if announce and isinstance(m, CheckpointBarrier):
-                    self.announced.keep(c, _overtaking(m, q))
+                    self.announced.keep(c, _overtaking(m, q), self.clock())
                 q.append(m)
             else:
                 try:
@@ -442,16 +449,10 @@ class Host:
     def _controls(self, t: TaskId, controls: Sequence[Any], client: ControlClient) -> None:
         for ctl in controls:
             kind = type(ctl)
-            if kind is Block:
-                self.aligning.block(t)
-                if ctl.channel in self.queues and ctl.channel.src in self.local:
-                    self.blocked.add(ctl.channel)
-                else:
-                    self.net.block(ctl.channel)
+            if kind is Block:  # ABS Alg. 1, line 8
+                self.aligning.block(t, ctl.channel)
             elif kind is Unblock:
-                self.blocked.discard(ctl.channel)
-                if ctl.channel.src not in self.local:
-                    self.net.unblock(ctl.channel)
+                self.aligning.unblock(ctl.channel)
             elif kind is SnapshotState:
                 self.aligning.snapshot(t)
                 self.injected.during_checkpoint(str(t), ctl.checkpoint_id)
@@ -487,7 +488,7 @@ class Host:
 
 
 def _overtaking(barrier: CheckpointBarrier, q: deque[Any]) -> Overtaking:
-    return Overtaking(barrier, tuple(x for x in q if type(x) in RECORD_TYPES))
+    return Overtaking(barrier, overtaken(q))
 
 
 def run_host(plan: HostPlan) -> HostResult:

@@ -17,7 +17,8 @@ from collections import deque
 from typing import Any
 
 from absnb.core.ids import ChannelId
-from absnb.core.messages import RECORD_TYPES, Record, RecordBatch
+from absnb.core.messages import Record, RecordBatch
+from absnb.protocols.overtaken import overtaken
 
 PIECE = 64
 """The most records of one batch a host delivers before it looks for priority events."""
@@ -69,4 +70,4 @@ class Inbox:
     def held(self, channel: ChannelId) -> tuple[Record | RecordBatch, ...]:
         """The records held for ``channel``, in order: what a barrier arriving on it now
         overtakes at this host."""
-        return tuple(m for c, m in self.queue if c == channel and type(m) in RECORD_TYPES)
+        return overtaken(m for c, m in self.queue if c == channel)

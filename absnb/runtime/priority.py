@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from itertools import chain
 from typing import Any
 
 from absnb.core.messages import (
@@ -35,6 +36,7 @@ from absnb.core.messages import (
     Record,
     RecordBatch,
 )
+from absnb.protocols.overtaken import overtaken
 from absnb.runtime.wire import HEADER, loads
 
 PRIORITY = 3
@@ -53,12 +55,9 @@ class Overtaking:
     overtaken: tuple[Record | RecordBatch, ...]
 
 
-def records_of(batches: Iterable[list[Any]]) -> list[Record | RecordBatch]:
+def records_of(batches: Iterable[list[Any]]) -> tuple[Record | RecordBatch, ...]:
     """The record messages of ``batches`` (decoded DATA frames), in order."""
-    records: list[Record | RecordBatch] = []
-    for batch in batches:
-        records.extend(m for m in batch if isinstance(m, (Record, RecordBatch)))
-    return records
+    return overtaken(chain.from_iterable(batches))
 
 
 def carried(frames: Iterable[bytes], batch: list[Any]) -> tuple[Record | RecordBatch, ...]:

@@ -23,7 +23,8 @@ from typing import Any
 
 from absnb.runtime.connections.admission import Admission
 from absnb.runtime.connections.frames import FrameReader, frame
-from absnb.runtime.connections.listener import READ, Listener
+from absnb.runtime.connections.link import READ
+from absnb.runtime.connections.listener import Listener
 from absnb.runtime.control_messages import FRAME_KIND
 from absnb.runtime.handshake import HANDSHAKE_SECONDS
 from absnb.runtime.wire import FrameError

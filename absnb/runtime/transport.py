@@ -5,8 +5,9 @@ records with barriers in FIFO order between them". A host process (one or more t
 one :class:`DataPlane`: single-threaded, a :mod:`selectors` loop driven by the host through
 :meth:`DataPlane.poll`, non-blocking sockets once a connection is authenticated.
 
-Connections are set up by :mod:`absnb.runtime.transport_connect` (one per output channel,
-each authenticated with the job secret, the receiver never waiting for a peer).
+Connections (:mod:`absnb.runtime.connections`, :mod:`absnb.runtime.transport_connect`): one
+per output channel, each authenticated with the job secret, the receiver never waiting for a
+peer.
 
 Frames (:mod:`absnb.runtime.wire`): DATA carries a pickled list of messages (a batch),
 sender to receiver; CREDIT carries a pickled count, receiver to sender. Record messages (a
@@ -33,7 +34,7 @@ ahead of the channel's batch and of its frames waiting for credit, and handed ou
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
 from itertools import repeat
 from typing import Any
 
@@ -41,20 +42,23 @@ from absnb.core.ids import ChannelId
 from absnb.core.messages import RECORD_TYPES, CheckpointBarrier
 from absnb.runtime.channel_ends import _Conn, _Input, _Output, _records, plane_stats
 from absnb.runtime.connections.admission import Admission
-from absnb.runtime.connections.listener import READ, WRITE, Listener
-from absnb.runtime.flow import batch_limit
+from absnb.runtime.connections.link import READ, WRITE
+from absnb.runtime.connections.listener import Listener
+from absnb.runtime.flow import SendQueue
 from absnb.runtime.priority import PRIORITY, PRIORITY_TYPES, carried, received
-from absnb.runtime.transport_connect import CREDIT, HANDSHAKE_TIMEOUT
-from absnb.runtime.transport_io import SocketIO
-from absnb.runtime.wire import (
-    MAC_BYTES,
-    MAX_FRAME,
-    AuthenticationError,
-    FrameError,
-    check_server_proof,
-    dumps,
-    encode,
+from absnb.runtime.transport_connect import (
+    CREDIT,
+    HANDSHAKE_TIMEOUT,
+    RETRY_SECONDS,
+    answer_challenge,
+    cannot_send,
+    connect_round,
+    match_input,
+    missing_inputs_error,
+    not_an_input,
+    take_proof,
 )
+from absnb.runtime.wire import FrameError, dumps, encode
 
 DATA = 1
 """Frame kind of a batch: a pickled list of messages."""
@@ -62,7 +66,7 @@ _INPUT_KINDS = (DATA, PRIORITY)
 _OUTPUT_KINDS = (CREDIT,)
 
 
-class DataPlane(SocketIO):
+class DataPlane:
     """One host's end of the job's channels (see the module docstring); not thread-safe:
     one thread drives it.
 
@@ -135,8 +139,64 @@ class DataPlane(SocketIO):
         for c in channels:
             c = ChannelId(*c)
             if c not in self._inputs:
-                inp = self._inputs[c] = _Input(c, _INPUT_KINDS)
+                inp = self._inputs[c] = _Input(c, self._sel, _INPUT_KINDS)
                 self._by_name[(str(c.src), str(c.dst))] = inp
+
+    def connect_outputs(
+        self,
+        routes: Mapping[ChannelId, tuple[str, int]],
+        timeout: float = 30,
+        check: Callable[[], None] | None = None,
+    ) -> None:
+        """Open one connection per output channel to its receiver's ``address``.
+
+        Retries a refused or failed connect until ``timeout``; returns once every receiver
+        has accepted (sent its first credit). Accepts this host's own inputs meanwhile.
+        ``check``, if given, is called every few ms while waiting; whatever it raises ends
+        the wait (a host uses it to hear that its attempt is over).
+
+        Raises:
+            ConnectionError: a receiver closed a connection after the handshake (wrong
+                secret, another attempt, or a channel it does not expect).
+            TimeoutError: some channel could not be connected in time.
+        """
+        deadline = time.monotonic() + timeout
+        pending = []
+        for c, address in routes.items():
+            c = ChannelId(*c)
+            if c in self._outputs:
+                raise ValueError(f"output channel {c} is already connected")
+            sends = SendQueue(self._memory_bytes, self._spill_dir)
+            route = (address[0], int(address[1]))
+            out = self._outputs[c] = _Output(c, self._sel, _OUTPUT_KINDS, route, sends)
+            pending.append(out)
+        while not connect_round(pending, deadline, timeout, self.attempt, check):
+            self._io(max(0.0, min(RETRY_SECONDS, deadline - time.monotonic())))
+
+    def wait_ready(self, timeout: float = 30, check: Callable[[], None] | None = None) -> None:
+        """Accept connections until every expected input channel has connected.
+
+        ``check``, if given, is called every few ms while waiting; whatever it raises ends
+        the wait.
+
+        Raises:
+            TimeoutError: naming the input channels that did not connect in time.
+        """
+        deadline = time.monotonic() + timeout
+        while True:
+            missing = [c for c, i in self._inputs.items() if not i.connected]
+            if not missing:
+                return
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise missing_inputs_error(
+                    self.address, self.attempt, timeout, missing, self._refused
+                )
+            if check is None:
+                self._io(left)
+            else:
+                self._io(min(left, RETRY_SECONDS))
+                check()
 
     # -- sending -------------------------------------------------------------------------
 
@@ -149,7 +209,7 @@ class DataPlane(SocketIO):
         try:
             out = self._sendable[channel]
         except KeyError:
-            raise self._cannot_send(channel) from None
+            raise cannot_send(channel, self._outputs.get(channel)) from None
         batch = out.batch
         batch.append(message)
         if message.__class__ not in RECORD_TYPES:
@@ -168,7 +228,7 @@ class DataPlane(SocketIO):
         try:
             out = self._sendable[channel]
         except KeyError:
-            raise self._cannot_send(channel) from None
+            raise cannot_send(channel, self._outputs.get(channel)) from None
         if type(message) not in PRIORITY_TYPES:
             raise ValueError(
                 f"only barriers and cancellation markers take the priority lane, not {message!r}"
@@ -237,21 +297,21 @@ class DataPlane(SocketIO):
         inp = self._input(channel)
         if inp.blocked:
             return
-        inp.blocked = True
+        inp.reading = False
         inp.blocked_since = time.monotonic()
         self._ready.pop(inp, None)
-        self._rewatch(inp)
+        inp.watch()
 
     def unblock(self, channel: ChannelId) -> None:
         """Resume the channel: its buffered messages first, then its socket."""
         inp = self._input(channel)
         if not inp.blocked:
             return
-        inp.blocked = False
+        inp.reading = True
         inp.blocked_seconds += time.monotonic() - inp.blocked_since
         if inp.frames:
             self._ready[inp] = None
-        self._rewatch(inp)
+        inp.watch()
 
     def stats(self) -> dict[str, Any]:
         """Counters: per channel ``sent`` and ``received``, and totals
@@ -269,7 +329,7 @@ class DataPlane(SocketIO):
         self._closed = True
         for conn in [*self._inputs.values(), *self._outputs.values()]:
             if conn.sock is not None:
-                self._drop_socket(conn)
+                conn.drop()
         for out in self._outputs.values():
             out.sends.close()
         self._listener.close("the data plane closed")
@@ -284,31 +344,11 @@ class DataPlane(SocketIO):
 
     def _size(self, out: _Output) -> None:
         """First records of a channel: set the batch limit from one pickled record."""
-        out.sized = True
-        out.limit = batch_limit(
-            self._batch_records, self._batch_bytes, 1, len(dumps(out.batch[-1:]))
-        )
-        if len(out.batch) >= out.limit:
+        if out.size(self._batch_records, self._batch_bytes):
             self._frame(out)
 
     def _frame(self, out: _Output) -> None:
-        batch = out.batch
-        out.batch = []
-        payload = dumps(batch)
-        if len(payload) > MAX_FRAME:
-            raise ValueError(
-                f"a batch of {len(payload)} bytes on {out.channel} is larger than the frame "
-                f"limit of {MAX_FRAME} bytes: send smaller records"
-            )
-        n = len(batch)
-        out.messages += n
-        out.records += _records(batch)
-        out.limit = batch_limit(self._batch_records, self._batch_bytes, n, len(payload))
-        out.sized = True
-        frame = encode(DATA, payload)
-        out.frames += 1
-        out.bytes += len(frame)
-        now = out.sends.offer(frame)
+        now = out.seal(DATA, self._batch_records, self._batch_bytes)
         if now is not None:
             self._write(out, now)
 
@@ -332,7 +372,9 @@ class DataPlane(SocketIO):
                 self._admit(conn)
                 continue
             if mask & WRITE and conn.sock is not None:
-                self._write_pending(conn)
+                error = conn.write_pending()
+                if error is not None:
+                    self._lost(conn, error)
             if mask & READ and conn.sock is not None:
                 if type(conn) is _Input:
                     self._read_input(conn)
@@ -340,7 +382,7 @@ class DataPlane(SocketIO):
                     self._read_output(conn)
 
     def _read_input(self, inp: _Input) -> None:
-        data = self._recv(inp)
+        data = inp.recv()
         if data is None:
             return
         frames = self._frames(inp, data)
@@ -368,15 +410,19 @@ class DataPlane(SocketIO):
 
     def _read_output(self, out: _Output) -> None:
         if out.state == "nonce":
-            self._answer_challenge(out)
+            if not answer_challenge(out, self._secret, self.attempt):
+                self._lost(out, None)
             return
-        data = self._recv(out)
+        data = out.recv()
         if data is None:
             return
         if out.state == "proof" and data:
-            data = self._proof(out, data)
-            if not data:
+            rest = take_proof(out, data)
+            if rest is None:  # a wrong proof
+                self._lost(out, None)
+            if not rest:
                 return
+            data = rest
         frames = self._frames(out, data)
         if frames is None:
             return
@@ -386,23 +432,25 @@ class DataPlane(SocketIO):
                 self._sendable[out.channel] = out
             self._grant(out, count)
 
-    def _proof(self, out: _Output, data: bytes) -> bytes:
-        """The receiver's proof of the secret, from ``data`` and earlier bytes: checked once
-        complete (a wrong one loses the connection); returns the bytes after it."""
-        buf = out.proof_buf
-        buf += data
-        if len(buf) < MAC_BYTES:
-            return b""
-        proof, data = bytes(buf[:MAC_BYTES]), bytes(buf[MAC_BYTES:])
-        buf.clear()
-        try:
-            check_server_proof(out.proof, proof)
-        except AuthenticationError as e:
-            out.error = str(e)
-            self._lost(out, None)
-            return b""
-        out.state = "ack"
-        return data
+    def _admit(self, admission: Admission) -> None:
+        """A peer proved it knows the secret: connect it to the input channel its hello
+        names (:func:`~absnb.runtime.transport_connect.match_input`), or close it without a
+        word."""
+        hs = admission.handshake
+        inp, reason = match_input(hs.hello, self.attempt, self._inputs, self._by_name)
+        if inp is None:
+            self._listener.refuse(admission, reason)
+            return
+        inp.sock = self._listener.admit(admission)
+        inp.connected = True
+        inp.watch()
+        # the server's proof, then the first credit that says the channel is accepted
+        self._write(inp, hs.outgoing() + encode(CREDIT, dumps(self._credits)))
+
+    def _write(self, conn: _Conn, data: bytes) -> None:
+        error = conn.write(data)
+        if error is not None:
+            self._lost(conn, error)
 
     def _frames(self, conn: _Conn, data: bytes) -> list[tuple[int, Any]] | None:
         """The frames ``data`` completes; ``None`` (the connection lost) at the end of the
@@ -418,7 +466,7 @@ class DataPlane(SocketIO):
 
     def _lost(self, conn: _Conn, error: OSError | None) -> None:
         """The peer closed (or broke) the connection: record it, keep going."""
-        self._drop_socket(conn)
+        conn.drop()
         if isinstance(conn, _Input):
             conn.closed = True
             self._closed_inputs.append(conn.channel)
@@ -433,24 +481,11 @@ class DataPlane(SocketIO):
         self._sendable.pop(out.channel, None)
         out.sends.drop()
 
-    # -- errors ------------------------------------------------------------------------------
-
     def _input(self, channel: ChannelId) -> _Input:
         try:
             return self._inputs[channel]
         except KeyError:
-            raise ValueError(
-                f"{channel} is not an input channel of this host; declare it with expect_inputs()"
-            ) from None
-
-    def _cannot_send(self, channel: ChannelId) -> Exception:
-        out = self._outputs.get(channel)
-        if out is None:
-            return ValueError(
-                f"{channel} is not an output channel of this host; connect it with "
-                "connect_outputs()"
-            )
-        return ConnectionError(f"output channel {channel} is {out.state}: {out.error}")
+            raise not_an_input(channel) from None
 
 
 __all__ = ["CREDIT", "DATA", "HANDSHAKE_TIMEOUT", "DataPlane"]

@@ -1,233 +1,212 @@
-"""Setting up a data plane's channels: connecting its outputs (answering each
-receiver's challenge, checking its proof) and taking or refusing the inputs its
-:class:`~absnb.runtime.connections.listener.Listener` admitted (each proved it knows the job
-secret by its deadline). A mixin of :class:`~absnb.runtime.transport.DataPlane`, which
-does the rest.
+"""Setting up a data plane's channels, the decisions and the sender's handshake steps of
+:class:`~absnb.runtime.transport.DataPlane` (which drives them from its loop).
 
 Connections. The sender opens one TCP connection per output channel
-(:meth:`DataPlane.connect_outputs`) and answers the receiver's challenge
-(:func:`~absnb.runtime.wire.client_answer`) with hello ``{"channel": ChannelId, "attempt": n}``.
-The receiver checks it with a :class:`~absnb.runtime.handshake.ServerHandshake` fed from its
-loop (never blocking it: a peer that does not answer by its deadline is dropped), proves to
-the sender that it knows the secret too (the sender checks that proof before it reads a
-frame), and maps the connection to the channel, or closes it without a word: a wrong
-secret, another attempt (an old attempt's messages are dropped), a channel it does not
-expect, or one already connected. Accepting is acknowledged by the receiver's first CREDIT
-frame.
+(:meth:`DataPlane.connect_outputs`, :func:`try_connect`) and answers the receiver's
+challenge (:func:`answer_challenge`, :func:`~absnb.runtime.wire.client_answer`) with hello
+``{"channel": ChannelId, "attempt": n}``. The receiver's
+:class:`~absnb.runtime.connections.listener.Listener` checks the answer without blocking its
+loop (a peer that does not answer by its deadline is dropped), proves to the sender that it
+knows the secret too (the sender checks that proof before it reads a frame:
+:func:`take_proof`), and maps the connection to the channel (:func:`match_input`), or closes
+it without a word: a wrong secret, another attempt (an old attempt's messages are dropped),
+a channel it does not expect, or one already connected. Accepting is acknowledged by the
+receiver's first CREDIT frame.
 """
 
 from __future__ import annotations
 
 import socket
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from absnb.core.ids import ChannelId
 from absnb.runtime.channel_ends import _Input, _Output
-from absnb.runtime.connections.admission import Admission
-from absnb.runtime.connections.listener import Listener
-from absnb.runtime.flow import SendQueue
 from absnb.runtime.handshake import HANDSHAKE_SECONDS
-from absnb.runtime.wire import NONCE_BYTES, client_answer, dumps, encode
+from absnb.runtime.wire import (
+    MAC_BYTES,
+    NONCE_BYTES,
+    AuthenticationError,
+    check_server_proof,
+    client_answer,
+)
 
 CREDIT = 2
 """Frame kind of a credit grant: a pickled count of frames."""
 HANDSHAKE_TIMEOUT = HANDSHAKE_SECONDS
 """Seconds a connecting peer has to answer the receiver's challenge."""
-_RETRY_SECONDS = 0.05
+RETRY_SECONDS = 0.05
+"""How long a refused connect waits before the next try, and a wait between its checks."""
 
 
-class Connecting:
-    """Connection setup of :class:`~absnb.runtime.transport.DataPlane` (see the module
-    docstring); the attributes are the data plane's."""
+def connect_round(
+    pending: list[_Output],
+    deadline: float,
+    timeout: float,
+    attempt: int,
+    check: Callable[[], None] | None,
+) -> bool:
+    """One round of :meth:`DataPlane.connect_outputs`: (re)try the connects that are due;
+    True once every output is open (the loop's I/O runs between rounds).
 
-    attempt: int
-    address: tuple[str, int]
-    _secret: bytes
-    _credits: int
-    _memory_bytes: int
-    _spill_dir: str | None
-    _listener: Listener
-    _inputs: dict[ChannelId, _Input]
-    _by_name: dict[tuple[str, str], _Input]
-    _outputs: dict[ChannelId, _Output]
-    _refused: list[str]
+    Raises:
+        ConnectionError: a receiver refused a channel (:func:`refused_error`).
+        TimeoutError: ``deadline`` passed with channels unconnected; whatever ``check``
+            raises.
+    """
+    now = time.monotonic()
+    for out in pending:
+        if out.state == "connecting" and out.next_try <= now:
+            try_connect(out, deadline - now)
+    refused = [o for o in pending if o.state in ("refused", "closed")]
+    if refused:
+        raise refused_error(refused, attempt)
+    waiting = [o for o in pending if o.state != "open"]
+    if not waiting:
+        return True
+    if check is not None:
+        check()
+    if time.monotonic() >= deadline:
+        raise unconnected_error(waiting, timeout)
+    return False
 
-    def connect_outputs(
-        self,
-        routes: Mapping[ChannelId, tuple[str, int]],
-        timeout: float = 30,
-        check: Callable[[], None] | None = None,
-    ) -> None:
-        """Open one connection per output channel to its receiver's ``address``.
 
-        Retries a refused or failed connect until ``timeout``; returns once every receiver
-        has accepted (sent its first credit). Accepts this host's own inputs meanwhile.
-        ``check``, if given, is called every few ms while waiting; whatever it raises ends
-        the wait (a host uses it to hear that its attempt is over).
+def try_connect(out: _Output, left: float) -> None:
+    """Open the output's connection (``left`` seconds remain): it waits for the challenge
+    next, or, refused, retries after :data:`RETRY_SECONDS`."""
+    try:
+        sock = socket.create_connection(out.address, timeout=max(0.1, min(5.0, left)))
+    except OSError as e:
+        out.error = f"{type(e).__name__}: {e}"
+        out.next_try = time.monotonic() + RETRY_SECONDS
+        return
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    sock.settimeout(HANDSHAKE_TIMEOUT)
+    out.sock = sock
+    out.state = "nonce"
+    out.watch()
 
-        Raises:
-            ConnectionError: a receiver closed a connection after the handshake (wrong
-                secret, another attempt, or a channel it does not expect).
-            TimeoutError: some channel could not be connected in time.
-        """
-        deadline = time.monotonic() + timeout
-        pending = []
-        for c, address in routes.items():
-            c = ChannelId(*c)
-            if c in self._outputs:
-                raise ValueError(f"output channel {c} is already connected")
-            sends = SendQueue(self._memory_bytes, self._spill_dir)
-            out = self._outputs[c] = _Output(c, (CREDIT,), (address[0], int(address[1])), sends)
-            pending.append(out)
-        while True:
-            now = time.monotonic()
-            for out in pending:
-                if out.state == "connecting" and out.next_try <= now:
-                    self._try_connect(out, deadline - now)
-            refused = [o for o in pending if o.state in ("refused", "closed")]
-            if refused:
-                raise ConnectionError(
-                    "the receiver closed the connection after the handshake (wrong job secret, "
-                    f"another attempt than {self.attempt}, or a channel it does not expect), "
-                    "or failed to prove it knows the job secret: "
-                    + ", ".join(
-                        f"{o.channel} to {o.address[0]}:{o.address[1]}"
-                        + (f" ({o.error})" if o.error else "")
-                        for o in refused
-                    )
-                )
-            waiting = [o for o in pending if o.state != "open"]
-            if not waiting:
-                return
-            if check is not None:
-                check()
-            now = time.monotonic()
-            if now >= deadline:
-                raise TimeoutError(
-                    f"could not connect output channels within {timeout:g} s: "
-                    + "; ".join(
-                        f"{o.channel} to {o.address[0]}:{o.address[1]} ({o.state}"
-                        + (f", {o.error}" if o.error else "")
-                        + ")"
-                        for o in waiting
-                    )
-                )
-            self._io(min(_RETRY_SECONDS, deadline - now))
 
-    def wait_ready(self, timeout: float = 30, check: Callable[[], None] | None = None) -> None:
-        """Accept connections until every expected input channel has connected.
+def answer_challenge(out: _Output, secret: bytes, attempt: int) -> bool:
+    """The receiver's challenge is readable: answer it (never blocks once it is all here);
+    False if the connection is lost."""
+    sock = out.live()
+    try:
+        peek = sock.recv(NONCE_BYTES, socket.MSG_PEEK)
+    except OSError:
+        return False
+    if not peek:
+        return False
+    if len(peek) < NONCE_BYTES:
+        return True
+    hello = {"channel": out.channel, "attempt": attempt}
+    try:
+        nonce = sock.recv(NONCE_BYTES)
+        answer, out.proof = client_answer(secret, nonce, hello)
+        sock.sendall(answer)
+    except OSError:
+        return False
+    sock.setblocking(False)
+    out.state = "proof"  # the receiver's proof comes next
+    return True
 
-        ``check``, if given, is called every few ms while waiting; whatever it raises ends
-        the wait.
 
-        Raises:
-            TimeoutError: naming the input channels that did not connect in time.
-        """
-        deadline = time.monotonic() + timeout
-        while True:
-            missing = [c for c, i in self._inputs.items() if not i.connected]
-            if not missing:
-                return
-            left = deadline - time.monotonic()
-            if left <= 0:
-                refused = f"; refused: {'; '.join(self._refused)}" if self._refused else ""
-                raise TimeoutError(
-                    f"the data plane at {self.address[0]}:{self.address[1]} (attempt "
-                    f"{self.attempt}) waited {timeout:g} s for input channels that never "
-                    f"connected: {', '.join(map(str, missing))}{refused}"
-                )
-            if check is None:
-                self._io(left)
-            else:
-                self._io(min(left, _RETRY_SECONDS))
-                check()
+def take_proof(out: _Output, data: bytes) -> bytes | None:
+    """The receiver's proof of the secret, from ``data`` and earlier bytes, checked once
+    complete; returns the bytes after it (``b""`` while it is incomplete), ``None`` if it is
+    wrong (the connection is lost: ``out.error`` says why)."""
+    buf = out.proof_buf
+    buf += data
+    if len(buf) < MAC_BYTES:
+        return b""
+    proof, rest = bytes(buf[:MAC_BYTES]), bytes(buf[MAC_BYTES:])
+    buf.clear()
+    try:
+        check_server_proof(out.proof, proof)
+    except AuthenticationError as e:
+        out.error = str(e)
+        return None
+    out.state = "ack"
+    return rest
 
-    def _try_connect(self, out: _Output, left: float) -> None:
+
+def match_input(
+    hello: Any, attempt: int, inputs: Mapping[Any, _Input], by_name: Mapping[Any, _Input]
+) -> tuple[_Input | None, str]:
+    """The input channel a proven peer's ``hello`` connects, or ``None`` and why it is
+    refused: another attempt, a channel not expected (looked up as it came, then by its
+    tasks' names), or one already connected."""
+    if not isinstance(hello, dict):
+        return None, f"a hello that is not a dict: {hello!r}"
+    peer_attempt, channel = hello.get("attempt"), hello.get("channel")
+    if peer_attempt != attempt:
+        return None, f"channel {channel} of attempt {peer_attempt}, this is attempt {attempt}"
+    inp = None
+    if isinstance(channel, tuple) and len(channel) == 2:
         try:
-            sock = socket.create_connection(out.address, timeout=max(0.1, min(5.0, left)))
-        except OSError as e:
-            out.error = f"{type(e).__name__}: {e}"
-            out.next_try = time.monotonic() + _RETRY_SECONDS
-            return
-        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        sock.settimeout(HANDSHAKE_TIMEOUT)
-        out.sock = sock
-        out.state = "nonce"
-        self._rewatch(out)
+            inp = inputs.get(channel)
+        except TypeError:  # unhashable
+            inp = None
+        if inp is None and all(isinstance(s, str) for s in channel):
+            inp = by_name.get(channel)
+    if inp is None:
+        return None, f"channel {channel!r} is not an expected input"
+    if inp.connected:
+        return None, f"channel {inp.channel} is already connected"
+    return inp, ""
 
-    def _answer_challenge(self, out: _Output) -> None:
-        """The receiver's challenge is readable: answer it (never blocks once it is here)."""
-        sock = out.live()
-        try:
-            peek = sock.recv(NONCE_BYTES, socket.MSG_PEEK)
-        except OSError as e:
-            self._lost(out, e)
-            return
-        if not peek:
-            self._lost(out, None)
-            return
-        if len(peek) < NONCE_BYTES:
-            return
-        hello = {"channel": out.channel, "attempt": self.attempt}
-        try:
-            nonce = sock.recv(NONCE_BYTES)
-            answer, out.proof = client_answer(self._secret, nonce, hello)
-            sock.sendall(answer)
-        except OSError as e:
-            self._lost(out, e)
-            return
-        sock.setblocking(False)
-        out.state = "proof"  # the receiver's proof comes next, read by _read_output
 
-    def _admit(self, admission: Admission) -> None:
-        """A peer proved it knows the secret: connect it to the input channel its hello
-        names, or close it without a word (another attempt, a channel this plane does not
-        expect, or one already connected)."""
-        hs = admission.handshake
-        inp, reason = self._match(hs.hello)
-        if inp is None:
-            self._listener.refuse(admission, reason)
-            return
-        inp.sock = self._listener.admit(admission)
-        inp.connected = True
-        self._rewatch(inp)
-        # the server's proof, then the first credit that says the channel is accepted
-        self._write(inp, hs.outgoing() + encode(CREDIT, dumps(self._credits)))
+def _route(out: _Output) -> str:
+    return f"{out.channel} to {out.address[0]}:{out.address[1]}"
 
-    def _match(self, hello: Any) -> tuple[_Input | None, str]:
-        if not isinstance(hello, dict):
-            return None, f"a hello that is not a dict: {hello!r}"
-        attempt, channel = hello.get("attempt"), hello.get("channel")
-        if attempt != self.attempt:
-            return None, f"channel {channel} of attempt {attempt}, this is attempt {self.attempt}"
-        inp = None
-        if isinstance(channel, tuple) and len(channel) == 2:
-            try:
-                inp = self._inputs.get(channel)  # type: ignore[call-overload]  # a peer's tuple, looked up as it came
-            except TypeError:  # unhashable
-                inp = None
-            if inp is None and all(isinstance(s, str) for s in channel):
-                inp = self._by_name.get(channel)
-        if inp is None:
-            return None, f"channel {channel!r} is not an expected input"
-        if inp.connected:
-            return None, f"channel {inp.channel} is already connected"
-        return inp, ""
 
-    # -- the data plane's own ------------------------------------------------------------
-    def _io(self, timeout: float) -> None:
-        raise NotImplementedError
+def refused_error(refused: Iterable[_Output], attempt: int) -> ConnectionError:
+    """The error of :meth:`DataPlane.connect_outputs` when receivers refused channels."""
+    return ConnectionError(
+        "the receiver closed the connection after the handshake (wrong job secret, "
+        f"another attempt than {attempt}, or a channel it does not expect), "
+        "or failed to prove it knows the job secret: "
+        + ", ".join(_route(o) + (f" ({o.error})" if o.error else "") for o in refused)
+    )
 
-    def _rewatch(self, conn: Any) -> None:
-        raise NotImplementedError
 
-    def _write(self, conn: Any, data: bytes) -> None:
-        raise NotImplementedError
+def unconnected_error(waiting: Iterable[_Output], timeout: float) -> TimeoutError:
+    """The error of :meth:`DataPlane.connect_outputs` when channels did not connect."""
+    return TimeoutError(
+        f"could not connect output channels within {timeout:g} s: "
+        + "; ".join(
+            f"{_route(o)} ({o.state}" + (f", {o.error}" if o.error else "") + ")" for o in waiting
+        )
+    )
 
-    def _recv(self, conn: Any) -> bytes | None:
-        raise NotImplementedError
 
-    def _lost(self, conn: Any, error: OSError | None) -> None:
-        raise NotImplementedError
+def missing_inputs_error(
+    address: tuple[str, int],
+    attempt: int,
+    timeout: float,
+    missing: Iterable[ChannelId],
+    refused: list[str],
+) -> TimeoutError:
+    """The error of :meth:`DataPlane.wait_ready` naming the inputs that never connected."""
+    why = f"; refused: {'; '.join(refused)}" if refused else ""
+    return TimeoutError(
+        f"the data plane at {address[0]}:{address[1]} (attempt {attempt}) waited {timeout:g} s "
+        f"for input channels that never connected: {', '.join(map(str, missing))}{why}"
+    )
+
+
+def not_an_input(channel: ChannelId) -> ValueError:
+    """The error of using a channel the data plane was not told to expect."""
+    return ValueError(
+        f"{channel} is not an input channel of this host; declare it with expect_inputs()"
+    )
+
+
+def cannot_send(channel: ChannelId, out: _Output | None) -> Exception:
+    """Why nothing can be sent on ``channel`` (``out``: its sending end, if it has one)."""
+    if out is None:
+        return ValueError(
+            f"{channel} is not an output channel of this host; connect it with connect_outputs()"
+        )
+    return ConnectionError(f"output channel {channel} is {out.state}: {out.error}")

@@ -157,8 +157,9 @@ class EndInput:
 
 @dataclass(frozen=True, slots=True)
 class Wait:
-    """Time passes with nothing delivered: enabled only while a task aligns under an
-    alignment timeout and nothing else can move, so that the timeout still fires."""
+    """Time passes with nothing delivered: enabled only while an alignment timer ticks
+    (:mod:`absnb.protocols.alignment_timer`) and nothing else can move, so that the
+    timeout still fires."""
 
     def __str__(self) -> str:
         return "wait"

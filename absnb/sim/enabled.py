@@ -64,7 +64,7 @@ def enabled_actions(
     acts.extend(Notify(t, pending[0]) for t, pending in state.notices.items())
     if ends:
         acts.extend(EndInput(c) for c in state.channels if _unfinished(state, c) is None)
-    if state.aligning and not acts:
+    if not acts and _ticking(state):
         acts.append(WAIT)
     if can_trigger(state):
         acts.append(s.trigger)
@@ -246,9 +246,14 @@ def _end_input(state: WorldState, action: EndInput) -> str | None:
     return _unfinished(state, action.channel)
 
 
+def _ticking(state: WorldState) -> bool:
+    """Some alignment timer would fire if time passed (:mod:`absnb.protocols.alignment_timer`)."""
+    return any(timer.ticking(state.clock) for timer in state.aligning.values())
+
+
 def _wait(state: WorldState, action: Wait) -> str | None:
-    if not state.aligning:
-        return "no task is aligning under an alignment timeout"
+    if not _ticking(state):
+        return "no task waits for a checkpoint under an alignment timeout that is not yet due"
     if progress_actions(state) != [WAIT]:
         return "time passes only when nothing else can move"
     return None

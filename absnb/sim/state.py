@@ -19,6 +19,7 @@ from absnb.core.snapshot import GlobalSnapshot
 from absnb.jobs.base import Job
 from absnb.operators.base import Operator
 from absnb.protocols import CheckpointCoordinator, get_protocol
+from absnb.protocols.alignment_timer import AlignmentTimer
 from absnb.protocols.base import SnapshotProtocol
 from absnb.sim.actions import Deliver, Emit, TriggerCheckpoint
 from absnb.sim.args import check_world
@@ -107,9 +108,9 @@ class WorldState:
         self.replaying = 0
         self.notices: dict[TaskId, tuple[CheckpointId, ...]] = {}
         """Notify-checkpoint-complete messages on their way to each task (``notify_steps``)."""
-        self.aligning: dict[TaskId, int] = {}
-        """The step at which each task now aligning blocked its first input (protocols with
-        an alignment timeout)."""
+        self.aligning: dict[TaskId, AlignmentTimer] = {}
+        """When each task first heard of the checkpoints it has not finished (protocols
+        with an alignment timeout: :mod:`absnb.protocols.alignment_timer`)."""
         self._own: set[object] = {*self.tasks, *self.channels}
 
     @property
@@ -248,7 +249,7 @@ class WorldState:
             self.failed,
             tuple(len(v) for v in self.inputs.values()),
             tuple(sorted(self.notices.items())),
-            tuple(sorted((t, self.clock - s) for t, s in self.aligning.items())),
+            tuple(sorted((t, timer.key(self.clock)) for t, timer in self.aligning.items())),
             recovery_key(self) if recovery else None,
         )
 

@@ -10,24 +10,25 @@ state it is given and returns the :class:`~absnb.sim.events.Event` that records 
 task's step returns is carried out by :mod:`absnb.sim.effects`.
 
 Every step ends (:func:`end_of_step`) with the coordinator's checkpoint timeout, the
-alignment timeout of tasks aligning for longer than it (steps are this runtime's clock), and
-tasks whose inputs have all ended joining the pending checkpoints.
+alignment timeout (:mod:`absnb.protocols.alignment_timer` decides; steps are this runtime's
+clock), and tasks whose inputs have all ended joining the pending checkpoints.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from itertools import islice
 from typing import Any
 
-from absnb.core.ids import ChannelId, TaskId
+from absnb.core.ids import ChannelId, CheckpointId, TaskId
 from absnb.core.messages import (
     RECORD_TYPES,
     CancelCheckpointMarker,
     CheckpointBarrier,
     EndOfInput,
-    Record,
-    RecordBatch,
 )
+from absnb.protocols.alignment_timer import due, timer_for
+from absnb.protocols.overtaken import overtaken
 from absnb.sim.actions import (
     Action,
     Crash,
@@ -58,15 +59,12 @@ def perform(state: WorldState, action: Action) -> Event:
 
 
 def deliver(state: WorldState, channel: ChannelId) -> Event:
-    """Deliver the head of ``channel`` to its task; a barrier that may overtake (unaligned,
-    or late under an alignment timeout) is delivered ahead of the records before it."""
+    """Deliver the head of ``channel`` to its task, or the barrier that overtakes the
+    records before it (:func:`overtaking_at`)."""
+    i = overtaking_at(state, channel)
+    if i is not None:
+        return _deliver_overtaking(state, channel, i)
     queue = state.writable_channel(channel)
-    if type(queue[0]) in RECORD_TYPES and (state.static.overtake or late_barrier(state, queue)):
-        for i, m in enumerate(queue):
-            if type(m) is EndOfInput:
-                break  # an end overtakes nothing
-            if type(m) not in RECORD_TYPES:
-                return _deliver_overtaking(state, channel, i)
     message = queue.popleft()
     task = state.writable_task(channel.dst)
     replaying = bool(task.replay)
@@ -78,37 +76,37 @@ def deliver(state: WorldState, channel: ChannelId) -> Event:
     return outcome(state, task, sends, controls, event)
 
 
-def late_barrier(state: WorldState, queue: Any) -> bool:
-    """Under an alignment timeout: whether the first barrier queued in ``queue`` belongs to a
-    checkpoint triggered at least the timeout ago (it then overtakes, as unaligned)."""
-    timeout = state.static.alignment_timeout
-    if timeout is None:
-        return False
-    for m in queue:
-        if type(m) is CheckpointBarrier:
-            pending = state.coordinator.pending.get(m.checkpoint_id)
-            return pending is not None and state.clock - pending.started >= timeout
-    return False
+def overtaking_at(state: WorldState, channel: ChannelId) -> int | None:
+    """Where the barrier a delivery of ``channel`` takes ahead of the records queued before
+    it is (unaligned, FLIP-76; or of a checkpoint overdue at the task under an alignment
+    timeout, even at the head: :mod:`absnb.protocols.alignment_timer`); None: the head is
+    delivered in order."""
+    queue = state.channels[channel]
+    if channel.dst in state.aligning:
+        return _overdue_barrier(queue, state.aligning[channel.dst].overdue(state.clock))
+    if state.static.overtake and type(queue[0]) in RECORD_TYPES:
+        for i, m in enumerate(queue):
+            if type(m) is EndOfInput:
+                return None  # an end overtakes nothing
+            if type(m) not in RECORD_TYPES:
+                return i
+    return None
 
 
 def _deliver_overtaking(state: WorldState, channel: ChannelId, i: int) -> Event:
-    """Deliver the barrier at position ``i`` of ``channel`` ahead of the records before it
+    """Deliver the barrier at position ``i`` of ``channel`` ahead of what is queued before it
     (FLIP-76: a barrier is a priority event and overtakes in-flight records)."""
-    queue = state.channels[channel]
+    queue = state.writable_channel(channel)
     barrier = queue[i]
     # ``i``: the first priority event queued (an end of input overtakes nothing)
     assert isinstance(barrier, CheckpointBarrier | CancelCheckpointMarker)
-    overtaken: list[Record | RecordBatch] = []
-    for j in range(i):
-        record = queue[j]
-        assert isinstance(record, Record | RecordBatch)  # ``i``: the first non-record queued
-        overtaken.append(record)
+    records = overtaken(islice(queue, i))  # an overdue barrier overtakes markers too
     del queue[i]
     task = state.writable_task(channel.dst)
     sends: list[Send] = []
-    controls = task.deliver_overtaking(channel, barrier, tuple(overtaken), sends)
+    controls = task.deliver_overtaking(channel, barrier, records, sends)
     event = Event(state.clock, state.static.deliver[channel], channel.dst, barrier)
-    event.overtaken = len(overtaken)
+    event.overtaken = len(records)
     return outcome(state, task, sends, controls, event)
 
 
@@ -191,35 +189,74 @@ def end_of_step(state: WorldState, action: Action, event: Event) -> None:
     coordinator = state.coordinator
     if coordinator.timeout is not None and coordinator.pending:
         abort(state, coordinator.expire(state.clock), event)
-    if state.static.alignment_timeout is not None and (
-        state.aligning or event.blocked or type(action) is TriggerCheckpoint
-    ):
-        _alignment_timeouts(state, event)
+    if state.static.alignment_timeout is not None:
+        _alignment_timeouts(state, action, event)
     if type(action) is TriggerCheckpoint or type(event.message) is EndOfInput:
         _ended_tasks_join(state, event)
 
 
-def _alignment_timeouts(state: WorldState, event: Event) -> None:
-    """Tasks whose alignment has lasted the timeout (in steps) switch to unaligned (Flink's
-    aligned checkpoint timeout)."""
-    timeout = state.static.alignment_timeout
-    assert timeout is not None
-    aligning, clock = state.aligning, state.clock
-    for c in event.blocked:
-        aligning.setdefault(c.dst, clock)
-    if type(event.action) is TriggerCheckpoint:  # an initiator with inputs aligns too
-        for t in state.graph.initiators():
-            aligning.setdefault(t, clock)
-    for t in list(aligning):
-        if state.failed is not None or not state.tasks[t].handler.aligning():
-            del aligning[t]
-        elif clock - aligning[t] >= timeout:
-            del aligning[t]
-            task = state.writable_task(t)
-            sends: list[Send] = []
-            controls = task.alignment_timeout(sends)
-            event.switched += (t,)
-            outcome(state, task, sends, controls, event)
+def _alignment_timeouts(state: WorldState, action: Action, event: Event) -> None:
+    """Flink's aligned checkpoint timeout, in steps (:mod:`absnb.protocols.alignment_timer`
+    decides): tasks hear of the checkpoints whose barriers reached them in the step (or
+    that were triggered there), and a task aligning an overdue checkpoint switches to
+    unaligned. (A barrier of an overdue checkpoint overtakes when its channel is next
+    delivered: :func:`deliver`.)"""
+    if state.failed is not None:
+        state.aligning.clear()
+        return
+    if type(action) is TriggerCheckpoint:  # an initiator with inputs aligns too
+        n = state.coordinator.next_id - 1
+        for t in (action.at,) if action.at is not None else state.graph.initiators():
+            if state.tasks[t].inputs:
+                hear(state, t, n)
+    _hear_sent(state, event.sent)
+    heard_before = len(event.sent)
+    for t in list(state.aligning):
+        _timer_due(state, t, event)
+    _hear_sent(state, event.sent[heard_before:])  # what the switches sent
+
+
+def _timer_due(state: WorldState, t: TaskId, event: Event) -> None:
+    """Carry out at task ``t`` what the alignment timer decides at this step."""
+    task = state.tasks[t]
+    decided = due(state.aligning[t], task.handler, state.clock)
+    if decided.timer is None:
+        del state.aligning[t]
+        return
+    state.aligning[t] = decided.timer
+    if decided.switch:
+        task = state.writable_task(t)
+        sends: list[Send] = []
+        event.switched += (t,)
+        outcome(state, task, sends, task.alignment_timeout(sends), event)
+
+
+def _overdue_barrier(queue: Any, overdue: frozenset[CheckpointId]) -> int | None:
+    """Where the first barrier of an overdue checkpoint queued in ``queue`` is (it overtakes
+    whatever is before it, as an announced barrier on the priority lane does)."""
+    if not overdue:
+        return None
+    for i, m in enumerate(queue):
+        kind = type(m)
+        if kind is CheckpointBarrier and m.checkpoint_id in overdue:
+            return i
+        if kind is EndOfInput:
+            return None
+    return None
+
+
+def _hear_sent(state: WorldState, sent: tuple[Send, ...]) -> None:
+    for c, m in sent:
+        if type(m) is CheckpointBarrier:
+            hear(state, c.dst, m.checkpoint_id)
+
+
+def hear(state: WorldState, t: TaskId, n: CheckpointId) -> None:
+    """Task ``t`` hears of checkpoint ``n`` now (a barrier of it reached one of its inputs,
+    or it was triggered there): its alignment timer starts, unless it had."""
+    timer = state.aligning.get(t) or timer_for(state.static.protocol)
+    assert timer is not None  # only called under an alignment timeout
+    state.aligning[t] = timer.hear(n, state.clock)
 
 
 def _ended_tasks_join(state: WorldState, event: Event) -> None:
