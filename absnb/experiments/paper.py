@@ -223,7 +223,7 @@ def warm_up(runtime: SparkRuntime, parallelism: int | None = None) -> None:
     measured run does not pay for starting Spark's Python workers and importing absnb."""
     p = parallelism or min(runtime.slots(), max(FIGURE7_PARALLELISM))
     for _ in range(2):
-        runtime.run(paper_job(0.1, p), "abs", checkpoint_interval=0.05)
+        runtime.run(paper_job(0.1, p), "abs", checkpoint_interval=0.05, keep_states=False)
 
 
 def _rows(
@@ -263,7 +263,13 @@ def _rows(
             gc.collect()
             job_ = make(scale, p)
             with CpuMeter() as cpu:
-                run = runtime.run(job_, protocol, checkpoint_interval=interval, min_pause=min_pause)
+                run = runtime.run(
+                    job_,
+                    protocol,
+                    checkpoint_interval=interval,
+                    min_pause=min_pause,
+                    keep_states=False,  # the rows need measurements, not the keyed state
+                )
             row = {**run_row(run, interval, p, cpu.busy), "repeat": r}
             rows.append(row)
             progress(Progress(name, len(rows), total, _describe(row)))
@@ -355,7 +361,7 @@ def alignment(
     and the rest.
     """
     job = paper_job(scale, parallelism)
-    run = runtime.run(job, "abs", checkpoint_interval=interval)
+    run = runtime.run(job, "abs", checkpoint_interval=interval, keep_states=False)
     row = run_row(run, interval, parallelism)
     (progress or _quiet)(Progress("alignment", 1, 1, _describe(row)))
     subtasks = run.metrics.subtasks()
@@ -399,6 +405,7 @@ def recovery(
                 protocol,
                 checkpoint_interval=interval,
                 failures=[failure],
+                keep_states=False,
             )
         restarts = run.metrics.restarts()
         for r in restarts.to_dict("records"):

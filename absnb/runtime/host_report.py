@@ -57,5 +57,9 @@ def host_result(
         }
         for t, task in tasks.items()
     }
-    states = {t: task.state for t, task in tasks.items()}
+    graph = plan.job.graph
+    output_only = not plan.keep_states and any(graph.kind(t) == "sink" for t in graph.tasks)
+    states = {
+        t: task.state for t, task in tasks.items() if not output_only or graph.kind(t) == "sink"
+    }
     return HostResult(plan.host_id, plan.attempt, states, metrics)

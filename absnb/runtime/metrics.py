@@ -252,7 +252,7 @@ class RunMetrics:
             net = h.metrics.get("net", {})
             received = net.get("received", {})
             sent = net.get("sent", {})
-            for task in h.states:
+            for task in per_task or h.states:  # every task, states kept or not
                 counts = per_task.get(task, {})
                 mine = subtasks[subtasks["task"] == str(task)] if len(subtasks) else subtasks
                 rows.append(

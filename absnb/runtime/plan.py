@@ -46,6 +46,10 @@ class HostPlan:
     """The ports the host's data plane may listen on (None: any free port)."""
     events: bool = True
     """Keep an event log and send it to the driver (:mod:`absnb.runtime.event_log`)."""
+    keep_states: bool = True
+    """Return every task's final state; False: only those the job's output is made of
+    (its sinks', or every task's for a job without sinks), so that a large keyed state is
+    not pickled back to the driver only to be dropped there."""
 
 
 @dataclass

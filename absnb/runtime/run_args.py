@@ -33,6 +33,7 @@ def check_run(
     hosts: Any = None,
     restore_older: Any = False,
     min_pause: Any = 0.0,
+    keep_states: Any = True,
 ) -> None:
     """The arguments of :meth:`SparkRuntime.run` (and the runtime's ``hosts``), checked
     before any Spark job starts."""
@@ -48,6 +49,7 @@ def check_run(
     validate.whole("max_restarts", max_restarts, minimum=0)
     validate.flag("allow_deadlock", allow_deadlock)
     validate.flag("restore_older", restore_older)
+    validate.flag("keep_states", keep_states)
     validate.optional_whole("hosts", hosts, minimum=1)
     validate.positive("source_rate", source_rate, optional=True)
     if isinstance(failures, Failure | str | bytes) or not isinstance(failures, Sequence):

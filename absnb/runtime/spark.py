@@ -51,12 +51,12 @@ class ClusterTooSmallError(AbsnbError, RuntimeError):
 
 
 def _final_states(graph: ExecutionGraph, results: list[HostResult]) -> dict[TaskId, Any]:
-    """Every task's final state; the run succeeded, so the final checkpoint is complete
-    and each sink writing outside the job commits what it still holds."""
+    """Every final state the hosts returned; the run succeeded, so the final checkpoint is
+    complete and each sink writing outside the job commits what it still holds."""
     states = {t: s for r in results for t, s in r.states.items()}
     for t in graph.tasks:
         fn = graph.function(t)
-        if fn.external:
+        if fn.external and t in states:
             states[t] = fn.notify_checkpoint_complete(states[t], END_OF_INPUT)
     return states
 
@@ -178,6 +178,7 @@ class SparkRuntime:
         alignment_timeout: float | None = None,
         checkpoint_timeout: float | None = None,
         min_pause: float = 0.0,
+        keep_states: bool = True,
     ) -> SparkRun:
         """Run ``job`` to the end under ``protocol``, restarting after failures.
 
@@ -206,7 +207,9 @@ class SparkRuntime:
         periodic one is triggered (Flink's ``minPauseBetweenCheckpoints``): when checkpoints
         take longer than the interval (synchronous snapshots written to a slow remote
         store), the job still runs between two of them instead of standing halted from one
-        to the next.
+        to the next. ``keep_states=False`` brings back to the driver only the final states
+        the job's output is made of (its sinks'; ``run.states`` holds just those), not a
+        large keyed state that would be pickled, shipped and unpickled only to be dropped.
 
         Raises:
             ClusterTooSmallError: the stage does not fit the cluster's slots (Spark would
@@ -232,6 +235,7 @@ class SparkRuntime:
             self.hosts,
             restore_older,
             min_pause,
+            keep_states,
         )
         from absnb.runtime.wire import new_secret
 
@@ -277,6 +281,7 @@ class SparkRuntime:
             source_rate=source_rate,
             ports=self.ports,
             events=self.events,
+            keep_states=keep_states,
         )
         started = time.monotonic()
         try:

@@ -23,6 +23,7 @@ from absnb.core.ids import ChannelId, TaskId
 from absnb.core.messages import CancelCheckpointMarker, CheckpointBarrier, Marker
 from absnb.protocols.two_phase_commit import TwoPhaseCommitState
 from absnb.sim.format import show_message, show_value
+from absnb.views.graph_layout import in_order, quote
 from absnb.views.legend import legend
 from absnb.views.palette import (
     BARRIER_COLOUR,
@@ -41,6 +42,9 @@ if TYPE_CHECKING:
 
 NONE = "–"  # in a table where there is no value (no offset), never pandas' <NA>
 LINE_CHARS = 22  # longest status or channel note line (characters) before it is wrapped
+SHORT_LINE_CHARS = 10  # the same in a short label (graphs side by side: their edges' labels
+# share one row between two rows of tasks, so each must be narrow)
+SHORT_NODE_CHARS = 15  # and in a short node
 MAX_TEXT = 40
 """Longest shown state value (characters) before it is cut with an ellipsis."""
 
@@ -54,11 +58,6 @@ def escape(text: str) -> str:
     """``text`` made safe inside a Graphviz HTML-like label: ``&``, ``<``, ``>`` and ``"``
     (not ``'``, whose ``&#x27;`` Graphviz would not need)."""
     return html.escape(text, quote=False).replace('"', "&quot;")
-
-
-def _quote(name: str) -> str:
-    """A DOT quoted identifier."""
-    return '"' + name.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
 def _cut(text: str, limit: int = MAX_TEXT) -> str:
@@ -98,28 +97,38 @@ def short_state(state: Any, max_items: int | None = 4) -> str:
     return text if max_items is None else _cut(text)
 
 
-def show_message_html(message: Any) -> str:
+_MARKS: tuple[tuple[type, str, str], ...] = (
+    (CheckpointBarrier, BARRIER_COLOUR, "▌"),
+    (Marker, MARKER_COLOUR, "◆"),
+    (CancelCheckpointMarker, BARRIER_COLOUR, "✕"),
+)
+"""Control messages in a label: their colour and mark."""
+
+
+def show_message_html(message: Any, short: bool = False) -> str:
     """One message in an HTML-like label: barriers and markers bold and coloured, a record's
-    value cut to :data:`MAX_TEXT` characters."""
-    if isinstance(message, CheckpointBarrier):
-        return f'<FONT COLOR="{BARRIER_COLOUR}"><B>▌{escape(show_message(message))}</B></FONT>'
-    if isinstance(message, Marker):
-        return f'<FONT COLOR="{MARKER_COLOUR}"><B>◆{escape(show_message(message))}</B></FONT>'
-    if isinstance(message, CancelCheckpointMarker):
-        return f'<FONT COLOR="{BARRIER_COLOUR}"><B>✕{escape(show_message(message))}</B></FONT>'
+    value cut to :data:`MAX_TEXT` characters. ``short``: a control message is its mark and
+    checkpoint id only (``▌1`` for barrier 1, ``◆1`` for marker 1)."""
+    for kind, colour, mark in _MARKS:
+        if isinstance(message, kind):
+            text = show_message(message).rsplit(" ", 1)[-1] if short else show_message(message)
+            return f'<FONT COLOR="{colour}"><B>{mark}{escape(text)}</B></FONT>'
     return escape(_cut(show_message(message)))
 
 
-def channel_contents(messages: Iterable[Any], max_messages: int = 6, per_line: int = 0) -> str:
+def channel_contents(
+    messages: Iterable[Any], max_messages: int = 6, per_line: int = 0, short: bool = False
+) -> str:
     """In-flight messages head first, joined by `` · ``; after ``max_messages`` the rest
     is counted as ``… +n more``. With ``per_line`` > 0 a line break follows every
-    ``per_line`` messages (a narrow label). HTML-like label text."""
+    ``per_line`` messages (a narrow label). ``short``: control messages as their mark and
+    id (:func:`show_message_html`). HTML-like label text."""
     if max_messages < 0:
         raise ValueError(f"max_messages must be 0 or more, not {max_messages}")
     if per_line < 0:
         raise ValueError(f"per_line must be 0 (one line) or more, not {per_line}")
     msgs = list(messages)
-    shown = [show_message_html(m) for m in msgs[:max_messages]]
+    shown = [show_message_html(m, short) for m in msgs[:max_messages]]
     if len(msgs) > max_messages:
         shown.append(f"… +{len(msgs) - max_messages} more")
     if not per_line:
@@ -194,8 +203,9 @@ def task_status(world: World, task: TaskId | str) -> tuple[str, str]:
     return "idle", "not in a snapshot"
 
 
-def _recording(world: World) -> dict[ChannelId, str]:
-    """Channels being recorded now, with a short note (``recording: 2 recorded``)."""
+def _recording(world: World, short: bool = False) -> dict[ChannelId, str]:
+    """Channels being recorded now, with a note (``recording: 2 recorded``; ``short``:
+    ``recording: 2``)."""
     out: dict[ChannelId, str] = {}
     chandy = not world.protocol.logs_loop_inputs  # records channel state, not a backup log
     for t in world.graph.tasks:
@@ -209,7 +219,8 @@ def _recording(world: World) -> dict[ChannelId, str]:
                 each = ", ".join(f"snapshot {n}: {k}" for n, k in counts)
                 out[c] = f"{verb} ({each})"
             else:
-                out[c] = f"{verb}: {counts[0][1]} {'recorded' if chandy else 'logged'}"
+                noun = "" if short else " recorded" if chandy else " logged"
+                out[c] = f"{verb}: {counts[0][1]}{noun}"
     return out
 
 
@@ -254,45 +265,53 @@ def node_status(kind: str, text: str) -> str:
     return "" if kind == "idle" else text
 
 
-def _task_node(world: World, t: TaskId, max_state_items: int | None) -> str:
+def _task_node(world: World, t: TaskId, max_state_items: int | None, short: bool = False) -> str:
     st = world.tasks[t]
     kind, status = task_status(world, t)
+    width = SHORT_NODE_CHARS if short else LINE_CHARS
     lines = [f"<B>{escape(str(t))}</B>"]
     if isinstance(st.state, TwoPhaseCommitState):
         lines.extend(escape(line) for line in transaction_lines(st.state))
     elif state := short_state(st.state, max_state_items):
-        lines.extend(escape(part) for part in wrap(state))
+        lines.extend(escape(part) for part in wrap(state, width))
     if world.graph.kind(t) in ("source", "process"):
         lines.append(f"offset {st.offset:,}/{len(world.inputs[t]):,}")
-    if short := node_status(kind, status):
-        lines.extend(f"<I>{escape(part)}</I>" for part in wrap(short))
+    if note := node_status(kind, status):
+        if short:  # a wrapped line keeps "taken: 1" together (a no-break space)
+            note = note.replace(": ", ":\u00a0")
+        lines.extend(f"<I>{escape(part)}</I>" for part in wrap(note, width))
     label = "<BR/>".join(lines)
     style = STATUS_BORDERS[kind]
-    return f'{_quote(str(t))} [label=<{label}> fillcolor="{STATUS_COLOURS[kind]}" {style}];'
+    return f'{quote(str(t))} [label=<{label}> fillcolor="{STATUS_COLOURS[kind]}" {style}];'
 
 
-def _channel_edge(world: World, c: ChannelId, recording: dict[ChannelId, str], n: int) -> str:
+def _channel_edge(
+    world: World, c: ChannelId, recording: dict[ChannelId, str], n: int, short: bool = False
+) -> str:
     q = world.channels[c]
     lines: list[str] = []
     attrs: list[str] = []
     blocked = c in world.blocked
     if blocked:
-        lines.append(f'<FONT COLOR="{BLOCKED_COLOUR}"><B>blocked: {len(q):,} buffered</B></FONT>')
+        held = f"blocked: {len(q):,}" if short else f"blocked: {len(q):,} buffered"
+        lines.append(f'<FONT COLOR="{BLOCKED_COLOUR}"><B>{held}</B></FONT>')
         attrs += [f'color="{BLOCKED_COLOUR}"', "penwidth=2.5"]
     note = recording.get(c)
     if note is not None:
+        width = SHORT_LINE_CHARS if short else LINE_CHARS
         lines.extend(
-            f'<FONT COLOR="{RECORDING_COLOUR}"><B>{escape(part)}</B></FONT>' for part in wrap(note)
+            f'<FONT COLOR="{RECORDING_COLOUR}"><B>{escape(part)}</B></FONT>'
+            for part in wrap(note, width)
         )
         if not blocked:
             attrs += [f'color="{RECORDING_COLOUR}"', "penwidth=2"]
     if q:
-        lines.append(channel_contents(q, n, per_line=1))
+        lines.append(channel_contents(q, n, per_line=1, short=short))
     if c in world.graph.back_edges and _shows_loops(world):
         attrs += ["style=dashed", "constraint=false"]
     if lines:
         attrs.insert(0, "label=<" + "<BR/>".join(lines) + ">")
-    head = f"{_quote(str(c.src))} -> {_quote(str(c.dst))}"
+    head = f"{quote(str(c.src))} -> {quote(str(c.dst))}"
     return f"{head} [{' '.join(attrs)}];" if attrs else f"{head};"
 
 
@@ -305,11 +324,16 @@ def _shows_loops(world: World) -> bool:
     return has_sources or world.protocol.capabilities.treats_loops_apart
 
 
-def _title(world: World) -> str:
+def _title(world: World, short: bool = False) -> str:
+    """The graph's title: job, protocol, step and the coordinator's checkpoints; ``short``
+    names the protocol first and counts completed checkpoints in one word."""
     coord = world.coordinator
     done = len(coord.completed)
     head = [f"<B>{escape(world.graph.name)}</B>", escape(world.protocol.name)]
     parts = [f"step {world.clock:,}", f"{done} checkpoint{'' if done == 1 else 's'} completed"]
+    if short:
+        head = [f"<B>{escape(world.protocol.name)}</B>", f"step {world.clock:,}"]
+        parts = [f"completed: {done}"]
     if coord.pending:
         ids = ", ".join(str(n) for n in sorted(coord.pending))
         parts.append(f"pending: {ids}")
@@ -321,19 +345,13 @@ def _title(world: World) -> str:
     return " · ".join(head) + "<BR/>" + " · ".join(parts)
 
 
-def _in_order(tasks: Iterable[TaskId]) -> str:
-    """An operator's tasks side by side in index order, whatever the labels: without it
-    dot may swap ``count[0]`` and ``count[1]`` from one step to the next."""
-    names = [_quote(str(t)) for t in tasks]
-    return f"    {{ rank=same; {' -> '.join(names)} [style=invis]; }}"
-
-
 def to_dot(
     world: World,
     *,
     max_messages: int = 3,
     max_state_items: int | None = 3,
     with_legend: bool = True,
+    short: bool = False,
 ) -> str:
     """DOT source of ``world``'s execution graph in its current state (pure, deterministic).
 
@@ -348,36 +366,43 @@ def to_dot(
         max_state_items: entries of a dict, list or set state shown before
             ``… (+n more)`` (None: all).
         with_legend: draw the legend of node fills and channel marks under the graph.
+        short: shorter labels, for graphs side by side: a title naming the protocol first,
+            unlabelled groups of tasks, narrower lines, ``blocked: n`` and
+            ``recording: n`` on channels, control messages as ``▌1`` and ``◆1``.
     """
     graph = world.graph
-    label = _title(world)
+    label = _title(world, short)
     if with_legend:
         label = (
             f'<TABLE BORDER="0" CELLSPACING="0"><TR><TD>{label}</TD></TR>'
             f"<TR><TD>{legend(world)}</TD></TR></TABLE>"
         )
     out = [
-        f"digraph {_quote(graph.name)} {{",
+        f"digraph {quote(graph.name)} {{",
         "  rankdir=TB; nodesep=0.25; ranksep=0.3;",
         f"  labelloc=t; fontname=Helvetica; fontsize={FONT_SIZE}; label=<{label}>;",
         f'  node [shape=box style="rounded,filled" fontname=Helvetica fontsize={FONT_SIZE}];',
         f'  edge [fontname=Helvetica fontsize={FONT_SIZE} color="{EDGE_COLOUR}"];',
     ]
     for i, (name, spec) in enumerate(graph.operators.items()):
-        nodes = [_task_node(world, t, max_state_items) for t in graph.tasks_of(name)]
+        nodes = [_task_node(world, t, max_state_items, short) for t in graph.tasks_of(name)]
         if spec.parallelism == 1:
             out.extend(f"  {n}" for n in nodes)
             continue
         out.append(f"  subgraph cluster_{i} {{")
+        # short: no label (the tasks' names say the operator), so the graph is lower
+        about = f"{escape(name)} ({escape(spec.kind)}, parallelism {spec.parallelism})"
         out.append(
-            f"    label=<{escape(name)} ({escape(spec.kind)}, parallelism {spec.parallelism})>; "
+            f"    label=<{'' if short else about}>; "
             f'style="rounded,dashed"; color="#999999"; fontsize={FONT_SIZE - 2};'
         )
         out.extend(f"    {n}" for n in nodes)
-        out.append(_in_order(graph.tasks_of(name)))
+        out.append(in_order(graph.tasks_of(name)))
         out.append("  }")
-    recording = _recording(world)
-    out.extend(f"  {_channel_edge(world, c, recording, max_messages)}" for c in graph.channels)
+    recording = _recording(world, short)
+    out.extend(
+        f"  {_channel_edge(world, c, recording, max_messages, short)}" for c in graph.channels
+    )
     out.append("}")
     return "\n".join(out) + "\n"
 

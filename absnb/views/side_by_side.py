@@ -1,8 +1,9 @@
 """Several protocols on one job and one seeded schedule, stepped together.
 
 The panes sit side by side under the shared controls, so that at 1280x720 every pane's
-whole graph and the controls are in view at once (issue 23): each pane is its protocol's
-compact graph (no legend; the graph's title names the protocol), then its status,
+whole graph and the controls are in view at once, labels at least 12 px high with
+JupyterLab's file browser open (issue 23): each pane is its protocol's compact graph (no
+legend, short labels: ``to_dot(short=True)``; the title names the protocol), then its status,
 latest snapshot and trace. Each pane's width follows its graph's natural width, so the
 graphs are drawn at the same scale. One set of controls drives them all, and a
 control is disabled when any pane cannot follow it, so the panes never fall out of step
@@ -62,8 +63,8 @@ class SideBySide:
                     p.graph,
                     p.status,
                     p.controls.message,
-                    panel("Latest completed snapshot", p.snapshot),
-                    panel("Trace", p.log),
+                    panel("Latest completed snapshot", p.snapshot, min_width="0"),
+                    panel("Trace", p.log, min_width="0"),
                 ],
                 layout=w.Layout(min_width="0", overflow="hidden", padding="0 8px 0 0"),
             )

@@ -27,7 +27,8 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from absnb.sim.format import show_value
-from absnb.views.graph import NONE, GraphView, _quote, escape, short_state, to_dot
+from absnb.views.graph import NONE, GraphView, escape, short_state, to_dot
+from absnb.views.graph_layout import quote
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -288,7 +289,7 @@ def transactions_dot(
     assert body.endswith("}"), "to_dot output ends with the graph's closing brace"
     out = [body[:-1].rstrip("\n")]
     for i, store in enumerate(stores):
-        node = _quote(f"external:{i}")
+        node = quote(f"external:{i}")
         label = _store_label(store, max_transactions, max_records)
         out += [
             f"  subgraph cluster_external_{i} {{",
@@ -298,7 +299,7 @@ def transactions_dot(
             "  }",
         ]
         out += [
-            f'  {_quote(str(t))} -> {node} [style=dashed color="{LINK_COLOUR}" arrowhead=vee];'
+            f'  {quote(str(t))} -> {node} [style=dashed color="{LINK_COLOUR}" arrowhead=vee];'
             for t in _writers(world, store)
         ]
     out.append("}")

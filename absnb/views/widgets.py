@@ -76,17 +76,23 @@ def _status(world: World) -> str:
     return " · ".join(parts)
 
 
-COMPACT: dict[str, Any] = {"with_legend": False, "max_messages": 2, "max_state_items": 2}
+COMPACT: dict[str, Any] = {
+    "with_legend": False,
+    "max_messages": 2,
+    "max_state_items": 2,
+    "short": True,
+}
 """:func:`~absnb.views.graph.to_dot` options for a compact graph: no legend, two messages
-per edge and two state items per node."""
+per edge, two state items per node, short labels."""
 
 
-def panel(title: str, body: w.Widget) -> w.VBox:
-    """A titled box for the row of panels under the graph."""
+def panel(title: str, body: w.Widget, min_width: str = "260px") -> w.VBox:
+    """A titled box for the row of panels under the graph (``min_width="0"``: as narrow as
+    its container, its text wrapping and a wide table scrolling instead of being cut)."""
     body.layout = w.Layout(overflow="auto")
     box = w.VBox(
         [w.HTML(f"<b>{html.escape(title)}</b>"), body],
-        layout=w.Layout(margin="0 24px 8px 0", min_width="260px"),
+        layout=w.Layout(margin="0 24px 8px 0", min_width=min_width),
     )
     box.add_class("absnb-panel")
     return box

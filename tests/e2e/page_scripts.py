@@ -41,18 +41,18 @@ GEOMETRY_JS = """(root) => {
     return out;
 }"""
 
-# Scrolled as a class sees it (a compare view from its controls down, a stepper's graph to
-# the middle of the view): the nodes of its graphs that are outside the notebook's visible
-# area or covered, the Step button's place, and the smallest label (px).
+# Scrolled as a class sees it (a compare view from its controls down, a stepper's graph
+# from its top): the nodes of its graphs that are outside the notebook's visible
+# area or covered (at their centre, top or bottom: the sticky row of Step and Back must not
+# hide a node's last line), the Step button's place, and the smallest label (px).
 VISIBLE_JS = """(r) => {
     const outer = r.closest('.jp-WindowedPanel-outer, .jp-Notebook');
     const compare = Array.from(r.classList).some((c) => c.startsWith('absnb-compare-'));
     if (compare) {
         outer.scrollTop += r.getBoundingClientRect().top - outer.getBoundingClientRect().top;
-    } else {
+    } else {  // the graph's top at the view's top, as a presenter scrolls to it
         const g = r.querySelector('.absnb-graph').getBoundingClientRect();
-        const v = outer.getBoundingClientRect();
-        outer.scrollTop += (g.top + g.bottom) / 2 - (v.top + v.bottom) / 2;
+        outer.scrollTop += g.top - outer.getBoundingClientRect().top;
     }
     const view = outer.getBoundingClientRect();
     const out = [];
@@ -67,8 +67,13 @@ VISIBLE_JS = """(r) => {
             const right = Math.min(view.right, window.innerWidth);
             const inside = b.top >= view.top - 1 && b.bottom <= view.bottom + 1
                 && b.left >= view.left - 1 && b.right <= right + 1;
-            const hit = document.elementFromPoint((b.left + b.right) / 2, (b.top + b.bottom) / 2);
-            if (!inside || !hit || !hit.closest('.absnb-graph')) {
+            // the node's centre and its first and last lines of text: none covered
+            const x = (b.left + b.right) / 2;
+            const covered = [(b.top + b.bottom) / 2, b.top + 4, b.bottom - 4].some((y) => {
+                const hit = document.elementFromPoint(x, y);
+                return !hit || !hit.closest('.absnb-graph');
+            });
+            if (!inside || covered) {
                 out.push(node.querySelector('title').textContent);
             }
         }
@@ -81,3 +86,37 @@ VISIBLE_JS = """(r) => {
 GRAPHS_JS = (
     """(root) => Array.from(root.querySelectorAll('.absnb-graph'), (g) => g.innerHTML).join('|')"""
 )
+
+# Scrolled as a reader does to see the bottom of a widget's graph: where Step and Back are and
+# whether they are on top, the graph's bottom row of nodes hidden under the sticky controls,
+# and the sizes of the graph, the view and the row of controls.
+CONTROLS_STAY_JS = """(r) => {
+    const graph = r.querySelector('.absnb-graph');
+    const row = r.querySelector('.absnb-controls');
+    // In the presentation layout the row comes after the graph: a reader scrolls it
+    // into view too. Scroll the notebook itself (scrollIntoView would also shift
+    // JupyterLab's own overflow-hidden panels).
+    const after = graph.compareDocumentPosition(row) & Node.DOCUMENT_POSITION_FOLLOWING;
+    const outer = r.closest('.jp-WindowedPanel-outer, .jp-Notebook');
+    outer.scrollTop += graph.getBoundingClientRect().bottom
+        - outer.getBoundingClientRect().bottom + 4
+        + (after ? row.getBoundingClientRect().height : 0);
+    const g = graph.getBoundingClientRect();
+    const view = outer.getBoundingClientRect();
+    const buttons = [];
+    for (const cls of ['absnb-step', 'absnb-back']) {
+        const b = r.querySelector('.' + cls).getBoundingClientRect();
+        const hit = document.elementFromPoint(b.left + b.width / 2, b.top + b.height / 2);
+        buttons.push({cls, top: b.top, bottom: b.bottom,
+                      onTop: !!hit && !!hit.closest('.' + cls)});
+    }
+    const nodes = Array.from(graph.querySelectorAll('svg g.node'),
+        (n) => [n, n.getBoundingClientRect()]);
+    const lowest = Math.max(...nodes.map(([, b]) => b.top));
+    const hidden = nodes.filter(([, b]) => b.top >= lowest - 2).filter(([, b]) => {
+        const hit = document.elementFromPoint((b.left + b.right) / 2, (b.top + b.bottom) / 2);
+        return !hit || !hit.closest('.absnb-graph');
+    }).map(([n]) => n.querySelector('title').textContent);
+    return {buttons, hidden, graphBottom: g.bottom, viewTop: view.top,
+            viewBottom: view.bottom, rowHeight: row.getBoundingClientRect().height};
+}"""

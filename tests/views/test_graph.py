@@ -83,6 +83,55 @@ def test_blocked_channel_is_red_bold_with_buffered_count() -> None:
         assert BLOCKED_COLOUR not in edge_line(dot, other)
 
 
+def test_short_labels_say_the_same_in_fewer_characters() -> None:
+    """``short=True`` (the panes of compare): the title names the protocol first, the
+    groups of tasks are unlabelled, a blocked channel says ``blocked: n``, a barrier is
+    ``▌n``, a node's lines wrap at 15 characters and keep ``taken: n`` together; what is
+    drawn is the same."""
+    world = SCENARIOS["word_count_blocked"]()
+    dot = to_dot(world, short=True, with_legend=False)
+    assert "<B>abs</B> · step 8<BR/>completed: 0 · pending: 1" in dot
+    assert dot.count("label=<>;") == 3
+    assert "parallelism" not in dot
+    blocked = edge_line(dot, "source[0]->count[0]")
+    assert "blocked: 2</B>" in blocked
+    assert "buffered" not in blocked
+    assert f'color="{BLOCKED_COLOUR}"' in blocked
+    assert "be<BR/>quick" in blocked
+    assert "<B>▌1</B>" in edge_line(dot, "source[0]->count[1]")
+    assert "barrier" not in dot
+    assert "<I>aligning 1:\u00a01/2</I>" in node_line(dot, "count[0]")
+    halted = node_line(to_dot(SCENARIOS["synchronous_halted"](), short=True), "source[0]")
+    assert "<I>halted,</I><BR/><I>taken:\u00a01</I>" in halted
+    logging = edge_line(to_dot(SCENARIOS["cyclic_logging"](), short=True), "step->head")
+    assert "logging: 1</B>" in logging
+    assert "logged" not in logging
+
+
+@needs_dot
+def test_compact_graphs_fit_three_side_by_side_at_every_step() -> None:
+    """compare's three default panes on word count: at every step of a seeded run their
+    compact graphs are together at most 1,200 units wide, so that in a cell 800 pixels
+    wide (1280x720 with JupyterLab's file browser open) their 18-point labels are drawn
+    at least 12 pixels high (18 x 800 / 1,200)."""
+    from absnb.views.graph import render_svg_fast
+    from absnb.views.pictures import svg_size
+    from absnb.views.widgets import COMPACT
+
+    job = absnb.word_count()
+    widths = []
+    for protocol in ("abs", "chandy-lamport", "synchronous"):
+        world = absnb.World(job, protocol, checkpoint_interval=4)
+        stepper = absnb.Stepper(world, absnb.RandomScheduler(seed=1))
+        widths.append([svg_size(render_svg_fast(to_dot(world, **COMPACT)))[0]])
+        for event in stepper.run():
+            widths[-1].append(svg_size(render_svg_fast(to_dot(stepper.world, **COMPACT)))[0])
+            assert event is not None
+    together = [sum(w) for w in zip(*widths, strict=False)]
+    assert len(together) > 30
+    assert max(together) <= 1_200, max(together)
+
+
 def test_aligning_task_shows_barriers_so_far() -> None:
     world = SCENARIOS["word_count_blocked"]()
     assert task_status(world, "count[0]") == ("aligning", "aligning checkpoint 1 (1/2 barriers)")
