@@ -54,23 +54,53 @@ def enabled_actions(
 
     A crash and an end of input are always possible (:func:`why_not` accepts them), but a
     run offers them only when asked, as faults and bounded inputs are what it explores."""
-    s = state.static
     if state.failed is not None:
         return list(RECOVER)
-    acts: list[Action] = [  # ``q and``: the rule's first test, asked inline (the hot path)
-        s.deliver[c] for c, q in state.channels.items() if q and _deliverable(state, c) is None
-    ]
-    acts.extend(s.emit[t] for t in s.emitters if _emittable(state, t) is None)
-    acts.extend(Notify(t, pending[0]) for t, pending in state.notices.items())
+    acts = _deliveries(state)
+    _emits(state, acts)
+    if state.notices:
+        acts.extend(Notify(t, pending[0]) for t, pending in state.notices.items())
     if ends:
         acts.extend(EndInput(c) for c in state.channels if _unfinished(state, c) is None)
     if not acts and _ticking(state):
         acts.append(WAIT)
     if can_trigger(state):
-        acts.append(s.trigger)
+        acts.append(state.static.trigger)
     if crashes:
-        acts.extend(Crash(t) for t in s.graph.tasks)
+        acts.extend(Crash(t) for t in state.graph.tasks)
     return acts
+
+
+def _deliveries(state: WorldState) -> list[Action]:
+    """The enabled deliveries in channel order: :func:`_deliverable` asked of every channel at
+    once. Its tests in order are cheap ones first, so the common cases are asked inline (the
+    hot path of every step): an empty channel is never deliverable, and while no task
+    replays a non-empty one is unless blocked. ``tests/sim/test_enabled.py`` checks the
+    result against :func:`why_not` for every action."""
+    deliveries, blocked = state.static.deliveries, state.blocked
+    if state.replaying:
+        pairs = zip(deliveries, state.channels.items(), strict=True)
+        return [d for d, (c, q) in pairs if q and _deliverable(state, c) is None]
+    if blocked:
+        return [
+            d
+            for d, (c, q) in zip(deliveries, state.channels.items(), strict=True)
+            if q and c not in blocked
+        ]
+    return [d for d, q in zip(deliveries, state.channels.values(), strict=True) if q]
+
+
+def _emits(state: WorldState, acts: list[Action]) -> None:
+    """Append the enabled emits in task order: :func:`_emittable` asked of every source and
+    process, its first tests (halted, input log consumed) inline; the rule itself is
+    asked only of a task that replays or whose next entry may wait (the bank)."""
+    tasks, inputs = state.tasks, state.inputs
+    for t, emit, waits in state.static.emits:
+        task = tasks[t]
+        if task.halted or task.offset >= len(inputs[t]):
+            continue
+        if (not task.replay and not waits) or _emittable(state, t) is None:
+            acts.append(emit)
 
 
 def progress_actions(state: WorldState) -> list[Action]:

@@ -43,6 +43,8 @@ class Static:
         self.protocol = protocol
         self.max_checkpoints = max_checkpoints
         self.deliver = {c: Deliver(c) for c in graph.channels}
+        self.deliveries = tuple(self.deliver.values())
+        """One Deliver per channel, in the order of a state's ``channels`` (the graph's)."""
         self.emitters = tuple(t for t in graph.tasks if graph.kind(t) in ("source", "process"))
         self.emit = {t: Emit(t) for t in self.emitters}
         self.waits = {  # operators whose next log entry may have to wait (the bank)
@@ -50,6 +52,8 @@ class Static:
             for t in self.emitters
             if type(graph.function(t)).waits is not Operator.waits
         }
+        self.emits = tuple((t, self.emit[t], t in self.waits) for t in self.emitters)
+        """Each emitter with its Emit and whether its next entry may wait."""
         self.trigger = TriggerCheckpoint()
         self.sinks = tuple(t for t in graph.tasks if graph.kind(t) == "sink")
         self.notify_steps = notify_steps

@@ -98,7 +98,10 @@ class Stepper:
                 return None
             # One of the enabled actions themselves (not an equal copy a custom scheduler
             # made): enabled already, so apply skips checking it again.
-            checked = any(a is action for a in enabled)
+            for a in enabled:  # a loop, not any(...): this runs at every step
+                if a is action:
+                    checked = True
+                    break
         if self.keep_history:
             before = world.clone()
             stores = self._save() if self.stores else ()
