@@ -516,6 +516,22 @@ def test_explore_with_crashes_is_bounded_by_depth(capsys: pytest.CaptureFixture[
     assert report["violation"] is None
 
 
+def test_explore_with_ends_reaches_an_end_of_input(capsys: pytest.CaptureFixture[str]) -> None:
+    # The path every Spark run takes at its end (FLIP-147) is explored: channels end, and
+    # every invariant still holds. Without --ends no channel ever ends. (Ends multiply the
+    # interleavings: bounded here to stay quick.)
+    bound = ("--max-states", "3000")
+    report = run_json(capsys, "explore", "--job", "word_count", "--ends", *bound)
+    assert report["ends"] is True
+    assert report["ended"] > 0
+    assert report["violation"] is None
+    plain = run_json(capsys, "explore", "--job", "word_count", *bound)
+    assert plain["ends"] is False
+    assert plain["ended"] == 0
+    assert main(["explore", "--job", "word_count", "--ends", *bound]) == 0
+    assert "transitions end a channel)" in capsys.readouterr().out
+
+
 # -- progress ------------------------------------------------------------------------------------
 def test_plain_progress_lines_on_a_stream_that_is_no_terminal() -> None:
     import io

@@ -319,6 +319,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     exp.add_argument("--crashes", action="store_true", help="also crash every task at every step")
     exp.add_argument(
+        "--ends",
+        action="store_true",
+        help="also let every finished sender end each of its channels at every step where it "
+        "may (end of input, FLIP-147), as a Spark run does at its end",
+    )
+    exp.add_argument(
         "--max-states",
         type=counting,
         default=100_000,

@@ -1,5 +1,7 @@
 """``absnb explore``: every interleaving of a small job (:mod:`absnb.sim.explore`), with the
-invariants checked after every step and exactly-once at every end, and a progress bar."""
+invariants checked after every step and exactly-once at every end, and a progress bar;
+``--crashes`` adds a crash of every task at every step, ``--ends`` a finished sender ending
+each of its channels wherever it may (the ``ended`` count says how many transitions did)."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ from typing import Any
 from absnb.cli.jobs import default_protocol, make_job
 from absnb.cli.progress import Progress
 from absnb.cli.run import steps
+from absnb.sim.actions import EndInput
 from absnb.sim.checks import reference_output
 from absnb.sim.events import Event
 from absnb.sim.explore import (
@@ -49,10 +52,13 @@ def cmd_explore(args: argparse.Namespace) -> int:
         alignment_timeout=steps(args, "alignment_timeout"),
         checkpoint_timeout=steps(args, "checkpoint_timeout"),
     )
+    ended = 0
     with Progress("explore", "transitions") as progress:
 
         def count(world: World, event: Event) -> None:
+            nonlocal ended
             progress.update()
+            ended += type(event.action) is EndInput
 
         invariants: list[Invariant] = [feasible_snapshots, count]
         if job.total is not None:
@@ -64,17 +70,23 @@ def cmd_explore(args: argparse.Namespace) -> int:
             max_states=args.max_states,
             max_depth=args.max_depth,
             crashes=args.crashes,
+            ends=args.ends,
         )
     if result.violation is not None and args.save_trace:
         save_trace(args.save_trace, TraceHeader.of(world), result.counterexample)
     if args.json:
-        print(json.dumps(exploration_json(world, result, args), indent=2))
+        print(json.dumps({**exploration_json(world, result, args), "ended": ended}, indent=2))
     else:
         g = world.graph
         print(
             f"{job.builder} with {world.protocol.name}: {len(g.tasks)} tasks, "
             f"{len(g.channels)} channels; at most {args.checkpoints} checkpoint(s)"
             + (f", crashes at every step to depth {args.max_depth}" if args.crashes else "")
+            + (
+                f"; ends of input explored ({ended:,} transitions end a channel)"
+                if args.ends
+                else ""
+            )
         )
         print(result)
         if result.violation is not None and args.save_trace:
@@ -89,6 +101,7 @@ def exploration_json(world: World, result: Exploration, args: argparse.Namespace
         "protocol": world.protocol.name,
         "checkpoints": args.checkpoints,
         "crashes": args.crashes,
+        "ends": args.ends,
         "states": result.states,
         "transitions": result.transitions,
         "terminal": result.terminal,

@@ -1,9 +1,72 @@
-"""Real execution: the Spark runtime (``spark``, with ``daemon``, Spark's Python daemon
-preloading absnb, and ``structured_streaming``, the two-phase-commit file sink from a
-Structured Streaming query: the only modules that import pyspark), the framed TCP data
-plane (``transport``), the control plane (``control``) and checkpoint storage
-(``storage``)."""
+"""Real execution on PySpark, and the names its users need.
 
-from absnb.runtime.event_table import RunEvents, load_events
+The face: :class:`SparkRuntime` (run a job on Spark), :class:`Failure` (a failure to inject)
+and :class:`InjectedFailure` (what it raises), :func:`load_events` and :class:`RunEvents` (a
+run's event log), and the errors a run can raise (:class:`ClusterTooSmallError`,
+:class:`SparkInputError`, :class:`RestartLimitError`, :class:`StorageError`,
+:class:`CommittedCheckpointLostError`, :class:`StreamSinkError`, :class:`ControlError`,
+:class:`HostFailure`). They are imported when first used, so ``import absnb.runtime`` stays
+light and never starts Java.
 
-__all__ = ["RunEvents", "load_events"]
+Inside: ``spark`` (with ``daemon``, Spark's Python daemon preloading absnb, and
+``structured_streaming``, the two-phase-commit file sink from a Structured Streaming query:
+the only modules that import pyspark), the framed TCP data plane (``transport``), the
+control plane (``control``), checkpoint storage (``storage``); where a host blocks a channel
+during alignment (``alignment``), and where recovery after a failure, a SIGKILL included,
+is decided (``recovery``).
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from absnb.runtime.control_messages import ControlError, HostFailure
+    from absnb.runtime.event_table import RunEvents, load_events
+    from absnb.runtime.failures import Failure, InjectedFailure
+    from absnb.runtime.inputs import SparkInputError
+    from absnb.runtime.recovery import RestartLimitError
+    from absnb.runtime.spark import ClusterTooSmallError, SparkRuntime
+    from absnb.runtime.storage_fs import CommittedCheckpointLostError, StorageError
+    from absnb.runtime.stream_committer import StreamSinkError
+
+_WHERE = {
+    "ClusterTooSmallError": "spark",
+    "CommittedCheckpointLostError": "storage_fs",
+    "ControlError": "control_messages",
+    "Failure": "failures",
+    "HostFailure": "control_messages",
+    "InjectedFailure": "failures",
+    "RestartLimitError": "recovery",
+    "RunEvents": "event_table",
+    "SparkInputError": "inputs",
+    "SparkRuntime": "spark",
+    "StorageError": "storage_fs",
+    "StreamSinkError": "stream_committer",
+    "load_events": "event_table",
+}
+
+__all__ = [
+    "ClusterTooSmallError",
+    "CommittedCheckpointLostError",
+    "ControlError",
+    "Failure",
+    "HostFailure",
+    "InjectedFailure",
+    "RestartLimitError",
+    "RunEvents",
+    "SparkInputError",
+    "SparkRuntime",
+    "StorageError",
+    "StreamSinkError",
+    "load_events",
+]
+
+
+def __getattr__(name: str) -> Any:
+    """One of :data:`__all__`, imported from its module on first use."""
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module 'absnb.runtime' has no attribute {name!r}")
+    return getattr(importlib.import_module(f"absnb.runtime.{module}"), name)

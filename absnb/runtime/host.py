@@ -104,8 +104,7 @@ class Host:
         self.clock = time.monotonic  # the alignment timer's (protocols/alignment_timer.py)
         self.injected = Injections(plan.failures, plan.attempt, self.log.on_fire)
         self.overtake = protocol.barriers_overtake  # barriers take the priority lane
-        # with an alignment timeout, barriers are announced on it (runtime/announce.py)
-        self.announced = Announcements(timer_for(protocol))
+        self.announced = Announcements(timer_for(protocol))  # announced barriers, timers
         self.announce = self.announced.timed and not self.overtake
         self.split = self.overtake or self.announce  # priority events between pieces
         self.inbox = Inbox()

@@ -1,4 +1,5 @@
-"""What the driver decides between the attempts of a run on Spark (:func:`run_attempts`):
+"""Where recovery after a failure (a host's error, or its Python worker killed by SIGKILL) is
+decided: what the driver decides between the attempts of a run on Spark (:func:`run_attempts`):
 which checkpoint to restore (never one behind the newest completed checkpoint of a job
 with two-phase-commit sinks, whose transactions may be committed), and whether a host's
 error is the user's, to be raised as itself rather than retried, and what a failed

@@ -3,7 +3,10 @@
 :class:`PostgresServer` runs ``initdb`` into a temporary directory and starts ``postgres``
 on 127.0.0.1 on a free port, with ``max_prepared_transactions`` set (two-phase commit needs
 it; PostgreSQL's default is 0) and trust authentication for the user ``absnb``; stopping it
-(fast shutdown) removes the directory::
+(fast shutdown) removes the directory. Being thrown away, it does not wait for its writes
+to reach the disk (``fsync=off``; ``durable=True`` does): a commit or ``PREPARE
+TRANSACTION`` is as visible to other connections as ever, only a crash of the machine
+could lose it::
 
     with PostgresServer() as server:
         sink = PostgresSink(server.dsn, "words")
@@ -76,6 +79,10 @@ class PostgresServer:
         bin_dir: where ``initdb`` and ``postgres`` are (default: :func:`find_bin_dir`).
         run_as: the user to run the server as when this process is root.
         startup_timeout: seconds to wait for the server to accept connections.
+        durable: flush every commit to disk (PostgreSQL's default, a few milliseconds a
+            commit or ``PREPARE TRANSACTION`` on a shared disk); False: ``fsync=off``,
+            ``synchronous_commit=off``, ``full_page_writes=off``, as fits a server whose
+            directory is deleted when it stops.
     """
 
     def __init__(
@@ -85,11 +92,13 @@ class PostgresServer:
         bin_dir: str | None = None,
         run_as: str | None = None,
         startup_timeout: float = 60.0,
+        durable: bool = False,
     ) -> None:
         self.max_prepared_transactions = max_prepared_transactions
         self.bin_dir = bin_dir
         self.run_as = run_as
         self.startup_timeout = startup_timeout
+        self.durable = durable
         self.directory: str | None = None
         self.port: int | None = None
         self.process: subprocess.Popen[bytes] | None = None
@@ -164,6 +173,7 @@ class PostgresServer:
                         "listen_addresses=127.0.0.1",
                         "-c",
                         f"max_prepared_transactions={self.max_prepared_transactions}",
+                        *self._flush_settings(),
                     ],
                     stdout=out,
                     stderr=subprocess.STDOUT,
@@ -178,6 +188,13 @@ class PostgresServer:
             raise
         atexit.register(self.stop)
         return self
+
+    def _flush_settings(self) -> list[str]:
+        """The ``-c`` options of :attr:`durable`: none when durable, else no flushing."""
+        if self.durable:
+            return []
+        off = ("fsync", "synchronous_commit", "full_page_writes")
+        return [arg for name in off for arg in ("-c", f"{name}=off")]
 
     def _run(self, cmd: list[str], user: dict[str, int], log: str) -> None:
         with open(log, "ab") as out:

@@ -28,6 +28,10 @@ from absnb.views.controls import GOTO_AHEAD, Controls, button, choice_label, key
 from absnb.views.pictures import img_html, svg_size
 from absnb.views.widgets import STICKY_CSS, StepperWidget, panel
 
+PANE_CSS = "<style>.absnb-compare-pane .absnb-panel{overflow-wrap:anywhere}</style>"
+"""A pane's text breaks inside a long word (``Checkpoint 1 (chandy-lamport)``) rather than
+run past the pane's edge, where it would be cut off."""
+
 
 class SideBySide:
     """Panes side by side, one per stepper, driven by one set of controls."""
@@ -70,6 +74,8 @@ class SideBySide:
             )
             for p in self.panes
         ]
+        for column in self.columns:
+            column.add_class("absnb-compare-pane")
         side = w.HBox(self.columns, layout=w.Layout(width="100%", align_items="flex-start"))
         rows = c.rows()
         rows[0].add_class("absnb-controls")  # Step, Back, Play, go to: always in view
@@ -78,7 +84,7 @@ class SideBySide:
                 *rows,
                 w.HBox([self.chooser, self.do]),
                 side,
-                w.HTML(keyboard_html(root_class) + STICKY_CSS),
+                w.HTML(keyboard_html(root_class) + STICKY_CSS + PANE_CSS),
             ],
             layout=w.Layout(width="100%"),
         )

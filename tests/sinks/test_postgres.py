@@ -188,3 +188,14 @@ def test_psycopg_is_imported_only_when_the_postgres_sink_is_used() -> None:
         [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=60
     )
     assert json.loads(out.stdout) == [False, True, False]  # used: check() imports it
+
+
+def test_the_throwaway_server_flushes_to_disk_only_when_durable(db) -> None:
+    """A commit waits a few milliseconds for the disk only on a durable server (the test
+    runs' thousands of ``PREPARE TRANSACTION`` do not)."""
+    flushing = ("fsync", "synchronous_commit", "full_page_writes")
+    assert [db.execute(f"SHOW {name}").fetchone()[0] for name in flushing] == ["off"] * 3
+    import psycopg
+
+    with PostgresServer(durable=True) as server, psycopg.connect(server.dsn) as durable:
+        assert [durable.execute(f"SHOW {name}").fetchone()[0] for name in flushing] == ["on"] * 3

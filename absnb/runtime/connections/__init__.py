@@ -6,5 +6,7 @@
 One job per module: :mod:`~absnb.runtime.connections.frames` reads and writes frames,
 :mod:`~absnb.runtime.connections.admission` admits a connecting peer (it proves that it knows
 the job secret by its deadline, or it is dropped), :mod:`~absnb.runtime.connections.listener`
-is the selector loop that accepts, admits and reports what is readable.
+is the selector loop that accepts, admits and reports what is ready, and
+:mod:`~absnb.runtime.connections.link` keeps one connection's socket for a non-blocking loop
+(the data plane's channel ends; the control server's connections block with a timeout).
 """

@@ -80,6 +80,11 @@ class Listener:
             admissions.expire()
         return ready
 
+    def getsockname(self) -> tuple[str, int]:
+        """Where the listening socket is bound: ``(interface, port)``."""
+        host, port = self._sock.getsockname()[:2]
+        return (str(host), int(port))
+
     def admit(self, admission: Admission) -> socket.socket:
         """The proven connection (see :meth:`Admissions.admit`)."""
         return self.admissions.admit(admission)
