@@ -234,8 +234,8 @@ def add_job_options(p: argparse.ArgumentParser) -> None:
         "--alignment-timeout",
         type=positive,
         metavar="T",
-        help="with abs: switch to unaligned at a task whose alignment lasts T (steps in the "
-        "simulator, seconds on Spark)",
+        help="with abs: switch to unaligned at a task T after it first heard of a checkpoint "
+        "(steps in the simulator, seconds on Spark), if it is still aligning it",
     )
     p.add_argument(
         "--checkpoint-timeout",
