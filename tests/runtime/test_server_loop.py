@@ -13,8 +13,9 @@ import pytest
 
 from absnb.runtime.connections.frames import FrameReader, frame
 from absnb.runtime.control_messages import FRAME_KIND, HELLO
+from absnb.runtime.handshake import client_handshake
 from absnb.runtime.server_loop import SelectorServer, _Conn
-from absnb.runtime.wire import client_handshake, new_secret
+from absnb.runtime.wire import new_secret
 
 SECRET = new_secret()
 FLOOD = b"x" * (16 << 20)
