@@ -27,7 +27,7 @@ from absnb.runtime.connections.admission import Admission
 from absnb.runtime.connections.frames import frame
 from absnb.runtime.connections.link import READ, WRITE, Link
 from absnb.runtime.connections.listener import Listener
-from absnb.runtime.control_messages import FRAME_KIND
+from absnb.runtime.control_messages import FRAME_KIND, Register
 from absnb.runtime.handshake import HANDSHAKE_SECONDS
 from absnb.runtime.wire import FrameError
 
@@ -40,7 +40,7 @@ LINGER_SECONDS = 2.0
 
 
 class _Conn(Link):
-    """An authenticated connection: its link, what the peer registered as (the subclass's
+    """An authenticated connection: its link, the peer's registration (the subclass's
     business) and whether it is closed (a closed one may still send what waits in its
     buffer, :attr:`since` the last time its peer read anything)."""
 
@@ -49,7 +49,7 @@ class _Conn(Link):
     def __init__(self, selector: selectors.BaseSelector, sock: socket.socket, peer: Any) -> None:
         super().__init__(selector, (FRAME_KIND,), f"the control connection of {peer}")
         self.sock = sock
-        self.register: Any = None
+        self.register: Register | None = None
         self.closed = False
         self.failure = ""
         self.since = 0.0

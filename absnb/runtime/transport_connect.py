@@ -98,7 +98,10 @@ def handshake_step(out: _Output, data: bytes) -> bytes | None:
 
 
 def match_input(
-    hello: Any, attempt: int, inputs: Mapping[Any, _Input], by_name: Mapping[Any, _Input]
+    hello: Any,
+    attempt: int,
+    inputs: Mapping[ChannelId, _Input],
+    by_name: Mapping[tuple[str, str], _Input],
 ) -> tuple[_Input | None, str]:
     """The input channel a proven peer's ``hello`` connects, or ``None`` and why it is
     refused: another attempt, a channel not expected (looked up as it came, then by its
@@ -111,7 +114,7 @@ def match_input(
     inp = None
     if isinstance(channel, tuple) and len(channel) == 2:
         try:
-            inp = inputs.get(channel)
+            inp = inputs.get(ChannelId(*channel))
         except TypeError:  # unhashable
             inp = None
         if inp is None and all(isinstance(s, str) for s in channel):
