@@ -44,16 +44,11 @@ from absnb.runtime.announce import Announcements
 from absnb.runtime.control_client import ControlClient, report_setup_failure
 from absnb.runtime.control_messages import Ack, Notify, Probe, Stop, Terminate, Trigger
 from absnb.runtime.event_log import EventLog
-from absnb.runtime.failures import Failure as Failure
-from absnb.runtime.failures import InjectedFailure as InjectedFailure
 from absnb.runtime.failures import Injections
 from absnb.runtime.host_report import host_result, probe_report
 from absnb.runtime.inbox import Inbox, take
 from absnb.runtime.pacing import SourcePacing
-from absnb.runtime.plan import HostPlan as HostPlan
-from absnb.runtime.plan import HostResult as HostResult
-from absnb.runtime.plan import host_of as host_of
-from absnb.runtime.plan import terminates_by_quiescence as terminates_by_quiescence
+from absnb.runtime.plan import HostPlan, HostResult, terminates_by_quiescence
 from absnb.runtime.priority import Overtaking
 from absnb.runtime.snapshot_writer import SnapshotWriter
 from absnb.runtime.wire import bind_address
