@@ -237,7 +237,7 @@ def on_spark(
     duplicates each mode leaves after a failure of the slow counter halfway through."""
     import pandas as pd
 
-    from absnb.runtime.host import Failure
+    from absnb.runtime.failures import Failure
     from absnb.runtime.spark import quiet_task_failures
 
     job = skewed_job(lines, skew, delay)

@@ -15,8 +15,7 @@ from typing import TYPE_CHECKING
 from absnb.core.errors import AbsnbError
 from absnb.protocols import CheckpointCoordinator
 from absnb.runtime.failures import InjectedFailure
-from absnb.runtime.host import host_of
-from absnb.runtime.plan import HostPlan, HostResult
+from absnb.runtime.plan import HostPlan, HostResult, host_of
 
 if TYPE_CHECKING:
     from absnb.core.graph import ExecutionGraph

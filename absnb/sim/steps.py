@@ -21,14 +21,9 @@ from itertools import islice
 from typing import Any
 
 from absnb.core.ids import ChannelId, CheckpointId, TaskId
-from absnb.core.messages import (
-    RECORD_TYPES,
-    CancelCheckpointMarker,
-    CheckpointBarrier,
-    EndOfInput,
-)
+from absnb.core.messages import CheckpointBarrier, EndOfInput
 from absnb.protocols.alignment_timer import due, timer_for
-from absnb.protocols.overtaken import overtaken
+from absnb.protocols.overtaken import overtaken, overtaking_position
 from absnb.sim.actions import (
     Action,
     Crash,
@@ -77,19 +72,17 @@ def deliver(state: WorldState, channel: ChannelId) -> Event:
 
 
 def overtaking_at(state: WorldState, channel: ChannelId) -> int | None:
-    """Where the barrier a delivery of ``channel`` takes ahead of the records queued before
-    it is (unaligned, FLIP-76; or of a checkpoint overdue at the task under an alignment
-    timeout, even at the head: :mod:`absnb.protocols.alignment_timer`); None: the head is
-    delivered in order."""
+    """Where the barrier a delivery of ``channel`` takes ahead of the messages queued before
+    it is (a priority event under unaligned, FLIP-76; or a barrier of a checkpoint overdue at
+    the task under an alignment timeout, even at the head:
+    :func:`~absnb.protocols.overtaken.overtaking_position` decides); None: the head is delivered in
+    order."""
     queue = state.channels[channel]
     if channel.dst in state.aligning:
-        return _overdue_barrier(queue, state.aligning[channel.dst].overdue(state.clock))
-    if state.static.overtake and type(queue[0]) in RECORD_TYPES:
-        for i, m in enumerate(queue):
-            if type(m) is EndOfInput:
-                return None  # an end overtakes nothing
-            if type(m) not in RECORD_TYPES:
-                return i
+        overdue = state.aligning[channel.dst].overdue(state.clock)
+        return overtaking_position(queue, False, overdue) if overdue else None
+    if state.static.overtake and type(queue[0]) is not CheckpointBarrier:
+        return overtaking_position(queue, True)
     return None
 
 
@@ -98,9 +91,8 @@ def _deliver_overtaking(state: WorldState, channel: ChannelId, i: int) -> Event:
     (FLIP-76: a barrier is a priority event and overtakes in-flight records)."""
     queue = state.writable_channel(channel)
     barrier = queue[i]
-    # ``i``: the first priority event queued (an end of input overtakes nothing)
-    assert isinstance(barrier, CheckpointBarrier | CancelCheckpointMarker)
-    records = overtaken(islice(queue, i))  # an overdue barrier overtakes markers too
+    assert isinstance(barrier, CheckpointBarrier)  # ``i``: found by overtaking_at
+    records = overtaken(islice(queue, i))  # it overtakes cancellation markers too
     del queue[i]
     task = state.writable_task(channel.dst)
     sends: list[Send] = []
@@ -229,20 +221,6 @@ def _timer_due(state: WorldState, t: TaskId, event: Event) -> None:
         sends: list[Send] = []
         event.switched += (t,)
         outcome(state, task, sends, task.alignment_timeout(sends), event)
-
-
-def _overdue_barrier(queue: Any, overdue: frozenset[CheckpointId]) -> int | None:
-    """Where the first barrier of an overdue checkpoint queued in ``queue`` is (it overtakes
-    whatever is before it, as an announced barrier on the priority lane does)."""
-    if not overdue:
-        return None
-    for i, m in enumerate(queue):
-        kind = type(m)
-        if kind is CheckpointBarrier and m.checkpoint_id in overdue:
-            return i
-        if kind is EndOfInput:
-            return None
-    return None
 
 
 def _hear_sent(state: WorldState, sent: tuple[Send, ...]) -> None:

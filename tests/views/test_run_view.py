@@ -83,6 +83,19 @@ def test_a_barrier_that_overtook_nothing_gets_no_mark() -> None:
     assert "↷0<" not in svg
 
 
+def test_counts_too_close_on_one_lane_are_drawn_as_their_sum() -> None:
+    extra = [
+        EventRow(1.04, 0, "count[0]", "overtaken", A, 1, count=1130),
+        EventRow(1.041, 0, "count[0]", "overtaken", B, 1, count=463),  # a pixel later
+        EventRow(1.04, 0, "source[0]", "overtaken", A, 1, count=7),  # another lane
+    ]
+    svg = run_svg(sorted(rows() + extra, key=lambda r: r.time), "a run")
+    assert "↷1,593<" in svg
+    assert "↷463<" not in svg
+    assert "↷1,130<" not in svg
+    assert "↷7<" in svg
+
+
 def test_the_graph_shows_the_blocked_channel_and_the_title_says_so() -> None:
     svg = graph_svg(rows(), 1.04)
     assert "checkpoint 1, 2 tasks have their part, 1 channel(s) blocked" in svg
