@@ -18,8 +18,9 @@ is decided (``recovery``).
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from absnb.core.lazy import lazy_names
 
 if TYPE_CHECKING:
     from absnb.runtime.control_messages import ControlError, HostFailure
@@ -64,9 +65,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    """One of :data:`__all__`, imported from its module on first use."""
-    module = _WHERE.get(name)
-    if module is None:
-        raise AttributeError(f"module 'absnb.runtime' has no attribute {name!r}")
-    return getattr(importlib.import_module(f"absnb.runtime.{module}"), name)
+__getattr__, __dir__ = lazy_names(__name__, _WHERE)

@@ -16,6 +16,7 @@ from absnb.core.ids import ChannelId
 from absnb.core.messages import RECORD_TYPES, RecordBatch
 from absnb.runtime.connections.link import Link
 from absnb.runtime.flow import SendQueue, batch_limit
+from absnb.runtime.handshake import ClientHandshake
 from absnb.runtime.wire import MAX_FRAME, dumps, encode
 
 
@@ -45,12 +46,11 @@ class _Output(_Conn):
         "bytes",
         "error",
         "frames",
+        "handshake",
         "limit",
         "messages",
         "next_try",
         "priority",
-        "proof",
-        "proof_buf",
         "records",
         "sends",
         "sized",
@@ -64,14 +64,14 @@ class _Output(_Conn):
         kinds: tuple[int, ...],
         address: tuple[str, int],
         sends: SendQueue,
+        handshake: ClientHandshake,
     ) -> None:
         super().__init__(channel, selector, kinds)
         self.address = address
-        # connecting -> nonce (challenge awaited) -> proof (the receiver's proof awaited)
-        # -> ack (first CREDIT awaited) -> open; refused / closed are final.
+        # connecting -> handshake (its state says what is awaited) -> ack (first CREDIT
+        # awaited) -> open; refused / closed are final.
         self.state = "connecting"
-        self.proof = b""  # the receiver's proof expected back
-        self.proof_buf = bytearray()  # the receiver's proof as it arrives
+        self.handshake = handshake
         self.next_try = 0.0
         self.error = ""
         self.batch: list[Any] = []

@@ -30,8 +30,9 @@ from absnb.runtime.control_messages import (
     Stop,
 )
 from absnb.runtime.event_log import EventBatch
+from absnb.runtime.handshake import client_handshake
 from absnb.runtime.plan import HostPlan
-from absnb.runtime.wire import AuthenticationError, FrameError, client_handshake, dumps
+from absnb.runtime.wire import AuthenticationError, FrameError, dumps
 
 ServerMessage = Command | AddressBook | Refused
 """What a coordinator sends a host: before the address book, the book or a refusal."""
@@ -167,7 +168,7 @@ class ControlClient:
         with contextlib.suppress(OSError):
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         try:
-            client_handshake(sock, self.secret, HELLO)
+            early = client_handshake(sock, self.secret, HELLO)
             register = Register(self.host_id, self.attempt, self.tasks, self.data_address)
             sock.sendall(frame(FRAME_KIND, register))
         except TimeoutError as e:
@@ -182,6 +183,8 @@ class ControlClient:
                 f"{self._who()}: the coordinator closed the connection during the handshake "
                 f"({e}): does this host have the job's secret?"
             ) from e
+        if early:  # frames the server sent right after its proof
+            self._take(early)
 
     def _receive(self, timeout: float) -> bool:
         """Read what has arrived, waiting up to ``timeout``; False if nothing was readable."""
@@ -200,6 +203,15 @@ class ControlClient:
         if not data:
             self._eof = True
             return False
+        self._take(data)
+        return True
+
+    def _take(self, data: bytes) -> None:
+        """The server's messages that ``data`` completes, into the inbox.
+
+        Raises:
+            ControlError: a frame is corrupt, or not a control-plane message.
+        """
         try:
             frames = self._reader.feed(data)
         except FrameError as e:
@@ -213,7 +225,6 @@ class ControlClient:
                     "not a control-plane message: is the driver running the same absnb?"
                 )
             self._inbox.append(message)
-        return True
 
     def poll(self) -> list[Command]:
         """Every command that has arrived, without blocking.

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from time import monotonic
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from absnb.core.effects import Block, Decline, SnapshotState, Unblock
 from absnb.core.events import channel_name, checkpoint_of
@@ -53,6 +53,16 @@ def bucket_width(elapsed: float) -> float:
 
 SHIP_EVERY = 0.25
 """A host sends its rows to the driver this often (seconds)."""
+
+
+class EventSink(Protocol):
+    """Where :meth:`EventLog.ship` sends the rows: the host's
+    :class:`~absnb.runtime.control_client.ControlClient` (which imports this module, hence
+    a protocol)."""
+
+    def events(self, batch: EventBatch) -> None:
+        """Send ``batch`` to the driver."""
+
 
 Row = tuple[float, str | None, str, str | None, int | None, dict[str, Any] | None]
 """A host's raw row: (its own monotonic time, task, kind, channel, checkpoint, extra)."""
@@ -95,7 +105,7 @@ class EventLog:
         self.bucket = int(self.started / BUCKET)
         """The time bucket records are counted in now (the host's loop moves it on each
         round, in :meth:`ship`: one clock reading a round, none a batch)."""
-        self.client: Any = None
+        self.client: EventSink | None = None
         self.pending: dict[TaskId, list[tuple[int, Any]]] = {}
         """Each two-phase-commit sink's pre-committed transactions, by checkpoint."""
         self.sinks = [t for t in tasks if plan.job.graph.function(t).external]

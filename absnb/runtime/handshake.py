@@ -1,20 +1,25 @@
-"""The accepting side of the job-secret handshake, sans-IO, with a deadline.
+"""Both halves of the job-secret handshake, sans-IO; the server's with a deadline.
 
-The protocol is :mod:`absnb.runtime.wire`'s mutual challenge-response; this is the
-server's half as a state machine that never touches a socket (h11's style): the I/O loop
-feeds it the bytes it receives (:meth:`ServerHandshake.receive`), sends what it returns
-(:meth:`ServerHandshake.outgoing`), and asks it whether the connection's time is up
+The protocol is :mod:`absnb.runtime.wire`'s mutual challenge-response; each half is a state
+machine that never touches a socket (h11's style): the I/O loop feeds it the bytes it
+receives (``receive``) and sends what it returns (``outgoing``). The server's half
+(:class:`ServerHandshake`) also says whether the connection's time is up
 (:meth:`ServerHandshake.expired`). So an accepting loop (the coordinator's, a data
 plane's) never blocks on a peer: a peer that sends nothing, or a byte a second, costs one
 idle socket until its deadline and is then dropped, while every other connection is
 served. The client's proof is checked with :func:`hmac.compare_digest` before anything it
 sent is unpickled.
+
+The connecting half (:class:`ClientHandshake`) is the one both planes use: a data plane's
+sending end drives it from its loop, a host's control client through
+:func:`client_handshake` on a blocking socket.
 """
 
 from __future__ import annotations
 
 import hmac
 import os
+import socket
 import struct
 from typing import Any
 
@@ -24,6 +29,9 @@ from absnb.runtime.wire import (
     MAX_HELLO,
     NONCE_BYTES,
     SERVER_LABEL,
+    FrameError,
+    check_server_proof,
+    client_answer,
     loads,
     mac,
 )
@@ -118,3 +126,78 @@ class ServerHandshake:
         self.state = "failed"
         self.error = why
         self._out.clear()
+
+
+class ClientHandshake:
+    """The connecting side's handshake: ``challenge`` (the server's nonce awaited), then
+    ``proof`` (the answer, with :attr:`hello`, is sent; the server's proof awaited), then
+    ``done``.
+
+    Args:
+        secret: the per-job secret.
+        hello: what the client says it is (the server's plane decides what it may be).
+    """
+
+    def __init__(self, secret: bytes, hello: Any) -> None:
+        self.secret = secret
+        self.hello = hello
+        self.state = "challenge"
+        self._buffer = bytearray()
+        self._out = b""
+        self._expected = b""
+
+    def outgoing(self) -> bytes:
+        """What to send now (and forget): the answer, once the challenge came."""
+        out, self._out = self._out, b""
+        return out
+
+    def receive(self, data: bytes) -> bytes:
+        """Bytes from the server (``b""``: it closed the connection); once its proof checks,
+        the bytes that came after it (the start of the connection's frames).
+
+        Raises:
+            AuthenticationError: the server's proof is wrong (it does not know the secret).
+            FrameError: the server closed the connection (it refused our answer), or
+                :meth:`receive` was called after the handshake ended.
+        """
+        if self.state == "done":
+            raise FrameError("the handshake is over: the bytes belong to the frames")
+        if not data:
+            raise FrameError(
+                "the peer closed the connection during the handshake (it refused our "
+                "answer: another job's secret, or not a peer of this job)"
+            )
+        buf = self._buffer
+        buf += data
+        if self.state == "challenge":
+            if len(buf) < NONCE_BYTES:
+                return b""
+            self._out, self._expected = client_answer(
+                self.secret, bytes(buf[:NONCE_BYTES]), self.hello
+            )
+            del buf[:NONCE_BYTES]
+            self.state = "proof"
+        if len(buf) < MAC_BYTES:
+            return b""
+        proof, rest = bytes(buf[:MAC_BYTES]), bytes(buf[MAC_BYTES:])
+        buf.clear()
+        check_server_proof(self._expected, proof)
+        self.state = "done"
+        return rest
+
+
+def client_handshake(sock: socket.socket, secret: bytes, hello: Any) -> bytes:
+    """:class:`ClientHandshake` on a blocking socket: answer the server's challenge with
+    ``hello``, check the server's proof; the bytes the server sent after it.
+
+    Raises:
+        AuthenticationError, FrameError: see :meth:`ClientHandshake.receive`.
+        TimeoutError: the socket's timeout passed while waiting for the server.
+    """
+    hs = ClientHandshake(secret, hello)
+    while True:
+        rest = hs.receive(sock.recv(1 << 12))
+        if out := hs.outgoing():
+            sock.sendall(out)
+        if hs.state == "done":
+            return rest

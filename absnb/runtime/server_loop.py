@@ -3,29 +3,31 @@ coordinator's control plane (:class:`~absnb.runtime.control.CoordinatorServer`).
 
 One background thread drives a :class:`~absnb.runtime.connections.listener.Listener`
 (accepting connections, each proving it knows the job secret by its deadline without the
-loop waiting for it: :mod:`absnb.runtime.connections.admission`), reassembles the frames of
-the connections it admitted (:class:`~absnb.runtime.connections.frames.FrameReader`), and
-hands each message to :meth:`SelectorServer._dispatch`. Other threads run code on the loop's
-thread with :meth:`SelectorServer._call`. A subclass decides what messages mean; this
-module only moves bytes.
+loop waiting for it: :mod:`absnb.runtime.connections.admission`), keeps each connection it
+admitted on a :class:`~absnb.runtime.connections.link.Link` (the data plane's: frames
+reassembled as they come, writes that never block), and hands each message to
+:meth:`SelectorServer._dispatch`. What a host does not read waits in its link's buffer while
+the loop serves every other host; a host that reads nothing for ``send_timeout`` seconds is
+disconnected. Other threads run code on the loop's thread with :meth:`SelectorServer._call`.
+A subclass decides what messages mean; this module only moves bytes.
 """
 
 from __future__ import annotations
 
 import contextlib
 import queue
+import selectors
 import socket
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 from absnb.runtime.connections.admission import Admission
-from absnb.runtime.connections.frames import FrameReader, frame
-from absnb.runtime.connections.link import READ
+from absnb.runtime.connections.frames import frame
+from absnb.runtime.connections.link import READ, WRITE, Link
 from absnb.runtime.connections.listener import Listener
-from absnb.runtime.control_messages import FRAME_KIND
+from absnb.runtime.control_messages import FRAME_KIND, Register
 from absnb.runtime.handshake import HANDSHAKE_SECONDS
 from absnb.runtime.wire import FrameError
 
@@ -33,16 +35,24 @@ _WAKE = object()
 """The data of the socket other threads wake the loop with."""
 
 
-@dataclass(eq=False)
-class _Conn:
-    """An authenticated connection."""
+LINGER_SECONDS = 2.0
+"""The longest a stopping server spends sending what its hosts have not read yet."""
 
-    sock: socket.socket
-    reader: FrameReader = field(default_factory=lambda: FrameReader((FRAME_KIND,)))
-    register: Any = None
-    """What the peer registered as (the subclass's business)."""
-    closed: bool = False
-    failure: str = ""
+
+class _Conn(Link):
+    """An authenticated connection: its link, the peer's registration (the subclass's
+    business) and whether it is closed (a closed one may still send what waits in its
+    buffer, :attr:`since` the last time its peer read anything)."""
+
+    __slots__ = ("closed", "failure", "register", "since")
+
+    def __init__(self, selector: selectors.BaseSelector, sock: socket.socket, peer: Any) -> None:
+        super().__init__(selector, (FRAME_KIND,), f"the control connection of {peer}")
+        self.sock = sock
+        self.register: Register | None = None
+        self.closed = False
+        self.failure = ""
+        self.since = 0.0
 
 
 class SelectorServer:
@@ -101,6 +111,8 @@ class SelectorServer:
         self._cond = threading.Condition()
         self._failure: BaseException | None = None
         self._conns: set[_Conn] = set()
+        self._unsent: set[_Conn] = set()
+        """The connections (open or closed) with bytes their peer has not taken yet."""
 
     @property
     def address(self) -> tuple[str, int]:
@@ -189,17 +201,20 @@ class SelectorServer:
     def _run(self) -> None:
         try:
             while not self._stopping:
-                for data, _ in self._listener.select(self._wait()):
+                for data, mask in self._listener.select(self._wait()):
                     if data is _WAKE:
                         self._run_commands()
                     elif type(data) is Admission:
                         self._admit(data)
-                    elif isinstance(data, _Conn) and not data.closed:
-                        self._read(data)
+                    elif isinstance(data, _Conn):
+                        self._ready(data, mask)
                     if self._stopping:
                         break
                 else:
                     self._idle()
+                if self._unsent:
+                    self._expire_unsent()
+            self._linger()
         except BaseException as e:  # surfaced by wait_finished
             with self._cond:
                 self._failure = e
@@ -214,11 +229,27 @@ class SelectorServer:
         self._closed_all = True
         for conn in list(self._conns):
             self._close(conn)
+        for conn in list(self._unsent):
+            self._shut(conn)
         for s in (self._wake_r, self._wake_w):
             with contextlib.suppress(KeyError, ValueError):
                 self._selector.unregister(s)
             s.close()
         self._listener.close("the server stopped")
+
+    def _linger(self) -> None:
+        """The loop is ending: send what the hosts have not taken yet (a ``Stop``, say), for
+        at most :data:`LINGER_SECONDS` (and ``send_timeout``)."""
+        deadline = time.monotonic() + min(LINGER_SECONDS, self.send_timeout)
+        for conn in self._conns:
+            conn.reading = False
+            conn.watch()
+        while self._unsent and (left := deadline - time.monotonic()) > 0:
+            for data, mask in self._listener.select(left):
+                if data is _WAKE:
+                    self._run_commands()
+                elif isinstance(data, _Conn):
+                    self._ready(data, mask & WRITE)
 
     def _admit(self, admission: Admission) -> None:
         """A connection that proved it knows the secret: served if its hello is a control
@@ -226,25 +257,23 @@ class SelectorServer:
         if admission.handshake.hello != self.hello:
             self._listener.refuse(admission, "not a control client")
             return
-        sock = self._listener.admit(admission)
-        try:
-            sock.sendall(admission.handshake.outgoing())  # the server's proof
-        except OSError:
-            sock.close()
-            return
-        sock.setblocking(True)
-        sock.settimeout(self.send_timeout)
-        conn = _Conn(sock)
+        conn = _Conn(self._selector, self._listener.admit(admission), admission.peer)
         self._conns.add(conn)
-        self._selector.register(sock, READ, conn)
+        conn.watch()
+        self._write(conn, admission.handshake.outgoing())  # the server's proof
+
+    def _ready(self, conn: _Conn, mask: int) -> None:
+        if conn.sock is None:  # shut earlier in this round (a peer's message dropped it)
+            return
+        if mask & WRITE:
+            self._flush(conn)
+        if mask & READ and not conn.closed:
+            self._read(conn)
 
     def _read(self, conn: _Conn) -> None:
-        try:
-            data = conn.sock.recv(1 << 16)
-        except (BlockingIOError, InterruptedError, TimeoutError):
+        data = conn.recv()
+        if data is None:
             return
-        except OSError:
-            data = b""
         if not data:
             self._drop(conn)
             return
@@ -261,18 +290,62 @@ class SelectorServer:
     # -- connections --------------------------------------------------------------------------
 
     def _send(self, conn: _Conn, message: Any) -> None:
-        if conn.closed:
+        if not conn.closed:
+            self._write(conn, frame(FRAME_KIND, message))
+
+    def _write(self, conn: _Conn, data: bytes) -> None:
+        """Send ``data`` without waiting; what the socket does not take waits in the link."""
+        error = conn.write(data)
+        if error is not None:
+            self._drop(conn)
+        elif conn.wbuf and conn not in self._unsent:
+            conn.since = time.monotonic()
+            self._unsent.add(conn)
+
+    def _flush(self, conn: _Conn) -> None:
+        """``conn`` is writable: send what waits; a closed one is shut once all is sent."""
+        before = len(conn.wbuf)
+        error = conn.write_pending()
+        if error is not None:
+            self._abandon(conn)
             return
-        try:
-            conn.sock.sendall(frame(FRAME_KIND, message))
-        except OSError:
+        if len(conn.wbuf) < before:
+            conn.since = time.monotonic()
+        if not conn.wbuf:
+            self._unsent.discard(conn)
+            if conn.closed:
+                self._shut(conn)
+
+    def _expire_unsent(self) -> None:
+        """Disconnect the hosts that took nothing for ``send_timeout`` seconds."""
+        too_old = time.monotonic() - self.send_timeout
+        for conn in [c for c in self._unsent if c.since <= too_old]:
+            self._abandon(conn)
+
+    def _abandon(self, conn: _Conn) -> None:
+        """Forget what waits for ``conn``'s peer: drop it if open, shut it if closed."""
+        conn.wbuf.clear()
+        self._unsent.discard(conn)
+        if conn.closed:
+            self._shut(conn)
+        else:
             self._drop(conn)
 
     def _close(self, conn: _Conn) -> None:
+        """Close ``conn`` once what waits in its buffer is sent (read nothing more)."""
         if conn.closed:
             return
         conn.closed = True
         self._conns.discard(conn)
-        with contextlib.suppress(KeyError, ValueError):
-            self._selector.unregister(conn.sock)
-        conn.sock.close()
+        if conn.wbuf and conn.sock is not None:
+            conn.reading = False
+            conn.watch()
+        else:
+            self._shut(conn)
+
+    def _shut(self, conn: _Conn) -> None:
+        """Close ``conn``'s socket now, whatever waits."""
+        conn.closed = True
+        self._unsent.discard(conn)
+        if conn.sock is not None:
+            conn.drop()

@@ -26,7 +26,7 @@ buffers at most ``credits`` frames per channel (no receiver-side spill). These d
 (batch sizes, credit, spilling) are sans-IO in :mod:`absnb.runtime.flow`.
 
 A priority lane (:meth:`DataPlane.send_priority`, :mod:`absnb.runtime.priority`): a barrier
-of an unaligned checkpoint or a cancellation marker is a frame of its own kind, written
+of an unaligned checkpoint (never a cancellation marker) is a frame of its own kind, written
 ahead of the channel's batch and of its frames waiting for credit, and handed out by
 :meth:`DataPlane.poll` (or :meth:`DataPlane.poll_urgent`) ahead of the buffered frames.
 """
@@ -39,24 +39,24 @@ from itertools import repeat
 from typing import Any
 
 from absnb.core.ids import ChannelId
-from absnb.core.messages import RECORD_TYPES, CheckpointBarrier
+from absnb.core.messages import RECORD_TYPES
 from absnb.runtime.channel_ends import _Conn, _Input, _Output, _records, plane_stats
 from absnb.runtime.connections.admission import Admission
 from absnb.runtime.connections.link import READ, WRITE
 from absnb.runtime.connections.listener import Listener
 from absnb.runtime.flow import SendQueue
+from absnb.runtime.handshake import ClientHandshake
 from absnb.runtime.priority import PRIORITY, PRIORITY_TYPES, carried, received
 from absnb.runtime.transport_connect import (
     CREDIT,
     HANDSHAKE_TIMEOUT,
     RETRY_SECONDS,
-    answer_challenge,
     cannot_send,
     connect_round,
+    handshake_step,
     match_input,
     missing_inputs_error,
     not_an_input,
-    take_proof,
 )
 from absnb.runtime.wire import FrameError, dumps, encode
 
@@ -168,7 +168,8 @@ class DataPlane:
                 raise ValueError(f"output channel {c} is already connected")
             sends = SendQueue(self._memory_bytes, self._spill_dir)
             route = (address[0], int(address[1]))
-            out = self._outputs[c] = _Output(c, self._sel, _OUTPUT_KINDS, route, sends)
+            hello = ClientHandshake(self._secret, {"channel": c, "attempt": self.attempt})
+            out = self._outputs[c] = _Output(c, self._sel, _OUTPUT_KINDS, route, sends, hello)
             pending.append(out)
         while not connect_round(pending, deadline, timeout, self.attempt, check):
             self._io(max(0.0, min(RETRY_SECONDS, deadline - time.monotonic())))
@@ -221,21 +222,16 @@ class DataPlane:
                 self._size(out)
 
     def send_priority(self, channel: ChannelId, message: Any) -> None:
-        """Send a barrier or cancellation marker on the priority lane
-        (:mod:`absnb.runtime.priority`): ahead of the channel's pending batch and of its
-        frames waiting for credit, spending no credit; never blocks. A barrier carries the
-        records it overtakes here, which still follow it."""
+        """Send a barrier on the priority lane (:mod:`absnb.runtime.priority`): ahead of the
+        channel's pending batch and of its frames waiting for credit, spending no credit;
+        never blocks. It carries the records it overtakes here, which still follow it."""
         try:
             out = self._sendable[channel]
         except KeyError:
             raise cannot_send(channel, self._outputs.get(channel)) from None
         if type(message) not in PRIORITY_TYPES:
-            raise ValueError(
-                f"only barriers and cancellation markers take the priority lane, not {message!r}"
-            )
-        overtaken = (
-            carried(out.sends.kept(), out.batch) if type(message) is CheckpointBarrier else ()
-        )
+            raise ValueError(f"only barriers take the priority lane, not {message!r}")
+        overtaken = carried(out.sends.kept(), out.batch)
         out.priority += 1
         self._write(out, encode(PRIORITY, dumps((message, overtaken))))
 
@@ -409,18 +405,17 @@ class DataPlane:
             self._ready[inp] = None
 
     def _read_output(self, out: _Output) -> None:
-        if out.state == "nonce":
-            if not answer_challenge(out, self._secret, self.attempt):
-                self._lost(out, None)
-            return
         data = out.recv()
         if data is None:
             return
-        if out.state == "proof" and data:
-            rest = take_proof(out, data)
-            if rest is None:  # a wrong proof
+        if out.state == "handshake":
+            rest = handshake_step(out, data)
+            if rest is None:  # the receiver refused us, or failed to prove the secret
                 self._lost(out, None)
-            if not rest:
+                return
+            if answer := out.handshake.outgoing():
+                self._write(out, answer)
+            if not rest or out.sock is None:
                 return
             data = rest
         frames = self._frames(out, data)
@@ -473,7 +468,7 @@ class DataPlane:
             return
         assert isinstance(conn, _Output)
         out = conn
-        if out.state in ("nonce", "proof", "ack"):
+        if out.state in ("handshake", "ack"):
             out.state = "refused"
             return
         out.state = "closed"

@@ -3,15 +3,15 @@
 
 Connections. The sender opens one TCP connection per output channel
 (:meth:`DataPlane.connect_outputs`, :func:`try_connect`) and answers the receiver's
-challenge (:func:`answer_challenge`, :func:`~absnb.runtime.wire.client_answer`) with hello
-``{"channel": ChannelId, "attempt": n}``. The receiver's
-:class:`~absnb.runtime.connections.listener.Listener` checks the answer without blocking its
-loop (a peer that does not answer by its deadline is dropped), proves to the sender that it
-knows the secret too (the sender checks that proof before it reads a frame:
-:func:`take_proof`), and maps the connection to the channel (:func:`match_input`), or closes
-it without a word: a wrong secret, another attempt (an old attempt's messages are dropped),
-a channel it does not expect, or one already connected. Accepting is acknowledged by the
-receiver's first CREDIT frame.
+challenge with hello ``{"channel": ChannelId, "attempt": n}``
+(:class:`~absnb.runtime.handshake.ClientHandshake`, the control client's too, fed by
+:func:`handshake_step`). The receiver's :class:`~absnb.runtime.connections.listener.Listener`
+checks the answer without blocking its loop (a peer that does not answer by its deadline is
+dropped), proves to the sender that it knows the secret too (the sender checks that proof
+before it reads a frame), and maps the connection to the channel (:func:`match_input`), or
+closes it without a word: a wrong secret, another attempt (an old attempt's messages are
+dropped), a channel it does not expect, or one already connected. Accepting is acknowledged
+by the receiver's first CREDIT frame.
 """
 
 from __future__ import annotations
@@ -24,13 +24,6 @@ from typing import Any
 from absnb.core.ids import ChannelId
 from absnb.runtime.channel_ends import _Input, _Output
 from absnb.runtime.handshake import HANDSHAKE_SECONDS
-from absnb.runtime.wire import (
-    MAC_BYTES,
-    NONCE_BYTES,
-    AuthenticationError,
-    check_server_proof,
-    client_answer,
-)
 
 CREDIT = 2
 """Frame kind of a credit grant: a pickled count of frames."""
@@ -73,8 +66,8 @@ def connect_round(
 
 
 def try_connect(out: _Output, left: float) -> None:
-    """Open the output's connection (``left`` seconds remain): it waits for the challenge
-    next, or, refused, retries after :data:`RETRY_SECONDS`."""
+    """Open the output's connection (``left`` seconds remain): its handshake runs next, or,
+    refused, it retries after :data:`RETRY_SECONDS`."""
     try:
         sock = socket.create_connection(out.address, timeout=max(0.1, min(5.0, left)))
     except OSError as e:
@@ -82,57 +75,33 @@ def try_connect(out: _Output, left: float) -> None:
         out.next_try = time.monotonic() + RETRY_SECONDS
         return
     sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-    sock.settimeout(HANDSHAKE_TIMEOUT)
+    sock.setblocking(False)
     out.sock = sock
-    out.state = "nonce"
+    out.state = "handshake"
     out.watch()
 
 
-def answer_challenge(out: _Output, secret: bytes, attempt: int) -> bool:
-    """The receiver's challenge is readable: answer it (never blocks once it is all here);
-    False if the connection is lost."""
-    sock = out.live()
+def handshake_step(out: _Output, data: bytes) -> bytes | None:
+    """Bytes from the receiver during the output's handshake
+    (:class:`~absnb.runtime.handshake.ClientHandshake`): the bytes after the receiver's proof
+    (``b""`` while it is incomplete; the state is ``ack`` once it checks), ``None`` if the
+    connection is lost (``out.error`` says why). The caller sends
+    ``out.handshake.outgoing()``."""
     try:
-        peek = sock.recv(NONCE_BYTES, socket.MSG_PEEK)
-    except OSError:
-        return False
-    if not peek:
-        return False
-    if len(peek) < NONCE_BYTES:
-        return True
-    hello = {"channel": out.channel, "attempt": attempt}
-    try:
-        nonce = sock.recv(NONCE_BYTES)
-        answer, out.proof = client_answer(secret, nonce, hello)
-        sock.sendall(answer)
-    except OSError:
-        return False
-    sock.setblocking(False)
-    out.state = "proof"  # the receiver's proof comes next
-    return True
-
-
-def take_proof(out: _Output, data: bytes) -> bytes | None:
-    """The receiver's proof of the secret, from ``data`` and earlier bytes, checked once
-    complete; returns the bytes after it (``b""`` while it is incomplete), ``None`` if it is
-    wrong (the connection is lost: ``out.error`` says why)."""
-    buf = out.proof_buf
-    buf += data
-    if len(buf) < MAC_BYTES:
-        return b""
-    proof, rest = bytes(buf[:MAC_BYTES]), bytes(buf[MAC_BYTES:])
-    buf.clear()
-    try:
-        check_server_proof(out.proof, proof)
-    except AuthenticationError as e:
+        rest = out.handshake.receive(data)
+    except ConnectionError as e:
         out.error = str(e)
         return None
-    out.state = "ack"
+    if out.handshake.state == "done":
+        out.state = "ack"
     return rest
 
 
 def match_input(
-    hello: Any, attempt: int, inputs: Mapping[Any, _Input], by_name: Mapping[Any, _Input]
+    hello: Any,
+    attempt: int,
+    inputs: Mapping[ChannelId, _Input],
+    by_name: Mapping[tuple[str, str], _Input],
 ) -> tuple[_Input | None, str]:
     """The input channel a proven peer's ``hello`` connects, or ``None`` and why it is
     refused: another attempt, a channel not expected (looked up as it came, then by its
@@ -145,7 +114,7 @@ def match_input(
     inp = None
     if isinstance(channel, tuple) and len(channel) == 2:
         try:
-            inp = inputs.get(channel)
+            inp = inputs.get(ChannelId(*channel))
         except TypeError:  # unhashable
             inp = None
         if inp is None and all(isinstance(s, str) for s in channel):

@@ -144,16 +144,3 @@ def check_server_proof(expected: bytes, proof: bytes) -> None:
             "the server does not know the job secret: it is not this job's coordinator or "
             "host (check the address), or it was started with another secret"
         )
-
-
-def client_handshake(sock: socket.socket, secret: bytes, hello: Any) -> None:
-    """Answer the server's challenge with ``hello``, then check the server's proof.
-
-    Raises:
-        AuthenticationError: the server's proof is wrong (it does not know the secret).
-        FrameError: the server closed the connection (it refused our proof).
-    """
-    nonce = recv_exact(sock, NONCE_BYTES)
-    answer, expected = client_answer(secret, nonce, hello)
-    sock.sendall(answer)
-    check_server_proof(expected, recv_exact(sock, MAC_BYTES))

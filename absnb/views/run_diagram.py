@@ -28,6 +28,10 @@ BUCKET = 0.05
 GAP_PX = 56.0
 """The width a long quiet stretch (a restart) is drawn at, whatever it lasted."""
 
+GAP_LABEL_CLEAR = 52.0
+"""How far a time tick's label stays from the centre of a gap's label (both 14 px text:
+half of "≈12.3 s" and half of "15.5 s", with room between them)."""
+
 
 class Scale:
     """Seconds to pixels, linear, except that every stretch with no event longer than a
@@ -56,12 +60,15 @@ class Scale:
         return x
 
     def ticks(self) -> list[float]:
-        """Round times to label, none inside a compressed gap."""
+        """Round times to label, none inside a compressed gap nor where its label
+        ("≈5.2 s", centred on the gap) would run into theirs."""
         busy = self.span - sum(b - a for a, b in self.gaps)
         step = _tick(busy)
+        labels = [(self.x(a) + self.x(b)) / 2 for a, b in self.gaps]
         at, out = (int(self.first / step) + 1) * step, []
         while at < self.last:
-            if not any(a < at < b for a, b in self.gaps):
+            inside = any(a < at < b for a, b in self.gaps)
+            if not inside and all(abs(self.x(at) - c) >= GAP_LABEL_CLEAR for c in labels):
                 out.append(at)
             at = round(at + step, 6)
         return out
@@ -256,19 +263,37 @@ def _marks(rows: Sequence[EventRow], lane: dict[str, float], sc: Scale) -> list[
             sign = {"pre_commit": "P", "commit": "C", "abort_txn": "A"}[r.kind]
             dx = 11 if r.kind == "abort_txn" else 0  # beside the commit on restore
             out.append(_text(x + dx, y - 17, sign, size=14, anchor="middle", font_weight="bold"))
-        elif r.kind == "overtaken" and r.task in lane:
-            out.append(
-                _text(
-                    x + 4,
-                    lane[r.task or ""] - 15,
-                    f"↷{r.count or 0:,}",
-                    size=14,
-                    anchor="start",
-                    fill=CONTROL,
-                    font_weight="bold",
-                )
-            )
-    return out
+    return out + _overtaken(rows, lane, sc)
+
+
+OVERTAKEN_APART = 64.0
+"""Overtaken counts on one lane closer than this (px) are drawn as one sum: two labels of
+14 px text ("↷1,130") would overlap."""
+
+
+def _overtaken(rows: Sequence[EventRow], lane: dict[str, float], sc: Scale) -> list[str]:
+    """↷n where barriers overtook n records; a barrier that overtook none gets no mark."""
+    labels: dict[str, list[list[float]]] = {}  # per lane: [x, records] of each label
+    for r in rows:
+        if r.kind == "overtaken" and r.count and r.task in lane:
+            x, on_lane = sc.x(r.time), labels.setdefault(r.task or "", [])
+            if on_lane and x - on_lane[-1][0] < OVERTAKEN_APART:
+                on_lane[-1][1] += r.count
+            else:
+                on_lane.append([x, r.count])
+    return [
+        _text(
+            x + 4,
+            lane[t] - 15,
+            f"↷{n:,.0f}",
+            size=14,
+            anchor="start",
+            fill=CONTROL,
+            font_weight="bold",
+        )
+        for t, on_lane in labels.items()
+        for x, n in on_lane
+    ]
 
 
 def _flow(rows: Sequence[EventRow], sc: Scale, top: float, width: float) -> tuple[list[str], float]:
@@ -322,7 +347,7 @@ LEGEND = (
     ("completed", CUT, "cut of a completed checkpoint"),
     ("failure", OFFENDING, "failure"),
     ("restored", RECOVERY, "restore"),
-    ("overtaken", "#ffffff", "↷n: the barrier overtook n records"),
+    ("overtaken", "#ffffff", "↷n: barriers overtook n records there"),
     ("pre_commit", "#ffffff", "P pre-commit, C commit, A abort (a sink's transaction)"),
 )
 

@@ -2,6 +2,7 @@
 Spark's own answer.
 
     python benchmarks/soak/run.py [--runs 100] [--seed 1] [--master local[2]] [--no-postgres]
+                                  [--only N [N ...]]
 
 Each run is word count (into the file sink or the PostgreSQL sink, both two-phase commit)
 or the paper's Figure 5 job (``absnb.jobs.paper_topology``), under one of abs, unaligned,
@@ -13,7 +14,8 @@ exactly-once, so the committed output must equal Spark's batch answer on the sam
 word count's every running count once (``groupBy(word).count()``), the Figure 5 job's
 count per group (an RDD over the same generated records). The script prints one line per
 run and a table per mode, and exits 1 if any run lost or duplicated output (2 if a run
-failed outright). Seeded: the same ``--seed`` draws the same runs.
+failed outright). Seeded: the same ``--seed`` draws the same runs; ``--only 17`` makes only
+run 17 of them (the same ``--runs`` and ``--seed``), to look into one.
 
 A failure whose moment never comes (a checkpoint the run ends before, a task that reads
 fewer records) does not fire; the ``fired`` column says which did (the run restarted).
@@ -281,14 +283,29 @@ def main(argv: list[str] | None = None) -> int:
         metavar="S",
         help="start no run after S seconds; the table counts the runs made (default: none)",
     )
+    p.add_argument(
+        "--only",
+        type=int,
+        nargs="+",
+        default=None,
+        metavar="N",
+        help="make only these runs of the seeded draw (numbers from 0 to --runs - 1)",
+    )
     args = p.parse_args(argv)
     if args.runs < 1:
         p.error(f"--runs must be at least 1, not {args.runs}")
+    unknown = sorted(set(args.only or ()) - set(range(args.runs)))
+    if unknown:
+        p.error(
+            f"--only {unknown} not among the {args.runs} runs: give numbers 0 to {args.runs - 1}"
+        )
     rng = random.Random(args.seed)
     with ExitStack() as stack:
         dsn = stack.enter_context(postgres(not args.no_postgres))
         sinks = ("file", "postgres") if dsn else ("file",)
         trials = [draw(rng, i, sinks) for i in range(args.runs)]
+        if args.only is not None:
+            trials = [t for t in trials if t.number in args.only]
         workdir = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="absnb-soak-")))
         spark = quiet_session(args.master)
         stack.callback(spark.stop)

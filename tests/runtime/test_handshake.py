@@ -12,11 +12,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from absnb.runtime.handshake import HANDSHAKE_SECONDS, ServerHandshake
+from absnb.runtime.handshake import HANDSHAKE_SECONDS, ClientHandshake, ServerHandshake
 from absnb.runtime.wire import (
     MAC_BYTES,
     NONCE_BYTES,
     SERVER_LABEL,
+    AuthenticationError,
+    FrameError,
     check_server_proof,
     client_answer,
     mac,
@@ -114,3 +116,55 @@ def test_the_proof_is_bound_to_the_nonce_and_the_answer() -> None:
 def test_a_deadline_must_be_in_the_future(timeout) -> None:
     with pytest.raises(ValueError, match="above 0 seconds"):
         ServerHandshake(SECRET, now=0.0, timeout=timeout)
+
+
+@given(
+    cuts=st.lists(st.integers(min_value=0, max_value=10_000), max_size=20),
+    after=st.binary(max_size=40),
+)
+def test_the_client_half_completes_against_the_server_half_however_the_bytes_come(
+    cuts, after
+) -> None:
+    """The client's half, fed the server's challenge and proof (and the first frames after
+    it) in any split, answers once, checks the proof, and hands back what followed it."""
+    server = ServerHandshake(SECRET, now=0.0)
+    client = ClientHandshake(SECRET, {"channel": ("a", "b"), "attempt": 2})
+    challenge = server.outgoing()
+    rest = b""
+    answered = False
+    for part in chunks(challenge, cuts):
+        assert client.state == "challenge"
+        rest += client.receive(part)
+    assert client.state == "proof"
+    answer = client.outgoing()
+    assert answer
+    assert client.outgoing() == b""  # once
+    server.receive(answer)
+    assert server.hello == {"channel": ("a", "b"), "attempt": 2}
+    for part in chunks(server.outgoing() + after, cuts):
+        answered = answered or client.state == "done"
+        if answered:
+            rest += part  # the frames' bytes, after the proof
+        else:
+            rest += client.receive(part)
+    assert client.state == "done"
+    assert rest == after
+
+
+def test_the_client_half_refuses_a_server_without_the_secret() -> None:
+    client = ClientHandshake(SECRET, "hello")
+    client.receive(NONCE)
+    answer = client.outgoing()
+    impostor = mac(new_secret(), SERVER_LABEL, NONCE, answer[MAC_BYTES + 4 :])
+    with pytest.raises(AuthenticationError, match="does not know the job secret"):
+        client.receive(impostor)
+    assert client.state != "done"
+
+
+@pytest.mark.parametrize("state", ["challenge", "proof"])
+def test_the_client_half_says_when_the_server_closed_during_the_handshake(state: str) -> None:
+    client = ClientHandshake(SECRET, "hello")
+    if state == "proof":
+        client.receive(NONCE)
+    with pytest.raises(FrameError, match="closed the connection during the handshake"):
+        client.receive(b"")

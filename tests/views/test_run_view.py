@@ -64,6 +64,38 @@ def test_a_quiet_stretch_is_drawn_narrow_and_time_keeps_its_order() -> None:
     assert all(not 2.0 < t < 100.0 for t in sc.ticks())
 
 
+def test_no_time_label_runs_into_a_gap_label() -> None:
+    # a restart from 8 s to 14 s: the "8 s" tick sits at the gap's edge, 28 px from "≈6.0 s"
+    sc = Scale([0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 8.0, 14.0, 15.0, 16.0, 17.0, 18.0, 19.0], 1280)
+    ((a, b),) = sc.gaps
+    centre = (sc.x(a) + sc.x(b)) / 2
+    assert all(abs(sc.x(t) - centre) >= 52 for t in sc.ticks())
+    assert len(sc.ticks()) >= 5  # the others are still labelled
+
+
+def test_a_barrier_that_overtook_nothing_gets_no_mark() -> None:
+    extra = [
+        EventRow(1.04, 0, "count[0]", "overtaken", A, 1, count=0),
+        EventRow(1.045, 0, "count[0]", "overtaken", B, 1, count=1234),
+    ]
+    svg = run_svg(sorted(rows() + extra, key=lambda r: r.time), "a run")
+    assert "↷1,234" in svg
+    assert "↷0<" not in svg
+
+
+def test_counts_too_close_on_one_lane_are_drawn_as_their_sum() -> None:
+    extra = [
+        EventRow(1.04, 0, "count[0]", "overtaken", A, 1, count=1130),
+        EventRow(1.041, 0, "count[0]", "overtaken", B, 1, count=463),  # a pixel later
+        EventRow(1.04, 0, "source[0]", "overtaken", A, 1, count=7),  # another lane
+    ]
+    svg = run_svg(sorted(rows() + extra, key=lambda r: r.time), "a run")
+    assert "↷1,593<" in svg
+    assert "↷463<" not in svg
+    assert "↷1,130<" not in svg
+    assert "↷7<" in svg
+
+
 def test_the_graph_shows_the_blocked_channel_and_the_title_says_so() -> None:
     svg = graph_svg(rows(), 1.04)
     assert "checkpoint 1, 2 tasks have their part, 1 channel(s) blocked" in svg
