@@ -81,7 +81,6 @@ class RecordedCell(IPyNbCell):
                 "see the browser test's failure"
             )
         outs = coalesce_streams([nbformat.from_dict(o) for o in executed.outputs])
-        self.test_outputs = outs
         errors = [o for o in outs if o.output_type == "error"]
         if errors and not self.options["check_exception"]:
             self.raise_cell_error(
