@@ -112,6 +112,16 @@ def test_a_burst_of_one_bucket_shows_as_a_spike_and_letters_do_not_overlap() -> 
     assert ">C A<" in svg  # the commit and the abort on restore, one label
 
 
+def test_a_close_up_shows_the_graph_at_a_moment_inside_it() -> None:
+    later = [
+        EventRow(20.0, 1, "count[0]", "block", B),
+        EventRow(20.5, 1, "count[0]", "unblock", B),
+    ]
+    log = type("Log", (), {"rows": sorted(rows() + later, key=lambda r: r.time)})()
+    assert show_run(log).at < 2  # the first alignment, by default
+    assert 20.0 < show_run(log, window=(19.5, 21.0)).at < 20.5
+
+
 def test_the_graph_shows_the_blocked_channel_and_the_title_says_so() -> None:
     svg = graph_svg(rows(), 1.04)
     assert "checkpoint 1, 2 tasks have their part, 1 channel(s) blocked" in svg
