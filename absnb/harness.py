@@ -7,8 +7,9 @@ it is aligning, the checkpoints it took with their recorded in-flight data, thos
 aborted or declined, and which ends of input it has consumed. No simulator, no
 scheduler: each push is processed at once, and what arrives on a blocked channel waits, in
 order, until the channel is unblocked (Flink's ``CheckpointedInputGate``). Under a protocol
-whose barriers overtake records (``unaligned``) a barrier is processed ahead of the records
-queued before it on its channel.
+whose barriers overtake records (``unaligned``) a barrier is a priority event: it is processed
+before older arrivals, ahead of the records queued before it on its channel; a cancellation
+marker never overtakes (:func:`~absnb.protocols.overtaken.priority_event`).
 
 Example:
     >>> from absnb.harness import TaskHarness
@@ -29,6 +30,7 @@ Example:
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Any
 
 from absnb.core import validate
@@ -37,7 +39,6 @@ from absnb.core.errors import ProtocolSettingError
 from absnb.core.graph import MAX_PARALLELISM, ExecutionGraph, JobGraph
 from absnb.core.ids import ChannelId, CheckpointId
 from absnb.core.messages import (
-    RECORD_TYPES,
     CancelCheckpointMarker,
     CheckpointBarrier,
     EndOfInput,
@@ -53,7 +54,7 @@ from absnb.operators.library import CollectSink, Map, Source, identity
 from absnb.protocols import get_protocol
 from absnb.protocols.alignment_timer import AlignmentTimer, due, timer_for
 from absnb.protocols.base import SnapshotProtocol
-from absnb.protocols.overtaken import overtaken
+from absnb.protocols.overtaken import overtaken, overtaking_position, priority_event
 from absnb.task import Send, StreamTask
 
 
@@ -216,18 +217,8 @@ class TaskHarness:
             sends: list[Send] = []
             self._after(sends, self.task.alignment_timeout(sends))
         for c in self.channels.values() if decided.overdue else ():
-            while (j := self._late_barrier(c, decided.overdue)) is not None:
+            while (j := self._position(c, False, decided.overdue)) is not None:
                 self._deliver_overtaking(c, j)
-
-    def _late_barrier(self, c: ChannelId, overdue: frozenset[CheckpointId]) -> int | None:
-        """Where the first barrier of an overdue checkpoint queued on ``c`` is (it overtakes
-        whatever is before it)."""
-        for j, (cj, m) in enumerate(self._queue):
-            if cj == c and type(m) is CheckpointBarrier and m.checkpoint_id in overdue:
-                return j
-            if cj == c and type(m) is EndOfInput:
-                return None
-        return None
 
     def decline(self, checkpoint_id: CheckpointId, reason: str = "declined in a test") -> None:
         """The task declines ``checkpoint_id``."""
@@ -340,37 +331,45 @@ class TaskHarness:
     def _drain(self, force: bool = False) -> None:
         if not (self.autoprocess or force):
             return
-        overtake = self.protocol.barriers_overtake
-        progress = True
-        while progress:
-            progress = False
+        while True:
             self._time()  # overdue barriers first, as a host delivers them when it sees them
-            seen: set[ChannelId] = set()
-            for i, (c, m) in enumerate(self._queue):
-                if c in self._blocked or c in seen:
-                    continue
-                if overtake and type(m) in RECORD_TYPES:
-                    j = self._barrier_behind(c, i)
-                    if j is not None:
-                        self._deliver_overtaking(c, j)
-                        progress = True
-                        break
-                seen.add(c)
-                del self._queue[i]
-                self._deliver(c, m)
-                progress = True
-                break
+            nxt = self._next()
+            if nxt is None:
+                return
+            c, j = nxt
+            i = self._position(c, self.protocol.barriers_overtake)
+            if i is not None and i == j:
+                self._deliver_overtaking(c, i)
+            else:
+                self._deliver(c, self._queue.pop(j)[1])
 
-    def _barrier_behind(self, c: ChannelId, i: int) -> int | None:
-        for j in range(i + 1, len(self._queue)):
-            cj, mj = self._queue[j]
-            if cj == c and type(mj) is CheckpointBarrier:
-                return j
-        return None
+    def _next(self) -> tuple[ChannelId, int] | None:
+        """The channel and queue position of what the task consumes next: the oldest priority
+        event on an unblocked input (a host takes it off its priority lane as it arrives),
+        else the oldest message on an unblocked input (Flink's ``CheckpointedInputGate``)."""
+        overtake = self.protocol.barriers_overtake
+        oldest = None
+        for j, (c, m) in enumerate(self._queue):
+            if c in self._blocked:
+                continue
+            if priority_event(m, overtake):
+                return c, j
+            if oldest is None:
+                oldest = c, j
+        return oldest
+
+    def _position(
+        self, c: ChannelId, overtake: bool, overdue: Collection[CheckpointId] = ()
+    ) -> int | None:
+        """The queue position of the barrier a delivery of ``c`` takes ahead of what is
+        queued before it (:func:`~absnb.protocols.overtaken.overtaking_position`), if any."""
+        on = [j for j, (cj, _) in enumerate(self._queue) if cj == c]
+        k = overtaking_position((self._queue[j][1] for j in on), overtake, overdue)
+        return None if k is None else on[k]
 
     def _deliver_overtaking(self, c: ChannelId, j: int) -> None:
         barrier = self._queue.pop(j)[1]
-        assert isinstance(barrier, CheckpointBarrier)  # j: found by _barrier_behind
+        assert isinstance(barrier, CheckpointBarrier)  # j: found by _position
         records = overtaken(m for cj, m in self._queue[:j] if cj == c)
         sends: list[Send] = []
         controls = self.task.deliver_overtaking(c, barrier, records, sends)

@@ -215,18 +215,16 @@ class StreamTask:
     def deliver_overtaking(
         self,
         channel: ChannelId,
-        barrier: CheckpointBarrier | CancelCheckpointMarker,
+        barrier: CheckpointBarrier,
         overtaken: tuple[Record | RecordBatch, ...],
         sends: list[Send],
     ) -> Sequence[Control]:
         """Consume ``barrier`` ahead of ``overtaken``, the records queued before it on
-        ``channel``, which stay queued (FLIP-76: the barrier is a priority event; so is a
-        cancellation marker, which cancels its checkpoint and records nothing).
+        ``channel``, which stay queued (FLIP-76: the barrier is a priority event; a
+        cancellation marker never is: :func:`~absnb.protocols.overtaken.priority_event`).
 
         The handler hears only of the overtaken records the task will process: those it
         will drop as duplicates (partial recovery's replays) are not in flight."""
-        if isinstance(barrier, CancelCheckpointMarker):
-            return self.cancel(barrier, sends)
         if self.dedup:
             overtaken = not_consumed(overtaken, self.received[channel])
         effects = self.handler.on_overtaking_barrier(channel, barrier, overtaken)

@@ -34,7 +34,7 @@ def run_on_spark(args: argparse.Namespace) -> int:
     protocol = args.protocol or default_protocol(job)
     if args.input is not None and job.builder != "word_count":
         args.subparser.error("--input applies to --job word_count only")
-    from absnb.runtime.host import Failure
+    from absnb.runtime.failures import Failure
     from absnb.runtime.run_args import check_run
 
     failures = []

@@ -387,7 +387,7 @@ def recovery(
     run) and ``recovery_time`` (seconds from the failure, as the coordinator first saw it,
     until every host of the next attempt had registered).
     """
-    from absnb.runtime.host import Failure
+    from absnb.runtime.failures import Failure
     from absnb.runtime.spark import quiet_task_failures
 
     progress = progress or _quiet

@@ -210,12 +210,21 @@ class CheckpointCoordinator:
 
     # -- acknowledgements --------------------------------------------------------------------
     def acknowledge(self, snapshot: TaskSnapshot, now: float) -> Acknowledged:
-        """Take one task's part; returns what it decided: the completed checkpoint when it
-        was the last part, and the older pending ones that completion subsumed.
+        """Take one task's part and, when it was the last, complete the checkpoint at once
+        (:meth:`acknowledge_task` then :meth:`complete`): for a runtime whose completed
+        checkpoints need no durable write, such as the simulator."""
+        if not self.acknowledge_task(snapshot, now):
+            return NOTHING
+        return self.complete(snapshot.checkpoint_id, now)
 
-        Parts of checkpoints that are no longer pending (aborted or subsumed) are ignored.
-        When the protocol subsumes, a completed checkpoint aborts older pending ones (Flink:
-        ``PendingCheckpoint`` subsumed by a newer ``CompletedCheckpoint``).
+    def acknowledge_task(self, snapshot: TaskSnapshot, now: float) -> bool:
+        """Take one task's part (Flink: ``PendingCheckpoint.acknowledgeTask``); True when
+        the checkpoint is now fully acknowledged, and so ready for :meth:`complete`.
+
+        Parts of checkpoints that are no longer pending (aborted or subsumed) are ignored,
+        as is a last part that came after the timeout (:meth:`expire` aborts it). A fully
+        acknowledged checkpoint stays pending, and recovery does not restore it, until the
+        runtime made it durable and called :meth:`complete`.
         """
         if snapshot.task not in self._task_set:
             raise ProtocolError(
@@ -224,16 +233,35 @@ class CheckpointCoordinator:
             )
         pending = self.pending.get(snapshot.checkpoint_id)
         if pending is None:
-            return NOTHING
+            return False
         pending.acknowledged[snapshot.task] = snapshot
         if len(pending.acknowledged) < len(self.tasks):
-            return NOTHING
-        if self.timeout is not None and now - pending.triggered_at > self.timeout:
-            return NOTHING  # its last part came after the timeout: expire() aborts it
-        del self.pending[snapshot.checkpoint_id]
+            return False
+        return self.timeout is None or now - pending.triggered_at <= self.timeout
+
+    def complete(self, checkpoint_id: CheckpointId, now: float) -> Acknowledged:
+        """Complete the fully acknowledged ``checkpoint_id`` at ``now``, once its location
+        is durable (Flink: ``CheckpointCoordinator.completePendingCheckpoint`` finalizes the
+        checkpoint's metadata, then adds it to the completed checkpoint store); returns it
+        and the older pending checkpoints it subsumed, oldest first. The minimum pause
+        before the next periodic trigger counts from ``now``.
+
+        When the protocol subsumes, a completed checkpoint aborts older pending ones (Flink:
+        ``PendingCheckpoint`` subsumed by a newer ``CompletedCheckpoint``).
+
+        Raises:
+            ProtocolError: ``checkpoint_id`` is not pending or not every task acknowledged it.
+        """
+        pending = self.pending.get(checkpoint_id)
+        if pending is None or len(pending.acknowledged) < len(self.tasks):
+            raise ProtocolError(
+                f"checkpoint {checkpoint_id} is not fully acknowledged, so it cannot complete: "
+                "call complete only after acknowledge_task returned True for it"
+            )
+        del self.pending[checkpoint_id]
         subsumed: tuple[CheckpointId, ...] = ()
         if self.subsumes:
-            subsumed = tuple(sorted(n for n in self.pending if n < snapshot.checkpoint_id))
+            subsumed = tuple(sorted(n for n in self.pending if n < checkpoint_id))
             for older in subsumed:
                 del self.pending[older]
             self.aborted.extend(subsumed)
@@ -253,14 +281,21 @@ class CheckpointCoordinator:
         return Acknowledged(done, subsumed)
 
     def store_failed(self, checkpoint_id: CheckpointId) -> None:
-        """The completed ``checkpoint_id`` could not be made durable (Flink: adding it to the
-        ``CompletedCheckpointStore`` failed): it no longer counts as completed, and is
-        aborted. The runtime notifies the tasks of the abort."""
+        """``checkpoint_id`` could not be made durable (Flink: finalizing its location or
+        adding it to the ``CompletedCheckpointStore`` failed): a fully acknowledged pending
+        checkpoint, or one already completed, is aborted and does not count as completed.
+        The runtime notifies the tasks of the abort."""
+        pending = self.pending.get(checkpoint_id)
+        if pending is not None and len(pending.acknowledged) == len(self.tasks):
+            del self.pending[checkpoint_id]
+            self.aborted.append(checkpoint_id)
+            return
         kept = [c for c in self.completed if c.checkpoint_id != checkpoint_id]
         if len(kept) == len(self.completed):
             raise ProtocolError(
-                f"checkpoint {checkpoint_id} has not completed, so its store cannot have "
-                "failed: call store_failed only with the id acknowledge() completed"
+                f"checkpoint {checkpoint_id} is neither fully acknowledged nor completed, so "
+                "its store cannot have failed: call store_failed only with the id "
+                "acknowledge_task() or acknowledge() said was complete"
             )
         self.completed = kept
         self.aborted.append(checkpoint_id)

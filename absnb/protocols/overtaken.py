@@ -1,4 +1,5 @@
-"""What a barrier overtakes: the one place its records are worked out (FLIP-76).
+"""What a barrier overtakes, and which messages overtake at all: the one place for both
+(FLIP-76).
 
 A barrier that overtakes (unaligned checkpoints, or an overdue checkpoint under an alignment
 timeout: :mod:`absnb.protocols.alignment_timer`) is consumed ahead of the records queued
@@ -7,13 +8,26 @@ as the channel's state. The simulator (its channel queue), the one-task harness,
 Spark host (its local queues, its inbox and the priority lane's frames,
 :mod:`absnb.runtime.priority`) all ask :func:`overtaken` which messages those are, and the
 task asks :func:`not_consumed` which of them it has not processed yet.
+
+Which messages are priority events is decided by :func:`priority_event`, and where a
+delivery of a channel finds the one it takes ahead of the rest by :func:`overtaking_position`:
+the simulator's deliveries, the harness's queue and the Spark host's sends (its priority
+lane, :mod:`absnb.runtime.priority`) all ask them. Flink's rule (flink-streaming-java,
+``SubtaskCheckpointCoordinatorImpl``): ``checkpointState`` broadcasts a barrier with
+``operatorChain.broadcastEvent(barrier, options.isUnalignedCheckpoint())``, a priority
+event exactly when the checkpoint is unaligned, while ``abortCheckpointOnBarrier`` (and
+``checkpointState`` for a checkpoint aborted before it started) broadcasts a
+``CancelCheckpointMarker`` with ``broadcastEvent(event)``, which ``RecordWriter`` makes
+``broadcastEvent(event, false)``: a cancellation marker is never a priority event, in any
+mode; it travels in order, behind the records sent before it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 
-from absnb.core.messages import RECORD_TYPES, Record, RecordBatch
+from absnb.core.ids import CheckpointId
+from absnb.core.messages import RECORD_TYPES, CheckpointBarrier, EndOfInput, Record, RecordBatch
 
 
 def overtaken(queued: Iterable[object]) -> tuple[Record | RecordBatch, ...]:
@@ -41,3 +55,34 @@ def not_consumed(
             kept.append(m)
             last = m.seq
     return tuple(kept)
+
+
+def priority_event(message: object, barriers_overtake: bool) -> bool:
+    """Whether ``message`` is a priority event under a protocol whose barriers do (or do not)
+    overtake: a barrier of an unaligned checkpoint is, a cancellation marker (or anything
+    else) never is (the module docstring's Flink rule)."""
+    return barriers_overtake and type(message) is CheckpointBarrier
+
+
+def overtaking_position(
+    queued: Iterable[object],
+    barriers_overtake: bool,
+    overdue: Collection[CheckpointId] = (),
+) -> int | None:
+    """Where, in ``queued`` (a channel's messages, head first), the barrier a delivery of the
+    channel takes ahead of the messages before it is; None: the head is delivered in order.
+
+    It is the first priority event (:func:`priority_event`), unless at the head, where it
+    overtakes nothing; or the first barrier of an ``overdue`` checkpoint, even at the head
+    (:mod:`absnb.protocols.alignment_timer`, rule 3: delivered late, so that the task
+    switches). Nothing overtakes the channel's end (nothing is queued behind it)."""
+    for i, m in enumerate(queued):
+        kind = type(m)
+        if kind is CheckpointBarrier:
+            if m.checkpoint_id in overdue:  # type: ignore[attr-defined]
+                return i
+            if barriers_overtake:
+                return i or None
+        elif kind is EndOfInput:
+            return None
+    return None

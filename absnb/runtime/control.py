@@ -70,9 +70,9 @@ class CoordinatorServer(SelectorServer):
         hosts: how many hosts each attempt has.
         initiators: the tasks a trigger is injected into (the sources).
         on_complete: called with the checkpoint id and every task's :class:`Ack` (in the
-            coordinator's task order) when a checkpoint completes, before any host is
-            notified. If it raises, the checkpoint is aborted instead (and no longer
-            counts as completed in the coordinator).
+            coordinator's task order) when every task acknowledged a checkpoint, to make
+            it durable: the checkpoint completes (its end time, the notify to every host,
+            the min pause) when it returns. If it raises, the checkpoint is aborted instead.
         bind_host, ports: where to listen (by default the interface of
             ``advertise_host``: loopback for a local job), on the first free port of
             ``ports`` (by default any free port).
@@ -372,22 +372,29 @@ class CoordinatorServer(SelectorServer):
             "metrics": dict(ack.metrics),
         }
         self.events.append((now, "acknowledged", info))
-        decided = self.coordinator.acknowledge(TaskSnapshot(ack.task, n, state=None, offset=0), now)
-        for old in decided.subsumed:
-            self._abort(old, "subsumed", now)
-        if decided.completed is None:
-            return
+        if self.coordinator.acknowledge_task(TaskSnapshot(ack.task, n, state=None, offset=0), now):
+            self._complete(n)
+
+    def _complete(self, n: CheckpointId) -> None:
+        """Every task acknowledged ``n``: make it durable (``on_complete`` writes the
+        manifest), and only then complete it, notify every host and start the min pause
+        (Flink: ``completePendingCheckpoint`` finalizes the location before the checkpoint
+        is completed). A crash before the write returns restores the previous checkpoint."""
         acks = self._acks.pop(n)
         acks = {t: acks[t] for t in self.coordinator.tasks}
-        started = self._triggered_at.pop(n, now)
+        started = self._triggered_at.pop(n, self.clock())
         if self.on_complete is not None:
             try:
                 self.on_complete(n, acks)
             except Exception as e:
                 # Not durable: the checkpoint must not count as completed.
                 self.coordinator.store_failed(n)
-                self._abort(n, f"on_complete failed: {e!r}", now)
+                self._abort(n, f"on_complete failed: {e!r}", self.clock())
                 return
+        now = self.clock()
+        decided = self.coordinator.complete(n, now)
+        for old in decided.subsumed:
+            self._abort(old, "subsumed", now)
         self.events.append((now, "completed", {"checkpoint_id": n, "duration": now - started}))
         for c in list(self._live.values()):
             self._send(c, Notify(n))

@@ -8,8 +8,9 @@ live here, else over the data plane. A task's snapshot goes to checkpoint storag
 the coordinator. An end of input is delivered to its task like any message; a task whose
 inputs have all ended finishes and ends its outputs, and joins every later checkpoint it
 hears of (:meth:`~absnb.task.StreamTask.join`, FLIP-147); the host ends when all its tasks
-have. Cancellation markers, and the barriers of a protocol whose barriers overtake (FLIP-76),
-take the priority lane (:mod:`absnb.runtime.priority`). A job whose end cannot travel as
+have. The barriers of a protocol whose barriers overtake (FLIP-76) take the priority lane
+(:mod:`absnb.runtime.priority`); a cancellation marker travels in order, as in Flink
+(:func:`~absnb.protocols.overtaken.priority_event`). A job whose end cannot travel as
 end-of-input (:func:`terminates_by_quiescence`) runs until the coordinator detects
 quiescence from the hosts' answers to its probes. Every wait is bounded and listens to the
 coordinator: a :class:`~absnb.runtime.control_messages.Stop` ends the host at once with
@@ -37,22 +38,17 @@ from absnb.core.messages import (
 from absnb.core.snapshot import TaskSnapshot
 from absnb.protocols import get_protocol
 from absnb.protocols.alignment_timer import timer_for
-from absnb.protocols.overtaken import overtaken
+from absnb.protocols.overtaken import overtaken, priority_event
 from absnb.runtime.alignment import Alignments
 from absnb.runtime.announce import Announcements
 from absnb.runtime.control_client import ControlClient, report_setup_failure
 from absnb.runtime.control_messages import Ack, Notify, Probe, Stop, Terminate, Trigger
 from absnb.runtime.event_log import EventLog
-from absnb.runtime.failures import Failure as Failure
-from absnb.runtime.failures import InjectedFailure as InjectedFailure
 from absnb.runtime.failures import Injections
 from absnb.runtime.host_report import host_result, probe_report
 from absnb.runtime.inbox import Inbox, take
 from absnb.runtime.pacing import SourcePacing
-from absnb.runtime.plan import HostPlan as HostPlan
-from absnb.runtime.plan import HostResult as HostResult
-from absnb.runtime.plan import host_of as host_of
-from absnb.runtime.plan import terminates_by_quiescence as terminates_by_quiescence
+from absnb.runtime.plan import HostPlan, HostResult, terminates_by_quiescence
 from absnb.runtime.priority import Overtaking
 from absnb.runtime.snapshot_writer import SnapshotWriter
 from absnb.runtime.wire import bind_address
@@ -211,12 +207,7 @@ class Host:
                 time.sleep(0)  # let the writer's thread take the GIL between its system calls
             busy = self._emit(client)
             busy = self._local(client) or busy
-            self.inbox.extend(self._kept(net.poll(0.0 if busy else 0.001)))
-            while self.inbox:
-                c, m = self.inbox.take(self.split)
-                self._deliver(c, m, client)
-                if self.split:
-                    self._between(client)
+            self._receive(client, 0.0 if busy else 0.001)
             self._due(client)
             self.log.ship()
             now = time.monotonic()
@@ -224,6 +215,17 @@ class Host:
                 net.flush()
                 last_flush = now
         return self._end(client, started, drain=True)
+
+    def _receive(self, client: ControlClient, timeout: float) -> None:
+        """Deliver what the data plane hands out (waiting up to ``timeout`` seconds for it):
+        its priority events first, then the frames, in pieces with priority events
+        between (:mod:`absnb.runtime.inbox`)."""
+        self.inbox.extend(self._kept(self.net.poll(timeout)))
+        while self.inbox:
+            c, m = self.inbox.take(self.split)
+            self._deliver(c, m, client)
+            if self.split:
+                self._between(client)
 
     def _local(self, client: ControlClient) -> bool:
         """Deliver what waits in the unblocked local queues; True if anything did."""
@@ -416,12 +418,12 @@ class Host:
         out = 0
         for c, m in sends:
             kind = type(m)
-            urgent = kind is CancelCheckpointMarker or (overtake and kind is CheckpointBarrier)
+            urgent = priority_event(m, overtake)  # never a cancellation marker
             announce = self.announce and kind is CheckpointBarrier
             q = queues.get(c)
             if q is not None and c.src in self.local:
-                if urgent:
-                    self._overtake(c, m, q)
+                if urgent and isinstance(m, CheckpointBarrier):  # a local priority lane
+                    self._deliver(c, _overtaking(m, q), self.client)  # ahead of what q holds
                     continue
                 if announce and isinstance(m, CheckpointBarrier):
                     self.announced.keep(c, _overtaking(m, q), self.clock())
@@ -440,10 +442,6 @@ class Host:
                     self._tally("dropped_barriers")
             out += len(m) if type(m) is RecordBatch else type(m) is Record
         self.metrics["records_out"] += out
-
-    def _overtake(self, c: ChannelId, m: Any, q: deque[Any]) -> None:
-        """A local priority lane: deliver ``m`` now, a barrier ahead of what ``q`` holds."""
-        self._deliver(c, _overtaking(m, q) if type(m) is CheckpointBarrier else m, self.client)
 
     def _controls(self, t: TaskId, controls: Sequence[Any], client: ControlClient) -> None:
         for ctl in controls:

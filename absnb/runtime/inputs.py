@@ -28,7 +28,7 @@ from typing import Any, overload
 from absnb.core.errors import AbsnbError
 from absnb.core.ids import TaskId
 from absnb.jobs.base import Job
-from absnb.runtime.host import HostPlan, host_of
+from absnb.runtime.plan import HostPlan, host_of
 
 Row = tuple[tuple[int, int], str]
 """One row of a prepared partition: ``((offset, source index), line)``."""

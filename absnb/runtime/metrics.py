@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from absnb.core.graph import ExecutionGraph
-    from absnb.runtime.host import HostResult
+    from absnb.runtime.plan import HostResult
 
 
 class RecordedRun(Protocol):

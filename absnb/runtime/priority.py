@@ -1,5 +1,4 @@
-"""The data plane's priority lane: barriers that overtake (Flink FLIP-76) and cancellation
-markers, sans-IO.
+"""The data plane's priority lane: barriers that overtake (Flink FLIP-76), sans-IO.
 
 Flink's documentation ("Checkpointing under backpressure", *Unaligned checkpoints*):
 "Unaligned checkpoints contain in-flight data (i.e., data stored in buffers) as part of
@@ -17,9 +16,10 @@ frames it has buffered on that channel and hands the task one :class:`Overtaking
 barrier, and the records it overtook in channel order (the receiver's buffered ones, then
 the sender's). The overtaken records still travel, and are processed, behind it; the
 protocol records them as the channel's state, so that recovery re-injects exactly the
-records sent before the sender's snapshot and not reflected in the receiver's. A
-cancellation marker (Flink's ``CancelCheckpointMarker``) carries nothing and is handed
-out as it is, ahead of the backlog, so that it releases blocked channels at once.
+records sent before the sender's snapshot and not reflected in the receiver's. Which
+messages take the lane is :func:`absnb.protocols.overtaken.priority_event`'s to say: a
+cancellation marker never does (Flink broadcasts a ``CancelCheckpointMarker`` as a
+non-priority event), so a priority frame holding one is malformed.
 """
 
 from __future__ import annotations
@@ -29,20 +29,14 @@ from dataclasses import dataclass
 from itertools import chain
 from typing import Any
 
-from absnb.core.messages import (
-    RECORD_TYPES,
-    CancelCheckpointMarker,
-    CheckpointBarrier,
-    Record,
-    RecordBatch,
-)
+from absnb.core.messages import RECORD_TYPES, CheckpointBarrier, Record, RecordBatch
 from absnb.protocols.overtaken import overtaken
 from absnb.runtime.wire import HEADER, loads
 
 PRIORITY = 3
 """Frame kind of a priority event: a pickled ``(message, carried records)``."""
 
-PRIORITY_TYPES = (CheckpointBarrier, CancelCheckpointMarker)
+PRIORITY_TYPES = (CheckpointBarrier,)
 """The messages that may take the priority lane."""
 
 
@@ -67,16 +61,12 @@ def carried(frames: Iterable[bytes], batch: list[Any]) -> tuple[Record | RecordB
     return (*records_of(decoded), *records_of([batch]))
 
 
-def received(
-    payload: Any, buffered: Iterable[list[Any]]
-) -> Overtaking | CancelCheckpointMarker | None:
+def received(payload: Any, buffered: Iterable[list[Any]]) -> Overtaking | None:
     """What a receiver hands out for a priority frame's ``payload``, given the frames it
     has buffered on the channel (sent before it); None if the payload is malformed."""
     if type(payload) is not tuple or len(payload) != 2:
         return None
     message, overtaken = payload
-    if type(message) is CancelCheckpointMarker:
-        return message
     if type(message) is not CheckpointBarrier or type(overtaken) is not tuple:
         return None
     if any(m.__class__ not in RECORD_TYPES for m in overtaken):

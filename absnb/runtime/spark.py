@@ -27,14 +27,9 @@ from absnb.core.ids import CheckpointId, TaskId
 from absnb.jobs.base import Job
 from absnb.protocols import CheckpointCoordinator, get_protocol
 from absnb.protocols.two_phase_commit import END_OF_INPUT
-from absnb.runtime.host import (
-    Failure,
-    HostPlan,
-    HostResult,
-    run_host,
-    terminates_by_quiescence,
-)
-from absnb.runtime.host import host_of as host_of  # which host runs a task, re-exported
+from absnb.runtime.failures import Failure
+from absnb.runtime.host import run_host
+from absnb.runtime.plan import HostPlan, HostResult, terminates_by_quiescence
 from absnb.runtime.recovery import RestartLimitError as RestartLimitError
 from absnb.runtime.recovery import run_attempts, unpickle_plan
 from absnb.runtime.spark_run import SparkRun as SparkRun

@@ -26,7 +26,7 @@ buffers at most ``credits`` frames per channel (no receiver-side spill). These d
 (batch sizes, credit, spilling) are sans-IO in :mod:`absnb.runtime.flow`.
 
 A priority lane (:meth:`DataPlane.send_priority`, :mod:`absnb.runtime.priority`): a barrier
-of an unaligned checkpoint or a cancellation marker is a frame of its own kind, written
+of an unaligned checkpoint (never a cancellation marker) is a frame of its own kind, written
 ahead of the channel's batch and of its frames waiting for credit, and handed out by
 :meth:`DataPlane.poll` (or :meth:`DataPlane.poll_urgent`) ahead of the buffered frames.
 """
@@ -39,7 +39,7 @@ from itertools import repeat
 from typing import Any
 
 from absnb.core.ids import ChannelId
-from absnb.core.messages import RECORD_TYPES, CheckpointBarrier
+from absnb.core.messages import RECORD_TYPES
 from absnb.runtime.channel_ends import _Conn, _Input, _Output, _records, plane_stats
 from absnb.runtime.connections.admission import Admission
 from absnb.runtime.connections.link import READ, WRITE
@@ -222,21 +222,16 @@ class DataPlane:
                 self._size(out)
 
     def send_priority(self, channel: ChannelId, message: Any) -> None:
-        """Send a barrier or cancellation marker on the priority lane
-        (:mod:`absnb.runtime.priority`): ahead of the channel's pending batch and of its
-        frames waiting for credit, spending no credit; never blocks. A barrier carries the
-        records it overtakes here, which still follow it."""
+        """Send a barrier on the priority lane (:mod:`absnb.runtime.priority`): ahead of the
+        channel's pending batch and of its frames waiting for credit, spending no credit;
+        never blocks. It carries the records it overtakes here, which still follow it."""
         try:
             out = self._sendable[channel]
         except KeyError:
             raise cannot_send(channel, self._outputs.get(channel)) from None
         if type(message) not in PRIORITY_TYPES:
-            raise ValueError(
-                f"only barriers and cancellation markers take the priority lane, not {message!r}"
-            )
-        overtaken = (
-            carried(out.sends.kept(), out.batch) if type(message) is CheckpointBarrier else ()
-        )
+            raise ValueError(f"only barriers take the priority lane, not {message!r}")
+        overtaken = carried(out.sends.kept(), out.batch)
         out.priority += 1
         self._write(out, encode(PRIORITY, dumps((message, overtaken))))
 

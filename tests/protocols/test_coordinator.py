@@ -159,8 +159,41 @@ def test_a_failed_store_uncompletes_the_checkpoint() -> None:
     assert [x.checkpoint_id for x in c.completed] == [1]
     assert c.latest() is first  # recovery restores the last durable checkpoint
     assert c.aborted == [2]
-    with pytest.raises(ProtocolError, match="has not completed"):
+    with pytest.raises(ProtocolError, match="neither fully acknowledged nor completed"):
         c.store_failed(3)
+
+
+def test_a_fully_acknowledged_checkpoint_completes_only_when_told() -> None:
+    c = coordinator(max_concurrent=None, interval=1, min_pause=2)
+    c.trigger(0)
+    c.trigger(1)
+    with pytest.raises(ProtocolError, match="not fully acknowledged"):
+        c.complete(2, 3)
+    ready = [c.acknowledge_task(TaskSnapshot(t, 2, state=None), 3) for t in TASKS]
+    assert ready == [False] * (len(TASKS) - 1) + [True]
+    # fully acknowledged but not durable yet: still pending, nothing subsumed or completed
+    assert sorted(c.pending) == [1, 2]
+    assert c.latest() is None
+    assert c.last_completed is None
+    decided = c.complete(2, 3.5)
+    assert decided.completed is not None
+    assert decided.completed.checkpoint_id == 2
+    assert decided.subsumed == (1,)
+    assert c.last_completed == 3.5  # the min pause counts from the durable completion
+    assert not c.is_due(5.5)
+    assert c.is_due(5.6)
+
+
+def test_a_failed_store_of_a_fully_acknowledged_checkpoint_aborts_it() -> None:
+    c = coordinator()
+    c.trigger(0)
+    assert [c.acknowledge_task(TaskSnapshot(t, 1, state=None), 1) for t in TASKS][-1]
+    c.store_failed(1)
+    assert c.pending == {}
+    assert c.completed == []
+    assert c.aborted == [1]
+    with pytest.raises(ProtocolError, match="not fully acknowledged"):
+        c.complete(1, 2)
 
 
 def test_abort_all() -> None:

@@ -174,7 +174,7 @@ def main(master: str, text: str, checkpoints: str, result: str) -> None:
     """The child process: a session on ``master``, then word count on ``text`` with a
     raise during checkpoint 2 and then a SIGKILL, written to ``result`` as JSON."""
     import absnb
-    from absnb.runtime.host import Failure
+    from absnb.runtime import Failure
     from absnb.runtime.spark import SparkRuntime, default_session
 
     started = time.monotonic()

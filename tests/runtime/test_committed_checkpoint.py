@@ -22,7 +22,7 @@ import pytest
 import absnb
 from absnb.core.ids import TaskId
 from absnb.core.snapshot import TaskSnapshot
-from absnb.runtime.host import Failure
+from absnb.runtime import Failure
 from absnb.runtime.spark import SparkRuntime
 from absnb.runtime.storage import (
     CheckpointStorage,

@@ -274,6 +274,41 @@ def test_a_newer_completed_checkpoint_subsumes_older_pending_ones() -> None:
         job.close()
 
 
+def test_a_checkpoint_completes_when_its_manifest_write_returns() -> None:
+    """The end time, the notify and the min pause follow the durable write; while the write
+    runs the checkpoint is not completed, so a crash then restores the previous one."""
+    during: list[tuple[Any, list[Any], list[dict[str, Any]]]] = []
+
+    def write_manifest(n: int, acks: dict[TaskId, Ack]) -> None:
+        during.append(
+            (
+                job.coordinator.latest(),
+                [m for c in clients for m in c.poll()],
+                job.events("completed"),
+            )
+        )
+        job.clock.now += 0.1  # a remote store's write latency
+
+    job = Job(on_complete=write_manifest)
+    try:
+        clients, _ = job.register_all()
+        n = job.trigger()  # at 1.5
+        job.clock.now = 2.0
+        for c in clients:
+            for t in c.tasks:
+                c.ack(ack(t, n))
+        for c in clients:
+            assert collect(c, bool) == [Notify(n)]
+        # during the write: nothing completed (recovery's restore point is still the
+        # previous checkpoint), no host notified, no completion recorded
+        assert during == [(None, [], [])]
+        assert job.events("completed") == [{"checkpoint_id": n, "duration": pytest.approx(0.6)}]
+        assert job.coordinator.latest().checkpoint_id == n
+        assert job.coordinator.last_completed == pytest.approx(2.1)  # the min pause's start
+    finally:
+        job.close()
+
+
 def test_a_failing_on_complete_aborts_the_checkpoint() -> None:
     def fail(n: int, acks: dict[TaskId, Ack]) -> None:
         raise OSError("disk full")

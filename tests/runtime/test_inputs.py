@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 import absnb
 from absnb import datasets
-from absnb.runtime.host import Failure
+from absnb.runtime import Failure
 from absnb.runtime.inputs import (
     FileLines,
     InputBinding,
@@ -69,7 +69,7 @@ def test_a_partition_is_read_forward_only() -> None:
 
 
 def test_a_host_gets_logs_only_for_its_own_sources() -> None:
-    from absnb.runtime.host import HostPlan
+    from absnb.runtime.plan import HostPlan
 
     job = absnb.word_count(sources=4, counters=2, sinks=2)
     sources = source_tasks(job)

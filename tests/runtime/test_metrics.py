@@ -12,7 +12,7 @@ import pytest
 import absnb
 from absnb import datasets
 from absnb.core.ids import ChannelId, TaskId
-from absnb.runtime.host import Failure, HostResult
+from absnb.runtime import Failure
 from absnb.runtime.metrics import (
     CHECKPOINT_COLUMNS,
     SUBTASK_COLUMNS,
@@ -22,6 +22,7 @@ from absnb.runtime.metrics import (
     RunMetrics,
     tree_rss,
 )
+from absnb.runtime.plan import HostResult
 from absnb.runtime.spark import SparkRun, SparkRuntime
 
 SRC = TaskId("source", 0, 1)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from absnb.jobs.paper_topology import expected_output, paper_topology
-from absnb.runtime.host import Failure
+from absnb.runtime import Failure
 from absnb.runtime.spark import SparkRuntime, quiet_task_failures
 
 

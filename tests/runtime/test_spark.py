@@ -10,12 +10,12 @@ import pytest
 import absnb
 from absnb import datasets
 from absnb.jobs.base import Job
-from absnb.runtime.host import Failure
+from absnb.runtime import Failure
+from absnb.runtime.plan import host_of
 from absnb.runtime.spark import (
     ClusterTooSmallError,
     SparkRuntime,
     final_counts,
-    host_of,
     quiet_task_failures,
     word_count_answer,
 )

@@ -9,7 +9,7 @@ import pytest
 import absnb
 from absnb import datasets
 from absnb.experiments import backpressure as bp
-from absnb.runtime.host import Failure
+from absnb.runtime import Failure
 from absnb.runtime.spark import SparkRuntime, final_counts, word_count_answer
 
 

@@ -15,7 +15,7 @@ import pytest
 
 import absnb
 from absnb import datasets
-from absnb.runtime.host import Failure
+from absnb.runtime import Failure
 from absnb.runtime.spark import SparkRuntime, final_counts, word_count_answer
 from absnb.sinks import FileSink, SinkConfigurationError
 from tests.sinks.harness import postgres_sinks, unfinished
