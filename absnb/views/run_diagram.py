@@ -265,6 +265,9 @@ OVERTAKEN_APART = 64.0
 """Overtaken counts on one lane closer than this (px) are drawn as one sum: two labels of
 14 px text ("↷1,130") would overlap."""
 
+BOLD_14_PX = 9.0
+"""About the width of one character of 14 px bold text (digits, ↷)."""
+
 SIGN_APART = 14.0
 """Transaction letters on one lane closer than this (px) are drawn as one label ("C A")."""
 
@@ -292,20 +295,25 @@ def _on_lanes(
 
 
 def _overtaken(rows: Sequence[EventRow], lane: dict[str, float], sc: Scale) -> list[str]:
-    """↷n where barriers overtook n records; a barrier that overtook none gets no mark."""
+    """↷n where barriers overtook n records; a barrier that overtook none gets no mark. A
+    label that would run past the right edge is drawn to the left of its mark."""
     some = [r for r in rows if r.count]
-    return [
-        _text(
-            x + 4,
-            lane[t] - 15,
-            f"↷{sum(r.count or 0 for r in g):,}",
-            size=14,
-            anchor="start",
-            fill=CONTROL,
-            font_weight="bold",
+    out = []
+    for t, x, g in _on_lanes(some, lane, sc, ("overtaken",), OVERTAKEN_APART):
+        label = f"↷{sum(r.count or 0 for r in g):,}"
+        inside = x + 4 + BOLD_14_PX * len(label) <= sc.width
+        out.append(
+            _text(
+                x + 4 if inside else x - 4,
+                lane[t] - 15,
+                label,
+                size=14,
+                anchor="start" if inside else "end",
+                fill=CONTROL,
+                font_weight="bold",
+            )
         )
-        for t, x, g in _on_lanes(some, lane, sc, ("overtaken",), OVERTAKEN_APART)
-    ]
+    return out
 
 
 def _transactions(rows: Sequence[EventRow], lane: dict[str, float], sc: Scale) -> list[str]:

@@ -122,6 +122,16 @@ def test_a_close_up_shows_the_graph_at_a_moment_inside_it() -> None:
     assert 20.0 < show_run(log, window=(19.5, 21.0)).at < 20.5
 
 
+def test_a_count_at_the_right_edge_is_drawn_to_the_left_of_its_mark() -> None:
+    last = max(r.time for r in rows())
+    edge = [EventRow(last + 1, 1, "count[0]", "overtaken", A, 1, count=3_141_592_653)]
+    svg = run_svg(sorted(rows() + edge, key=lambda r: r.time), "a run", width=1024)
+    text = "↷3,141,592,653"
+    ((x, anchor),) = re.findall(rf'<text x="([\d.]+)"[^>]*text-anchor="(\w+)"[^>]*>{text}<', svg)
+    right = float(x) + (9 * len(text) if anchor == "start" else 0)
+    assert right <= 1024  # inside the picture
+
+
 def test_the_graph_shows_the_blocked_channel_and_the_title_says_so() -> None:
     svg = graph_svg(rows(), 1.04)
     assert "checkpoint 1, 2 tasks have their part, 1 channel(s) blocked" in svg
