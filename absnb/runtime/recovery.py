@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from absnb.core.errors import AbsnbError
 from absnb.protocols import CheckpointCoordinator
@@ -19,16 +19,18 @@ from absnb.runtime.plan import HostPlan, HostResult, host_of
 
 if TYPE_CHECKING:
     from absnb.core.graph import ExecutionGraph
+    from absnb.core.snapshot import GlobalSnapshot
     from absnb.runtime.control import CoordinatorServer
+    from absnb.runtime.storage import CheckpointStorage
 
 
 def restore_point(
-    storage: Any,
+    storage: CheckpointStorage,
     job_id: str,
     graph: ExecutionGraph,
     coordinator: CheckpointCoordinator,
     restore_older: bool,
-) -> Any:
+) -> GlobalSnapshot | None:
     """The checkpoint to restore: the newest that verifies, but never one behind the newest
     completed checkpoint when the job has two-phase-commit sinks (unless ``restore_older``)."""
     from absnb.runtime.storage_fs import CommittedCheckpointLostError
@@ -129,7 +131,7 @@ def run_attempts(
     stage: Callable[[list[HostPlan]], list[HostResult]],
     server: CoordinatorServer,
     plan: HostPlan,
-    storage: Any,
+    storage: CheckpointStorage,
     coordinator: CheckpointCoordinator,
     hosts: int,
     max_restarts: int,

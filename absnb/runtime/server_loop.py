@@ -246,8 +246,10 @@ class SelectorServer:
             conn.watch()
         while self._unsent and (left := deadline - time.monotonic()) > 0:
             for data, mask in self._listener.select(left):
-                if isinstance(data, _Conn) and mask & WRITE:
-                    self._flush(data)
+                if data is _WAKE:
+                    self._run_commands()
+                elif isinstance(data, _Conn):
+                    self._ready(data, mask & WRITE)
 
     def _admit(self, admission: Admission) -> None:
         """A connection that proved it knows the secret: served if its hello is a control
@@ -261,6 +263,8 @@ class SelectorServer:
         self._write(conn, admission.handshake.outgoing())  # the server's proof
 
     def _ready(self, conn: _Conn, mask: int) -> None:
+        if conn.sock is None:  # shut earlier in this round (a peer's message dropped it)
+            return
         if mask & WRITE:
             self._flush(conn)
         if mask & READ and not conn.closed:

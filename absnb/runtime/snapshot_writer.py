@@ -21,13 +21,16 @@ import queue
 import threading
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from absnb.core.ids import TaskId
 from absnb.core.incremental import IncrementalState
 from absnb.core.messages import count_records
 from absnb.core.snapshot import TaskSnapshot
 from absnb.runtime.wire import dumps
+
+if TYPE_CHECKING:
+    from absnb.runtime.storage import CheckpointStorage
 
 
 @dataclass(frozen=True)
@@ -53,7 +56,7 @@ class SnapshotWriter:
     each task's in submission order; not thread-safe on the caller's side (one host thread
     submits and collects)."""
 
-    def __init__(self, storage: Any, job_id: str) -> None:
+    def __init__(self, storage: CheckpointStorage, job_id: str) -> None:
         self.storage = storage
         self.job_id = job_id
         self._todo: dict[TaskId, queue.SimpleQueue[tuple[TaskSnapshot, float] | None]] = {}

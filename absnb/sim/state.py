@@ -3,8 +3,8 @@
 Tasks (operator state, protocol handler, counters), FIFO channels with their blocked flag,
 input logs, the checkpoint coordinator and a step clock. A state can be cloned, compared
 and hashed, so the stepper can go back and the explorer can branch and deduplicate. It
-holds no rules: what is enabled is decided in :mod:`absnb.sim.enabled`, what an action does
-in :mod:`absnb.sim.steps`; :class:`~absnb.sim.world.World` puts the three together.
+holds no rules: when each action may happen and what it does is the action table of
+:mod:`absnb.sim.rules`; :class:`~absnb.sim.world.World` puts the two together.
 """
 
 from __future__ import annotations

@@ -1,6 +1,7 @@
-"""The World: a simulated job's state (:mod:`absnb.sim.state`, plain data) with the rules
-of what is enabled (:mod:`absnb.sim.enabled`) and of what each action does
-(:mod:`absnb.sim.steps`), the three put together as the classroom and the explorer use them.
+"""The World: a simulated job's state (:mod:`absnb.sim.state`, plain data) with the action
+table (:mod:`absnb.sim.rules`: when each action may happen and what it does) and its fast
+path for every enabled action at once (:mod:`absnb.sim.enabled`), put together as the
+classroom and the explorer use them; its methods only delegate.
 
 :meth:`World.apply` performs one action and returns the :class:`~absnb.sim.events.Event`.
 """
@@ -8,7 +9,7 @@ of what is enabled (:mod:`absnb.sim.enabled`) and of what each action does
 from __future__ import annotations
 
 from absnb.core.errors import ActionNotEnabledError, TransferRefusedError
-from absnb.sim import enabled, steps
+from absnb.sim import enabled, rules
 from absnb.sim.actions import Action, Transfer
 from absnb.sim.events import Event
 from absnb.sim.state import WorldState
@@ -39,7 +40,7 @@ class World(WorldState):
             default when a sink writes to an external system (``Operator.external``).
     """
 
-    # -- what is enabled (absnb.sim.enabled) -------------------------------------------------
+    # -- what is enabled (absnb.sim.enabled, absnb.sim.rules) --------------------------------
     def enabled_actions(self, *, crashes: bool = False, ends: bool = False) -> list[Action]:
         """The actions that can happen now, in a fixed order (see
         :func:`~absnb.sim.enabled.enabled_actions`); ``crashes``: a crash of each task too;
@@ -53,11 +54,11 @@ class World(WorldState):
 
     def can_trigger(self) -> bool:
         """True when the coordinator may start a checkpoint now."""
-        return enabled.can_trigger(self)
+        return rules.can_trigger(self)
 
     def is_enabled(self, action: Action) -> bool:
         """True when ``action`` can be applied now."""
-        return enabled.why_not(self, action) is None
+        return rules.why_not(self, action) is None
 
     def needs_final_checkpoint(self) -> bool:
         """True when the input is consumed and the channels are empty, but sinks still hold
@@ -72,7 +73,7 @@ class World(WorldState):
             and self.uncommitted() > 0
         )
 
-    # -- applying actions (absnb.sim.steps) --------------------------------------------------
+    # -- applying actions (absnb.sim.rules) --------------------------------------------------
     def apply(self, action: Action, *, checked: bool = False) -> Event:
         """Perform ``action`` and return what happened; ``checked``: the caller took it
         from :meth:`enabled_actions` of this very state, so it is not checked again.
@@ -81,14 +82,14 @@ class World(WorldState):
             ActionNotEnabledError: the action is not enabled now; the message says why and
                 lists what is.
         """
-        why = None if checked else enabled.why_not(self, action)
+        why = None if checked else rules.why_not(self, action)
         if why is not None:
             options = ", ".join(str(a) for a in self.enabled_actions()) or "nothing"
             refused = type(action) is Transfer and why.startswith("account ")
             raise (TransferRefusedError if refused else ActionNotEnabledError)(
                 f"cannot {action} at step {self.clock}: {why}. Enabled now: {options}"
             )
-        return steps.perform(self, action)
+        return rules.perform(self, action)
 
     # -- value semantics -------------------------------------------------------------------
     def clone(self) -> World:

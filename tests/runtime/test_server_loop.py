@@ -5,6 +5,7 @@ nothing for ``send_timeout`` seconds is disconnected."""
 from __future__ import annotations
 
 import socket
+import threading
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -88,3 +89,19 @@ def test_a_host_that_reads_nothing_for_the_send_timeout_is_disconnected(
         while not flooder.dropped and time.monotonic() < deadline:
             time.sleep(0.02)
         assert len(flooder.dropped) == 1
+
+
+def test_a_stopping_server_sends_what_a_slow_host_has_not_read_yet(flooder: Flooder) -> None:
+    """What waits in a connection's buffer when the server stops still reaches a host that
+    reads it within the linger time, before the connection closes."""
+    with connect(flooder, rcvbuf=4096) as slow:
+        slow.sendall(frame(FRAME_KIND, "flood"))
+        time.sleep(0.2)  # most of the flood waits in the server's buffer
+        stopping = threading.Thread(target=flooder.stop)
+        stopping.start()
+        slow.settimeout(5.0)
+        got = 0
+        while data := slow.recv(1 << 20):
+            got += len(data)
+        stopping.join(10)
+        assert got == len(frame(FRAME_KIND, FLOOD))

@@ -8,5 +8,6 @@ One job per module: :mod:`~absnb.runtime.connections.frames` reads and writes fr
 the job secret by its deadline, or it is dropped), :mod:`~absnb.runtime.connections.listener`
 is the selector loop that accepts, admits and reports what is ready, and
 :mod:`~absnb.runtime.connections.link` keeps one connection's socket for a non-blocking loop
-(the data plane's channel ends; the control server's connections block with a timeout).
+(the data plane's channel ends and the control server's connections). Both planes' clients
+prove the secret with one handshake, :class:`~absnb.runtime.handshake.ClientHandshake`.
 """
