@@ -1,6 +1,6 @@
 """End to end in a real browser: every notebook as a class meets it, at 1280x720 and 1920x1080.
 
-A module fixture starts JupyterLab on 127.0.0.1 with a token, with HOME and every Jupyter
+A session fixture starts JupyterLab on 127.0.0.1 with a token, with HOME and every Jupyter
 and IPython directory in a temporary folder; each notebook is copied there (a fresh clone:
 never trusted, never run), so the repository is never written to. Playwright drives
 Debian's chromium (/usr/bin/chromium, never a browser fetched by `playwright install`).
@@ -115,9 +115,11 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def lab(tmp_path_factory):
-    """A JupyterLab server in an isolated folder; yields (base URL, notebook folder)."""
+    """A JupyterLab server in an isolated folder; yields (base URL, notebook folder). One for
+    the run: a notebook's nbval items run between two browser tests (conftest.py), which
+    would end a module's server and start another."""
     missing = missing_tools()
     if missing:
         skip_or_fail("the browser test needs " + ", ".join(missing))
