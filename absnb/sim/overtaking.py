@@ -52,4 +52,3 @@ def deliver_overtaking(state: WorldState, channel: ChannelId, i: int) -> Event:
     event = Event(state.clock, state.static.deliver[channel], channel.dst, barrier)
     event.overtaken = len(records)
     return outcome(state, task, sends, controls, event)
-
