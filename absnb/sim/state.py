@@ -251,13 +251,13 @@ class WorldState:
         crash can happen.
         """
         return (
-            tuple(task.key() for task in self.tasks.values()),
-            tuple(tuple(q) for q in self.channels.values()),
+            tuple([task.key() for task in self.tasks.values()]),
+            tuple(map(tuple, self.channels.values())),
             frozenset(self.blocked),
             self.coordinator.key(self.clock),
             acknowledged_key(self),
             self.failed,
-            tuple(len(v) for v in self.inputs.values()),
+            tuple(map(len, self.inputs.values())),
             tuple(sorted(self.notices.items())),
             tuple(sorted((t, timer.key(self.clock)) for t, timer in self.aligning.items())),
             recovery_key(self) if recovery else None,
