@@ -25,6 +25,12 @@ and dot 2.43 (two executions of the same notebook):
 * widget model references (below): random model ids, never comparable, skipped.
 * ``image/png`` / ``image/jpeg``: nbval skips them itself unless ``--nbdime`` is given.
 
+A notebook runs once: the browser test's Run All in JupyterLab (tests/e2e/test_lab.py) is
+recorded, and nbval's items for the notebook compare its outputs with the stored ones as
+nbval compares its own kernel's (tests/e2e/recorded_runs.py, loaded below); they run the
+notebook in nbval's kernel only when the browser test did not record a run (not selected,
+skipped without a browser, or stopped before its Run All finished).
+
 In parallel (pytest-xdist; ``-n`` in pyproject.toml's addopts), a worker takes a whole file
 at a time (:func:`pytest_xdist_make_scheduler`), so a notebook's cells run in order in one
 kernel, as nbval needs, and a file's fixtures are made once; the long, independent tests of
@@ -39,6 +45,8 @@ from pathlib import Path
 
 import pytest
 
+pytest_plugins = ["tests.e2e.recorded_runs"]  # nbval compares the browser test's Run All
+
 # Mimetypes that name a widget model by a random id: the view only says "show model X".
 # nbval 0.11 already skips the first; it is listed so that the policy does not depend on
 # nbval's defaults. The second appears when a notebook embeds widget state in an output.
@@ -48,20 +56,27 @@ SKIP_COMPARE = (
 )
 
 
+BROWSER_TEST = "tests/e2e/test_lab.py::test_notebook_in_the_browser[{}]"
+"""The node id of the browser test of a notebook (its file name): the test whose Run All
+the notebook's nbval items compare (tests/e2e/recorded_runs.py)."""
+
+
 SLOW_FIRST = (
-    "tests/e2e/test_lab.py::test_notebook_in_the_browser[07_checkpointing_under_backpressure.ipynb]",
+    BROWSER_TEST.format("06_performance.ipynb"),
+    BROWSER_TEST.format("05_two_phase_commit.ipynb"),
+    BROWSER_TEST.format("07_checkpointing_under_backpressure.ipynb"),
     "tests/runtime/test_cluster.py",
     "tests/runtime/test_spark_sinks.py",
-    "notebooks/06_performance.ipynb",
+    BROWSER_TEST.format("02_abs_word_count.ipynb"),
+    BROWSER_TEST.format("04_failure_and_recovery.ipynb"),
     "tests/e2e/test_lab.py",
     "tests/runtime/test_committed_checkpoint.py",
-    "notebooks/07_checkpointing_under_backpressure.ipynb",
-    "notebooks/05_two_phase_commit.ipynb",
     "tests/runtime/test_session.py",
     "tests/runtime/test_structured_streaming.py",
 )
 """Tests (a node id) and files (every test in it) that took longest in a run with
-``--durations``, longest first; every other test follows in collection order."""
+``--durations``, longest first; every other test follows in collection order. A notebook's
+nbval items follow its browser test, whose Run All is the notebook's one execution."""
 
 ONE_BY_ONE = (
     "tests/e2e/test_lab.py",
@@ -74,22 +89,35 @@ session or PostgreSQL server once). Not tests/runtime/test_cluster.py: two clust
 JVMs at once overload a two-core machine."""
 
 
-def _rank(nodeid: str) -> int:
+def _browser_test(nodeid: str) -> str:
+    """A notebook's cell stands for its notebook's browser test; any other test for itself."""
     file = nodeid.split("::", 1)[0]
+    if file.startswith("notebooks/") and file.endswith(".ipynb"):
+        return BROWSER_TEST.format(file.removeprefix("notebooks/"))
+    return nodeid
+
+
+def _rank(nodeid: str) -> tuple[int, bool]:
+    """Where :data:`SLOW_FIRST` puts a test; a notebook's cells right after its browser
+    test (whose Run All they compare)."""
+    stand_in = _browser_test(nodeid)
+    file = stand_in.split("::", 1)[0]
     for i, entry in enumerate(SLOW_FIRST):
-        if entry in (nodeid, file):
-            return i
-    return len(SLOW_FIRST)
+        if entry in (stand_in, file):
+            return i, stand_in != nodeid
+    return len(SLOW_FIRST), stand_in != nodeid
 
 
 def pytest_collection_modifyitems(items):
-    """Puts :data:`SLOW_FIRST` first (a stable sort: the order inside a file, a notebook's
-    cells included, is kept)."""
+    """Puts :data:`SLOW_FIRST` first and every notebook's cells after its browser test (a
+    stable sort: the order inside a file, a notebook's cells included, is kept)."""
     items.sort(key=lambda item: _rank(item.nodeid))
 
 
 def _unit(nodeid: str) -> str:
-    """What one worker runs together: the test's file, or in :data:`ONE_BY_ONE` the test."""
+    """What one worker runs together: the test's file, or in :data:`ONE_BY_ONE` the test
+    (a notebook's cells go with their browser test, :func:`_browser_test`)."""
+    nodeid = _browser_test(nodeid)
     file = nodeid.split("::", 1)[0]
     return nodeid if file in ONE_BY_ONE else file
 

@@ -176,6 +176,34 @@ def test_a_barrier_overtakes_older_arrivals_on_other_inputs(tmp_path) -> None:
     assert shows["host"] == shows["simulator"] == shows["harness"]
 
 
+def test_a_barrier_that_arrives_between_two_pieces_of_a_batch_overtakes_the_rest(
+    tmp_path,
+) -> None:
+    # On Spark in0's 100 records come as one frame; the host delivers a piece of 64 and
+    # looks at its priority lane (runtime/inbox.py), where checkpoint 1's barrier has come
+    # meanwhile: it overtakes the 36 records the host still holds. The simulator, given
+    # the same arrival order (64 records consumed, then the barrier behind 36 more), agrees.
+    host = HostDriver("unaligned", None, str(tmp_path))
+    host.push_batch("in0", list(range(1, 101)))
+    host.plane.arriving.append(lambda: host.push("in0", CheckpointBarrier(1)))
+    host.process()
+    sim = SimDriver("unaligned", None)
+    for v in range(1, 101):
+        sim.push("in0", Record(v, 0))
+        if v == 64:
+            sim.process()
+    sim.push("in0", CheckpointBarrier(1))
+    sim.process()
+    for d in (host, sim):
+        d.push("in1", CheckpointBarrier(1))
+        d.process()
+    shows = host.signature()
+    assert shows == sim.signature()
+    records = [("record", v) for v in range(1, 101)]
+    assert shows[0] == (*records[:64], ("sent", CheckpointBarrier(1)), *records[64:])
+    assert shows[1] == (("snapshot", 1, (("in0", tuple(range(65, 101))),)),)
+
+
 def test_a_script_shows_blocks_snapshots_forwarded_barriers_and_overtaken_records(
     tmp_path,
 ) -> None:

@@ -29,9 +29,9 @@ from absnb.jobs.base import Job
 from absnb.operators import KeyedCount, Source
 from absnb.operators.library import CollectSink
 from absnb.sim.actions import Deliver
+from absnb.sim.overtaking import overtaking_at
 from absnb.sim.schedulers import RandomScheduler
 from absnb.sim.stepper import Stepper
-from absnb.sim.steps import overtaking_at
 from absnb.sim.world import World
 
 if TYPE_CHECKING:

@@ -2,7 +2,8 @@
 each, with what a cell needs to show and assert its claims, read from the run's own log.
 
 * :func:`aligned_run` (notebook 02): ABS; ``blocked`` lists every alignment that blocked a
-  channel, and ``window`` is the first checkpoint close up.
+  channel, and ``window`` is checkpoint ``shown`` close up, the one whose longest
+  alignment took the largest share of it.
 * :func:`crash_run` (04): a failure after checkpoint k; ``restored`` is the checkpoint
   the restart restored.
 * :func:`two_phase_commit_run` (05): a file sink; its pre-commits at the snapshots, commits
@@ -72,15 +73,13 @@ def _run(job: Any, protocol: str, failures: Any = (), **kwargs: Any) -> Any:
 
 def _first_window(df: Any) -> tuple[float, float]:
     """From the first checkpoint's trigger to its completion, a little on either side."""
-    n = int(df[df.kind == "completed"].checkpoint.min())
-    began = float(df[(df.kind == "triggered") & (df.checkpoint == n)].time.min())
-    ended = float(df[(df.kind == "completed") & (df.checkpoint == n)].time.min())
-    return began - 0.002, ended + 0.002
+    return _window(df, int(df[df.kind == "completed"].checkpoint.min()))
 
 
 def aligned_run(**kwargs: Any) -> RealRun:
     """Word count under ABS (Alg. 1): facts ``blocked`` (checkpoint, task, channel) for
-    every block, ``completed`` checkpoints, ``cut_problems`` (empty), ``window``."""
+    every block, ``completed`` checkpoints, ``cut_problems`` (empty), ``window`` (the
+    checkpoint ``shown``, whose longest alignment took the largest share of it)."""
     run = _run(word_count(lines()), "abs", **kwargs)
     df = run.events
     blocks = df[df.kind == "block"]
@@ -92,9 +91,38 @@ def aligned_run(**kwargs: Any) -> RealRun:
             "blocked": blocked,
             "completed": list(run.checkpoints),
             "cut_problems": run.check_cuts(),
-            "window": _first_window(df),
+            **_widest_alignment(df, checkpoint_of),
         },
     )
+
+
+def _widest_alignment(df: Any, checkpoint_of: Any) -> dict[str, Any]:
+    """``shown``: the completed checkpoint whose longest alignment (a block to its unblock)
+    took the largest share of it, and ``window``, it close up: there the alignment band is
+    widest in the drawing."""
+    spans: dict[int, float] = {}
+    began: dict[tuple[int, str, str], float] = {}
+    for r in df[df.kind.isin(["block", "unblock"])].itertuples():
+        key = (r.attempt, r.task, r.channel)
+        if r.kind == "block":
+            began[key] = r.time
+        elif key in began:
+            n = checkpoint_of(began[key], r.task)
+            if n is not None:
+                spans[n] = max(spans.get(n, 0.0), r.time - began.pop(key))
+    windows = {n: _window(df, n) for n in spans if n in set(df[df.kind == "completed"].checkpoint)}
+    if not windows:
+        n = int(df[df.kind == "completed"].checkpoint.min())
+        return {"shown": n, "window": _window(df, n)}
+    n = max(windows, key=lambda n: spans[n] / (windows[n][1] - windows[n][0]))
+    return {"shown": n, "window": windows[n]}
+
+
+def _window(df: Any, n: int) -> tuple[float, float]:
+    """Checkpoint ``n`` from its trigger to its completion, a little on either side."""
+    began = float(df[(df.kind == "triggered") & (df.checkpoint == n)].time.min())
+    ended = float(df[(df.kind == "completed") & (df.checkpoint == n)].time.min())
+    return began - 0.002, ended + 0.002
 
 
 def _checkpoint_at(df: Any) -> Any:

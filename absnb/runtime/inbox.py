@@ -2,13 +2,14 @@
 priority event to come between them.
 
 Flink's task thread processes one network buffer at a time and takes priority events (an
-unaligned checkpoint's barrier, a cancellation marker) between two buffers, however slow its
-operator ("Checkpointing under backpressure": the barrier overtakes the buffers in front of
-it). A host here takes whole frames from the data plane and whole batches from its local
-queues; with a protocol whose barriers overtake, :func:`pieces` cuts a batch into pieces of
-at most :data:`PIECE` records, and the host looks for priority events between two pieces.
-A barrier that arrives then overtakes, besides what waits in the transport, the records the
-host holds for its channel (:meth:`Inbox.held`), which it still delivers after the barrier.
+unaligned checkpoint's barrier; never a cancellation marker, which comes in order) between
+two buffers, however slow its operator ("Checkpointing under backpressure": the barrier
+overtakes the buffers in front of it). A host here takes whole frames from the data plane
+and whole batches from its local queues; with a protocol whose barriers overtake,
+:func:`pieces` cuts a batch into pieces of at most :data:`PIECE` records, and the host
+looks for priority events between two pieces. A barrier that arrives then overtakes,
+besides what waits in the transport, the records the host holds for its channel
+(:meth:`Inbox.held`), which it still delivers after the barrier.
 """
 
 from __future__ import annotations

@@ -1,6 +1,7 @@
-"""The World: a simulated job's state (:mod:`absnb.sim.state`, plain data) with the rules
-of what is enabled (:mod:`absnb.sim.enabled`) and of what each action does
-(:mod:`absnb.sim.steps`), the three put together as the classroom and the explorer use them.
+"""The World: a simulated job's state (:mod:`absnb.sim.state`, plain data) with the action
+table (:mod:`absnb.sim.rules`: when each action may happen and what it does) and its fast
+path for every enabled action at once (:mod:`absnb.sim.enabled`), put together as the
+classroom and the explorer use them; its methods only delegate.
 
 :meth:`World.apply` performs one action and returns the :class:`~absnb.sim.events.Event`.
 """
@@ -8,7 +9,7 @@ of what is enabled (:mod:`absnb.sim.enabled`) and of what each action does
 from __future__ import annotations
 
 from absnb.core.errors import ActionNotEnabledError, TransferRefusedError
-from absnb.sim import enabled, steps
+from absnb.sim import enabled, rules
 from absnb.sim.actions import Action, Transfer
 from absnb.sim.events import Event
 from absnb.sim.state import WorldState
@@ -39,25 +40,15 @@ class World(WorldState):
             default when a sink writes to an external system (``Operator.external``).
     """
 
-    # -- what is enabled (absnb.sim.enabled) -------------------------------------------------
-    def enabled_actions(self, *, crashes: bool = False, ends: bool = False) -> list[Action]:
-        """The actions that can happen now, in a fixed order (see
-        :func:`~absnb.sim.enabled.enabled_actions`); ``crashes``: a crash of each task too;
-        ``ends``: a finished sender ending each of its channels too (FLIP-147)."""
-        return enabled.enabled_actions(self, crashes=crashes, ends=ends)
-
-    def progress_actions(self) -> list[Action]:
-        """The enabled deliveries, emits and notifications: the run is over when there are
-        none."""
-        return enabled.progress_actions(self)
-
-    def can_trigger(self) -> bool:
-        """True when the coordinator may start a checkpoint now."""
-        return enabled.can_trigger(self)
+    # -- what is enabled (absnb.sim.enabled, absnb.sim.rules) --------------------------------
+    # The functions themselves, as methods: the stepper asks at every step.
+    enabled_actions = enabled.enabled_actions
+    progress_actions = enabled.progress_actions
+    can_trigger = rules.can_trigger
 
     def is_enabled(self, action: Action) -> bool:
         """True when ``action`` can be applied now."""
-        return enabled.why_not(self, action) is None
+        return rules.why_not(self, action) is None
 
     def needs_final_checkpoint(self) -> bool:
         """True when the input is consumed and the channels are empty, but sinks still hold
@@ -72,7 +63,7 @@ class World(WorldState):
             and self.uncommitted() > 0
         )
 
-    # -- applying actions (absnb.sim.steps) --------------------------------------------------
+    # -- applying actions (absnb.sim.rules) --------------------------------------------------
     def apply(self, action: Action, *, checked: bool = False) -> Event:
         """Perform ``action`` and return what happened; ``checked``: the caller took it
         from :meth:`enabled_actions` of this very state, so it is not checked again.
@@ -81,18 +72,11 @@ class World(WorldState):
             ActionNotEnabledError: the action is not enabled now; the message says why and
                 lists what is.
         """
-        why = None if checked else enabled.why_not(self, action)
+        why = None if checked else rules.why_not(self, action)
         if why is not None:
             options = ", ".join(str(a) for a in self.enabled_actions()) or "nothing"
             refused = type(action) is Transfer and why.startswith("account ")
             raise (TransferRefusedError if refused else ActionNotEnabledError)(
                 f"cannot {action} at step {self.clock}: {why}. Enabled now: {options}"
             )
-        return steps.perform(self, action)
-
-    # -- value semantics -------------------------------------------------------------------
-    def clone(self) -> World:
-        """An independent copy; applying actions to it leaves this world unchanged."""
-        new = World.__new__(World)
-        self._copy_into(new)
-        return new
+        return rules.perform(self, action)

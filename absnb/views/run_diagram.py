@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import html
 import itertools
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 from absnb.core.events import EventRow
 from absnb.views.palette import STATUS_COLOURS
@@ -258,41 +258,78 @@ def _marks(rows: Sequence[EventRow], lane: dict[str, float], sc: Scale) -> list[
                 f'<rect x="{_n(x - 4)}" y="{TOP - 4}" width="8" height="8" fill="{fill}" '
                 f'stroke="{CUT}" stroke-width="1.5"/>'
             )
-        elif r.kind in ("pre_commit", "commit", "abort_txn") and r.task in lane:
-            y = lane[r.task or ""]
-            sign = {"pre_commit": "P", "commit": "C", "abort_txn": "A"}[r.kind]
-            dx = 11 if r.kind == "abort_txn" else 0  # beside the commit on restore
-            out.append(_text(x + dx, y - 17, sign, size=14, anchor="middle", font_weight="bold"))
-    return out + _overtaken(rows, lane, sc)
+    return out + _overtaken(rows, lane, sc) + _transactions(rows, lane, sc)
 
 
 OVERTAKEN_APART = 64.0
 """Overtaken counts on one lane closer than this (px) are drawn as one sum: two labels of
 14 px text ("↷1,130") would overlap."""
 
+BOLD_14_PX = 9.0
+"""About the width of one character of 14 px bold text (digits, ↷)."""
+
+SIGN_APART = 14.0
+"""Transaction letters on one lane closer than this (px) are drawn as one label ("C A")."""
+
+SIGNS = {"pre_commit": "P", "commit": "C", "abort_txn": "A"}
+
+
+def _on_lanes(
+    rows: Sequence[EventRow],
+    lane: dict[str, float],
+    sc: Scale,
+    kinds: Collection[str],
+    apart: float,
+) -> list[tuple[str, float, list[EventRow]]]:
+    """The rows of ``kinds`` per lane, grouped where each lies within ``apart`` px of the
+    group's first: (task, x of the first, the group's rows)."""
+    groups: dict[str, list[tuple[float, list[EventRow]]]] = {}
+    for r in rows:
+        if r.kind in kinds and r.task in lane:
+            x, on_lane = sc.x(r.time), groups.setdefault(r.task or "", [])
+            if on_lane and x - on_lane[-1][0] < apart:
+                on_lane[-1][1].append(r)
+            else:
+                on_lane.append((x, [r]))
+    return [(t, x, g) for t, on_lane in groups.items() for x, g in on_lane]
+
 
 def _overtaken(rows: Sequence[EventRow], lane: dict[str, float], sc: Scale) -> list[str]:
-    """↷n where barriers overtook n records; a barrier that overtook none gets no mark."""
-    labels: dict[str, list[list[float]]] = {}  # per lane: [x, records] of each label
-    for r in rows:
-        if r.kind == "overtaken" and r.count and r.task in lane:
-            x, on_lane = sc.x(r.time), labels.setdefault(r.task or "", [])
-            if on_lane and x - on_lane[-1][0] < OVERTAKEN_APART:
-                on_lane[-1][1] += r.count
-            else:
-                on_lane.append([x, r.count])
+    """↷n where barriers overtook n records; a barrier that overtook none gets no mark. A
+    label that would run past the right edge is drawn to the left of its mark."""
+    some = [r for r in rows if r.count]
+    out = []
+    for t, x, g in _on_lanes(some, lane, sc, ("overtaken",), OVERTAKEN_APART):
+        label = f"↷{sum(r.count or 0 for r in g):,}"
+        inside = x + 4 + BOLD_14_PX * len(label) <= sc.width
+        out.append(
+            _text(
+                x + 4 if inside else x - 4,
+                lane[t] - 15,
+                label,
+                size=14,
+                anchor="start" if inside else "end",
+                fill=CONTROL,
+                font_weight="bold",
+            )
+        )
+    return out
+
+
+def _transactions(rows: Sequence[EventRow], lane: dict[str, float], sc: Scale) -> list[str]:
+    """P, C and A over a sink's lane where it pre-committed, committed or aborted a
+    transaction; letters that would overlap (a commit and an abort on restore) share one
+    label, in the order they happened."""
     return [
         _text(
-            x + 4,
-            lane[t] - 15,
-            f"↷{n:,.0f}",
+            x,
+            lane[t] - 17,
+            " ".join(SIGNS[r.kind] for r in g),
             size=14,
-            anchor="start",
-            fill=CONTROL,
+            anchor="middle",
             font_weight="bold",
         )
-        for t, on_lane in labels.items()
-        for x, n in on_lane
+        for t, x, g in _on_lanes(rows, lane, sc, SIGNS, SIGN_APART)
     ]
 
 
@@ -318,7 +355,9 @@ def _flow(rows: Sequence[EventRow], sc: Scale, top: float, width: float) -> tupl
             f'y2="{_n(y + FLOW)}" stroke="#cccccc"/>'
         )
         for run in _stretches(series, span):  # no line across a stretch with no records
-            pts = " ".join(f"{_n(sc.x(t))},{_n(y + FLOW - n / peak * (FLOW - 4))}" for t, n in run)
+            pts = " ".join(
+                f"{_n(x)},{_n(y + FLOW - n / peak * (FLOW - 4))}" for x, n in _steps(run, sc, span)
+            )
             out.append(
                 f'<polyline points="{pts}" fill="none" stroke="{RECORD}" stroke-width="1.5"/>'
             )
@@ -328,6 +367,19 @@ def _flow(rows: Sequence[EventRow], sc: Scale, top: float, width: float) -> tupl
             )
         y += FLOW + 12
     return out, y
+
+
+def _steps(run: list[tuple[float, float]], sc: Scale, span: float) -> list[tuple[float, float]]:
+    """A stretch of buckets (each ``span`` s at most) as steps from the axis and back: each
+    bucket's rate held over its own length, zero where no bucket was, so that a burst of one
+    bucket shows as a spike, not as nothing."""
+    pts: list[tuple[float, float]] = []
+    for i, (t, n) in enumerate(run):
+        end = min(run[i + 1][0], t + span) if i + 1 < len(run) else t + span
+        if not pts or pts[-1][0] < sc.x(t):
+            pts += [(pts[-1][0] if pts else sc.x(t), 0.0), (sc.x(t), 0.0)]
+        pts += [(sc.x(t), n), (sc.x(end), n)]
+    return [*pts, (pts[-1][0], 0.0)]
 
 
 def _stretches(series: list[tuple[float, float]], span: float) -> list[list[tuple[float, float]]]:

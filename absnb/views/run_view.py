@@ -45,9 +45,12 @@ class RunView:
     ) -> None:
         self.rows = list(rows)
         self.title = title
-        self.at = interesting_time(self.rows) if at is None else at
-        self.simulated = None if simulated is None else list(simulated)
         self.window = window
+        if at is None:  # a moment in the stretch drawn, if there is one
+            shown = [r for r in self.rows if window is None or window[0] <= r.time <= window[1]]
+            at = interesting_time(shown or self.rows)
+        self.at = at
+        self.simulated = None if simulated is None else list(simulated)
 
     @property
     def svg(self) -> str:
@@ -129,10 +132,10 @@ def show_run(
     """The real run ``run`` (a :class:`~absnb.runtime.spark.SparkRun`, or a log read by
     :func:`absnb.runtime.load_events`) drawn from its own event log: the space-time
     diagram, and the execution graph at ``at`` seconds (default: inside the first
-    alignment that blocked). ``simulated`` puts the simulator's diagram of the same job
-    and protocol beside it, for comparison: a trace and the world it ended in (a
-    :class:`~absnb.sim.stepper.Stepper`'s ``trace`` and ``world``), or ``True`` (or a
-    :class:`~absnb.jobs.base.Job` to simulate) for one made by
+    alignment that blocked, in ``window`` if given). ``simulated`` puts the simulator's
+    diagram of the same job and protocol beside it, for comparison: a trace and the world
+    it ended in (a :class:`~absnb.sim.stepper.Stepper`'s ``trace`` and ``world``), or
+    ``True`` (or a :class:`~absnb.jobs.base.Job` to simulate) for one made by
     :func:`~absnb.views.run_counterpart.simulate_like` (seed 0). ``window`` (seconds
     from, to) draws only that stretch of the real run: a checkpoint close up, say."""
     log = getattr(run, "log", run)

@@ -25,7 +25,9 @@ from absnb.operators.library import Map, identity
 from absnb.sim.actions import Deliver, Wait
 from absnb.sim.effects import outcome
 from absnb.sim.events import Event
-from absnb.sim.steps import hear, overtaking_at, perform
+from absnb.sim.overtaking import overtaking_at
+from absnb.sim.rules import perform
+from absnb.sim.step_end import hear
 from absnb.sim.world import World
 
 TIMEOUT = 1_000_000.0

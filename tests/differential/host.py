@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from absnb.core.messages import RECORD_TYPES, Record
+from absnb.core.messages import RECORD_TYPES, Record, RecordBatch, as_records
 from absnb.core.snapshot import TaskSnapshot
 from absnb.runtime.host import Host
 from absnb.runtime.plan import HostPlan
@@ -39,7 +39,11 @@ class HostDriver(Driver):
         dispatch = host._dispatch
 
         def dispatched(sends: list[Any]) -> None:  # what the task sends, as the host sends it
-            self.log.extend(shown(m) for c, m in sends if c.src == self.task)
+            for c, m in sends:
+                if c.src == self.task:  # a batch as its records, as the others send them
+                    self.log.extend(
+                        map(shown, as_records((m,)) if type(m) is RecordBatch else (m,))
+                    )
             dispatch(sends)
 
         host._dispatch = dispatched  # type: ignore[method-assign]
@@ -58,6 +62,11 @@ class HostDriver(Driver):
             self.seq[name] += 1
             m = Record(m.value, self.seq[name])
         self.sender._dispatch([(self.channels[name], m)])
+
+    def push_batch(self, name: str, values: list[Any]) -> None:
+        """``values`` as one batch of records (one frame), as a source sends them."""
+        self.sender._dispatch([(self.channels[name], RecordBatch(values, self.seq[name] + 1))])
+        self.seq[name] += len(values)
 
     def process(self) -> None:
         client = self.client
@@ -111,6 +120,9 @@ class _Plane:
         self.frames: list[tuple[Any, Any]] = []
         self.urgent: list[tuple[Any, Any]] = []
         self.blocked: set[Any] = set()
+        self.arriving: list[Callable[[], None]] = []
+        """Sends made while the receiving host is busy: the first time it looks at its
+        priority lane (:meth:`poll_urgent`)."""
 
     def send(self, c: Any, m: Any) -> None:
         self.frames.append((c, m))
@@ -140,6 +152,8 @@ class _Plane:
         return handed
 
     def poll_urgent(self) -> list[tuple[Any, Any]]:
+        while self.arriving:
+            self.arriving.pop(0)()
         urgent, self.urgent = self.urgent, []
         return urgent
 

@@ -12,9 +12,10 @@ For every notebook in notebooks/ (a glob: a new notebook is included):
    output shows the text of a Python object instead (``VBox(``, ``<GraphView``). JupyterLab
    shows neither raw SVG nor plotly nor widgets untrusted: a stored output needs a PNG or
    an ``<img>`` in ``text/html`` (:mod:`absnb.views.pictures`).
-2. **Run All** (notebooks that start Spark, :data:`UNTRUSTED_ONLY`, are checked untrusted
-   only: starting Spark in the browser test costs minutes): no error output, every widget
-   renders.
+2. **Run All**, every notebook (Spark's included): every code cell runs, no error output,
+   every widget renders. This run is the notebook's one execution in the suite: nbval's
+   items for the notebook compare its outputs with the stored ones instead of running the
+   notebook again (:mod:`tests.e2e.recorded_runs`; conftest.py runs them after this test).
 3. **Drive every widget** at both sizes: Step (the button and the → key), Back, the go-to
    slider, Crash (which must say what comes next) and Recover; compare's panes step
    together. At 1280x720 every node of every widget's graph is on screen at once, uncovered
@@ -31,7 +32,7 @@ scrolled into view: its Step and Back stay on screen above it).
 Without chromium, playwright or jupyterlab the test skips, saying what is missing, unless
 ABSNB_REQUIRE_BROWSER=1 (set by .ci/run): then it fails, so CI never passes by skipping.
 
-    python3 -m pytest tests/e2e -q -s          # about 4-6 minutes on two cores
+    python3 -m pytest tests/e2e notebooks -q -s    # the notebooks' nbval items included
     ABSNB_E2E_NOTEBOOK=notebooks/00_start_here.ipynb python3 -m pytest tests/e2e -q -s
 """
 
@@ -40,7 +41,6 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
-import re
 import shutil
 import socket
 import subprocess
@@ -58,6 +58,8 @@ from tests.e2e.page_scripts import (
     OUTPUTS_JS,
     VISIBLE_JS,
 )
+from tests.e2e.recorded_runs import record
+from tests.e2e.run_all import POLL_MS, check_all_ran, run_all_cells
 from tests.e2e.stored_outputs import expected_pictures, expected_widgets
 
 HERE = Path(__file__).resolve().parent
@@ -67,8 +69,9 @@ SCREENSHOTS = HERE / "screenshots"
 NOTEBOOKS = sorted((REPO / "notebooks").glob("*.ipynb"))
 if os.environ.get("ABSNB_E2E_NOTEBOOK"):  # an ad-hoc run against another notebook
     NOTEBOOKS = [Path(os.environ["ABSNB_E2E_NOTEBOOK"]).resolve()]
-UNTRUSTED_ONLY = ("05_two_phase_commit.ipynb", "06_performance.ipynb")
-"""Notebooks that start Spark: checked untrusted only (see the module docstring)."""
+RUN_ALL_TIMEOUT_S = 1800.0
+"""The longest a notebook's Run All may take (06 runs Spark for minutes on a loaded machine);
+a wait on the notebook's model, so a quick notebook does not wait for it."""
 VIEWPORTS = ((1280, 720), (1920, 1080))
 MIN_LABEL_PX = 18.0
 FORBIDDEN = ("VBox(", "HBox(", "<GraphView", "<TransactionsView", "Error displaying widget")
@@ -112,36 +115,6 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def run_all_cells(page, ready, timeout_s: float = 180) -> None:
-    """Run > Run All Cells until ``ready`` (a locator) appears.
-
-    Retried: a click made while the kernel is still connecting runs nothing, silently, and a
-    kernel restarted by JupyterLab at start-up can raise a "Select Kernel" dialog that
-    swallows the run (both seen here). The stored prompts ``[n]`` of a notebook saved with
-    outputs say nothing about this run, so only what the run itself draws counts.
-    """
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        dialog = page.locator(".jp-Dialog .jp-mod-accept")
-        if dialog.count():
-            dialog.first.click()
-        try:
-            # The dialog can also appear between the check above and these clicks: it then
-            # intercepts them, and the next round accepts it.
-            page.locator(".lm-MenuBar-itemLabel", has_text=re.compile(r"^Run$")).click(
-                timeout=5_000
-            )
-            page.locator(".lm-Menu-itemLabel", has_text=re.compile(r"^Run All Cells$")).click(
-                timeout=5_000
-            )
-            ready.wait_for(timeout=20_000)
-            return
-        except Exception:
-            if not dialog.count():  # Escape would dismiss a dialog as "No Kernel"
-                page.keyboard.press("Escape")
-    raise TimeoutError(f"the notebook did not draw its widget within {timeout_s:.0f} s")
-
-
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory):
     """A JupyterLab server in an isolated folder; yields (base URL, notebook folder)."""
@@ -163,6 +136,8 @@ def lab(tmp_path_factory):
         json.dumps({"windowingMode": "none"})
     )
     (root / "notebooks").mkdir()
+    # The notebooks read ../datasets (01's replay of a trace) as they do in the repository.
+    (root / "datasets").symlink_to(REPO / "datasets", target_is_directory=True)
     for folder in (home, root / "data", root / "runtime", root / "ipython"):
         folder.mkdir()
     env = dict(
@@ -190,6 +165,7 @@ def lab(tmp_path_factory):
             "--allow-root",  # CI and this machine run as root; Lab refuses to start otherwise
             "--LabApp.news_url=None",
             "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+            "--LabApp.expose_app_in_browser=True",  # window.jupyterapp: tests/e2e/run_all.py
         ],
         env=env,
         cwd=root,
@@ -297,6 +273,10 @@ STEP_JS = """(r) => {
 }"""
 """The go-to slider's readout: the number of steps the widget (every pane) has taken."""
 
+ACTION_POLL_MS = 50
+"""How often the page is looked at while a widget redraws (not at every animation frame:
+the kernel computing the step shares two cores with the browser)."""
+
 SETTLED_MS = 400
 """How long the graphs must stay unchanged before an action counts as drawn: a compare
 view redraws its panes one message at a time."""
@@ -310,6 +290,7 @@ def wait_changed(page, root, before: str, step: int | None = None) -> str:
         f"([r, b, n]) => ({GRAPHS_JS})(r) !== b && (n === null || ({STEP_JS})(r) === n)",
         arg=[root, before, None if step is None else str(step)],
         timeout=30_000,
+        polling=ACTION_POLL_MS,
     )
     graphs = page.evaluate(GRAPHS_JS, root)
     while True:
@@ -372,6 +353,7 @@ def drive(page, root, name: str) -> None:
             ".includes('Step does not recover')",
             arg=root,
             timeout=30_000,
+            polling=ACTION_POLL_MS,
         )
         graphs = page.evaluate(GRAPHS_JS, root)
         click(root, "Recover (full)")
@@ -392,6 +374,7 @@ def open_notebook(page, base: str, notebook: Path, code_cells: int) -> None:
         "(n) => document.querySelectorAll('.jp-Notebook .jp-CodeCell').length === n",
         arg=code_cells,
         timeout=90_000,
+        polling=POLL_MS,
     )
     page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=90_000)
 
@@ -411,7 +394,7 @@ def show_first_picture(page) -> None:
 
 
 @pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda p: p.name)
-def test_notebook_in_the_browser(lab, notebook):
+def test_notebook_in_the_browser(lab, notebook, request):
     from playwright.sync_api import sync_playwright
 
     base, folder = lab
@@ -432,17 +415,17 @@ def test_notebook_in_the_browser(lab, notebook):
                 check_outputs(page, notebook, f"untrusted at {width}x{height}", expected)
                 show_first_picture(page)
                 shoot(page, f"{stem}-{width}x{height}-untrusted")
-            if notebook.name in UNTRUSTED_ONLY:
-                return
-            first = page.locator(".jp-OutputArea-output .absnb-stepper").first
-            ready = first if expected_widgets(notebook) else page.locator(".jp-Notebook")
-            run_all_cells(page, ready)
-            page.wait_for_function(
-                "() => !Array.from(document.querySelectorAll('.jp-InputArea-prompt'))"
-                ".some((p) => p.innerText.includes('*'))",
-                timeout=240_000,
-            )
+            # nbval compares this run's outputs with the stored ones (recorded_runs.py)
+            record(request.config, notebook, run_all_cells(page, RUN_ALL_TIMEOUT_S))
             check_outputs(page, notebook, "after Run All", None)
+            check_all_ran(page, notebook.name)
+            page.wait_for_function(
+                "(n) => document.querySelectorAll("
+                "'.jp-OutputArea-output .absnb-stepper').length >= n",
+                arg=expected_widgets(notebook),
+                timeout=60_000,
+                polling=POLL_MS,
+            )
             roots = page.query_selector_all(".jp-OutputArea-output .absnb-stepper")
             assert len(roots) == expected_widgets(notebook), (
                 f"{notebook.name}: {len(roots)} widgets rendered, "

@@ -19,7 +19,9 @@ def test_an_aligned_run_blocks_a_channel_and_its_cuts_are_consistent(rt) -> None
     assert r.facts["completed"]
     assert r.facts["cut_problems"] == []
     began, ended = r.facts["window"]
-    assert "cut 1" in r.show(window=(began, ended)).svg
+    svg = r.show(window=(began, ended)).svg
+    assert f"cut {r.facts['shown']}" in svg
+    assert 'stroke-dasharray="3 2"' in svg  # an alignment band, drawn
 
 
 def test_a_crash_after_checkpoint_2_restores_checkpoint_2(rt) -> None:

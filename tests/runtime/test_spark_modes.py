@@ -137,6 +137,16 @@ def test_a_declined_checkpoint_is_aborted_and_the_next_one_completes(
     assert 2 not in run.checkpoints
     assert any(n > 2 for n in run.checkpoints)
     assert not any(a["task"] == "count[1]" for a in _acks(run, 2))
-    # count[1] sent a cancellation marker downstream; the sinks took it
-    assert sum(h.metrics.get("declined", 0) for h in run.hosts) == 1
+    # count[1] declined once and sent a cancellation marker downstream; the sinks took it.
+    # The marker travels in order (Flink: never a priority event), so under unaligned
+    # checkpoints checkpoint 3's barrier may overtake it: a sink then reports 2 aborted
+    # itself, as subsumed (Flink's cancelSubsumedCheckpoint), and declines nothing else.
+    events = run.events
+    declined = events[events.kind == "declined"]
+    assert list(declined[declined.task == "count[1]"].checkpoint) == [2]
+    others = declined[declined.task != "count[1]"]
+    assert protocol == "unaligned" or others.empty
+    assert all(others.detail.str.startswith("subsumed"))
+    assert set(others.checkpoint) <= {2}
+    assert sum(h.metrics.get("declined", 0) for h in run.hosts) == len(declined)
     assert sum(h.metrics.get("cancellation_markers", 0) for h in run.hosts) >= 1

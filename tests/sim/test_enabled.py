@@ -4,7 +4,8 @@
 of every step); over random runs of every protocol on every job, with crashes, both kinds of
 recovery (partial recovery replays), alignments (blocked channels), synchronous halting and
 the bank's transfers that wait for money, the list it returns must be, at every step and
-in its order, the candidates that :func:`~absnb.sim.enabled.why_not` accepts.
+in its order, the candidates whose preconditions in the action table
+(:func:`~absnb.sim.rules.why_not`) accept.
 """
 
 from __future__ import annotations
@@ -15,7 +16,8 @@ from hypothesis import strategies as st
 import absnb
 from absnb.protocols.unaligned import AlignedWithTimeoutProtocol
 from absnb.sim.actions import Action
-from absnb.sim.enabled import RECOVER, WAIT, enabled_actions, why_not
+from absnb.sim.enabled import RECOVER, WAIT, enabled_actions
+from absnb.sim.rules import why_not
 
 PROTOCOLS = ("chandy-lamport", "abs-cyclic", "synchronous", "unaligned", "at-least-once", "none")
 JOBS = {

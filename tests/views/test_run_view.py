@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import html
 import re
 
 import pytest
@@ -94,6 +95,41 @@ def test_counts_too_close_on_one_lane_are_drawn_as_their_sum() -> None:
     assert "↷463<" not in svg
     assert "↷1,130<" not in svg
     assert "↷7<" in svg
+
+
+def test_a_burst_of_one_bucket_shows_as_a_spike_and_letters_do_not_overlap() -> None:
+    burst = [EventRow(3.0, 0, "count[0]", "records", B, count=500, span=0.05)]
+    sinks = [
+        EventRow(11.3, 1, "count[0]", "commit", detail="1 (on restore)"),
+        EventRow(11.301, 1, "count[0]", "abort_txn", detail="2"),
+    ]
+    svg = run_svg(sorted(rows() + burst + sinks, key=lambda r: r.time), "a run")
+    (line,) = re.findall(
+        r'<polyline points="([^"]+)"[^>]*stroke-width="1.5"', svg.split(html.escape(B))[-1]
+    )
+    ys = {float(p.split(",")[1]) for p in line.split()}
+    assert len(ys) == 2  # up from the axis to 10,000/s and down again: a spike
+    assert ">C A<" in svg  # the commit and the abort on restore, one label
+
+
+def test_a_close_up_shows_the_graph_at_a_moment_inside_it() -> None:
+    later = [
+        EventRow(20.0, 1, "count[0]", "block", B),
+        EventRow(20.5, 1, "count[0]", "unblock", B),
+    ]
+    log = type("Log", (), {"rows": sorted(rows() + later, key=lambda r: r.time)})()
+    assert show_run(log).at < 2  # the first alignment, by default
+    assert 20.0 < show_run(log, window=(19.5, 21.0)).at < 20.5
+
+
+def test_a_count_at_the_right_edge_is_drawn_to_the_left_of_its_mark() -> None:
+    last = max(r.time for r in rows())
+    edge = [EventRow(last + 1, 1, "count[0]", "overtaken", A, 1, count=3_141_592_653)]
+    svg = run_svg(sorted(rows() + edge, key=lambda r: r.time), "a run", width=1024)
+    text = "↷3,141,592,653"
+    ((x, anchor),) = re.findall(rf'<text x="([\d.]+)"[^>]*text-anchor="(\w+)"[^>]*>{text}<', svg)
+    right = float(x) + (9 * len(text) if anchor == "start" else 0)
+    assert right <= 1024  # inside the picture
 
 
 def test_the_graph_shows_the_blocked_channel_and_the_title_says_so() -> None:
