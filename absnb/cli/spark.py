@@ -53,7 +53,8 @@ def run_on_spark(args: argparse.Namespace) -> int:
         job, protocol, interval, failures, args.max_restarts, args.allow_deadlock, source_rate
     )
     get_protocol(protocol, job.graph, allow_deadlock=args.allow_deadlock)  # names the choices
-    from absnb.runtime.spark import RestartLimitError, SparkRuntime, quiet_task_failures
+    from absnb.runtime import RestartLimitError
+    from absnb.runtime.spark import SparkRuntime, quiet_task_failures
 
     runtime = SparkRuntime(master=args.master)
     try:

@@ -36,7 +36,8 @@ from absnb.runtime.metrics import CpuMeter
 if TYPE_CHECKING:
     import pandas as pd
 
-    from absnb.runtime.spark import SparkRun, SparkRuntime
+    from absnb.runtime.spark import SparkRuntime
+    from absnb.runtime.spark_run import SparkRun
 
 BASE_REPEAT = 100
 """How many times the ``large`` text sample (12,086 words) is read at scale 1."""

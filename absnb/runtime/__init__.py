@@ -1,12 +1,12 @@
 """Real execution on PySpark, and the names its users need.
 
-The face: :class:`SparkRuntime` (run a job on Spark), :class:`Failure` (a failure to inject)
-and :class:`InjectedFailure` (what it raises), :func:`load_events` and :class:`RunEvents` (a
-run's event log), and the errors a run can raise (:class:`ClusterTooSmallError`,
-:class:`SparkInputError`, :class:`RestartLimitError`, :class:`StorageError`,
-:class:`CommittedCheckpointLostError`, :class:`StreamSinkError`, :class:`ControlError`,
-:class:`HostFailure`). They are imported when first used, so ``import absnb.runtime`` stays
-light and never starts Java.
+The face: :class:`SparkRuntime` (run a job on Spark) and :class:`SparkRun` (what a run
+gives back), :class:`Failure` (a failure to inject) and :class:`InjectedFailure` (what it
+raises), :func:`load_events` and :class:`RunEvents` (a run's event log), and the errors a
+run can raise (:class:`ClusterTooSmallError`, :class:`SparkInputError`,
+:class:`RestartLimitError`, :class:`StorageError`, :class:`CommittedCheckpointLostError`,
+:class:`StreamSinkError`, :class:`ControlError`, :class:`HostFailure`). They are imported
+when first used, so ``import absnb.runtime`` stays light and never starts Java.
 
 Inside: ``spark`` (with ``daemon``, Spark's Python daemon preloading absnb, and
 ``structured_streaming``, the two-phase-commit file sink from a Structured Streaming query:
@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from absnb.runtime.inputs import SparkInputError
     from absnb.runtime.recovery import RestartLimitError
     from absnb.runtime.spark import ClusterTooSmallError, SparkRuntime
+    from absnb.runtime.spark_run import SparkRun
     from absnb.runtime.storage_fs import CommittedCheckpointLostError, StorageError
     from absnb.runtime.stream_committer import StreamSinkError
 
@@ -42,6 +43,7 @@ _WHERE = {
     "RestartLimitError": "recovery",
     "RunEvents": "event_table",
     "SparkInputError": "inputs",
+    "SparkRun": "spark_run",
     "SparkRuntime": "spark",
     "StorageError": "storage_fs",
     "StreamSinkError": "stream_committer",
@@ -58,6 +60,7 @@ __all__ = [
     "RestartLimitError",
     "RunEvents",
     "SparkInputError",
+    "SparkRun",
     "SparkRuntime",
     "StorageError",
     "StreamSinkError",

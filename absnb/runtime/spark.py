@@ -30,9 +30,8 @@ from absnb.protocols.two_phase_commit import END_OF_INPUT
 from absnb.runtime.failures import Failure
 from absnb.runtime.host import run_host
 from absnb.runtime.plan import HostPlan, HostResult, terminates_by_quiescence
-from absnb.runtime.recovery import RestartLimitError as RestartLimitError
 from absnb.runtime.recovery import run_attempts, unpickle_plan
-from absnb.runtime.spark_run import SparkRun as SparkRun
+from absnb.runtime.spark_run import SparkRun
 
 if TYPE_CHECKING:
     from absnb.core.graph import ExecutionGraph
@@ -191,7 +190,7 @@ class SparkRuntime:
         Recovery never goes back behind the newest completed checkpoint of a job with
         two-phase-commit sinks: its transactions may be committed, so restoring an older one
         would commit its output again. If that checkpoint's files are unreadable, the run
-        stops with :class:`~absnb.runtime.storage.CommittedCheckpointLostError` naming the
+        stops with :class:`~absnb.runtime.storage_fs.CommittedCheckpointLostError` naming the
         file; ``restore_older=True`` restores the newest older checkpoint that verifies
         instead, accepting duplicates in the sinks.
 

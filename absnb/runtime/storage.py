@@ -39,8 +39,8 @@ from absnb.core.ids import CheckpointId, TaskId
 from absnb.core.incremental import IncrementalState
 from absnb.core.snapshot import GlobalSnapshot, TaskSnapshot
 from absnb.runtime.storage_chain import needed, resolve
-from absnb.runtime.storage_format import HEADER as HEADER
 from absnb.runtime.storage_format import (
+    HEADER,
     MANIFEST_FORMAT,
     Corrupt,
     pack_header,
@@ -48,11 +48,17 @@ from absnb.runtime.storage_format import (
     parse_manifest,
     task_label,
 )
-from absnb.runtime.storage_fs import CommittedCheckpointLostError as CommittedCheckpointLostError
-from absnb.runtime.storage_fs import FsspecFS, LatencyFS, LocalFS, local_path, open_fsspec
-from absnb.runtime.storage_fs import StorageError as StorageError
-from absnb.runtime.storage_fs import decode_name as decode_name
-from absnb.runtime.storage_fs import encode_name as encode_name
+from absnb.runtime.storage_fs import (
+    CommittedCheckpointLostError,
+    FsspecFS,
+    LatencyFS,
+    LocalFS,
+    StorageError,
+    decode_name,
+    encode_name,
+    local_path,
+    open_fsspec,
+)
 from absnb.runtime.wire import dumps, loads
 
 MANIFEST = "_manifest.json"

@@ -273,6 +273,10 @@ STEP_JS = """(r) => {
 }"""
 """The go-to slider's readout: the number of steps the widget (every pane) has taken."""
 
+ACTION_POLL_MS = 50
+"""How often the page is looked at while a widget redraws (not at every animation frame:
+the kernel computing the step shares two cores with the browser)."""
+
 SETTLED_MS = 400
 """How long the graphs must stay unchanged before an action counts as drawn: a compare
 view redraws its panes one message at a time."""
@@ -286,6 +290,7 @@ def wait_changed(page, root, before: str, step: int | None = None) -> str:
         f"([r, b, n]) => ({GRAPHS_JS})(r) !== b && (n === null || ({STEP_JS})(r) === n)",
         arg=[root, before, None if step is None else str(step)],
         timeout=30_000,
+        polling=ACTION_POLL_MS,
     )
     graphs = page.evaluate(GRAPHS_JS, root)
     while True:
@@ -348,6 +353,7 @@ def drive(page, root, name: str) -> None:
             ".includes('Step does not recover')",
             arg=root,
             timeout=30_000,
+            polling=ACTION_POLL_MS,
         )
         graphs = page.evaluate(GRAPHS_JS, root)
         click(root, "Recover (full)")
@@ -368,6 +374,7 @@ def open_notebook(page, base: str, notebook: Path, code_cells: int) -> None:
         "(n) => document.querySelectorAll('.jp-Notebook .jp-CodeCell').length === n",
         arg=code_cells,
         timeout=90_000,
+        polling=POLL_MS,
     )
     page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=90_000)
 

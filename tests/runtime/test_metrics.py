@@ -12,7 +12,7 @@ import pytest
 import absnb
 from absnb import datasets
 from absnb.core.ids import ChannelId, TaskId
-from absnb.runtime import Failure
+from absnb.runtime import Failure, SparkRun
 from absnb.runtime.metrics import (
     CHECKPOINT_COLUMNS,
     SUBTASK_COLUMNS,
@@ -23,7 +23,7 @@ from absnb.runtime.metrics import (
     tree_rss,
 )
 from absnb.runtime.plan import HostResult
-from absnb.runtime.spark import SparkRun, SparkRuntime
+from absnb.runtime.spark import SparkRuntime
 
 SRC = TaskId("source", 0, 1)
 SINK = TaskId("sink", 0, 1)

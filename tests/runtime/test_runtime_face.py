@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import importlib
+import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -30,3 +32,14 @@ def test_importing_the_face_loads_neither_spark_nor_pyspark() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["False", "False"]
+
+
+def test_no_module_of_the_runtime_re_exports_a_name_with_an_alias() -> None:
+    # users import from the face (or from where a name lives), never through a neighbour
+    root = Path(absnb.runtime.__file__).parent
+    aliases = [
+        f"{path.relative_to(root)}: {m.group(0)}"
+        for path in sorted(root.rglob("*.py"))
+        for m in re.finditer(r"import (\w+) as \1\b", path.read_text())
+    ]
+    assert aliases == []

@@ -11,8 +11,9 @@ import pytest
 from absnb.core.ids import ChannelId, TaskId
 from absnb.core.messages import Record, RecordBatch
 from absnb.core.snapshot import TaskSnapshot
+from absnb.runtime import StorageError
 from absnb.runtime.snapshot_writer import SnapshotWriter
-from absnb.runtime.storage import CheckpointStorage, StorageError
+from absnb.runtime.storage import CheckpointStorage
 
 JOB = "job"
 SRC, COUNT = TaskId("src"), TaskId("count")

@@ -19,7 +19,8 @@ from absnb.runtime.spark import (
     quiet_task_failures,
     word_count_answer,
 )
-from absnb.runtime.storage import CheckpointStorage, encode_name
+from absnb.runtime.storage import CheckpointStorage
+from absnb.runtime.storage_fs import encode_name
 from absnb.sim.checks import reference_output, snapshot_problems
 
 
