@@ -10,6 +10,8 @@ action, over random runs of every protocol and job.
 
 from __future__ import annotations
 
+from itertools import compress
+
 from absnb.sim.actions import (
     Action,
     Crash,
@@ -68,7 +70,7 @@ def _deliveries(state: WorldState) -> list[Action]:
             for d, (c, q) in zip(deliveries, state.channels.items(), strict=True)
             if q and c not in blocked
         ]
-    return [d for d, q in zip(deliveries, state.channels.values(), strict=True) if q]
+    return list(compress(deliveries, state.channels.values()))  # a non-empty queue is true
 
 
 def _emits(state: WorldState, acts: list[Action]) -> None:

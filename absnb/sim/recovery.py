@@ -75,8 +75,10 @@ def acknowledged_key(world: RecoverableWorld) -> object:
     when it completes, so they decide what it holds (and what a recovery restores)."""
     fn = world.graph.function
     return tuple(
-        (n, tuple((t, part_key(fn(t), p)) for t, p in sorted(pending.acknowledged.items())))
-        for n, pending in sorted(world.coordinator.pending.items())
+        [
+            (n, tuple([(t, part_key(fn(t), p)) for t, p in sorted(pending.acknowledged.items())]))
+            for n, pending in sorted(world.coordinator.pending.items())
+        ]
     )
 
 

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from absnb.core.ids import ChannelId, CheckpointId, TaskId
-from absnb.core.messages import OnChannel, Record
+from absnb.core.messages import EndOfInput, OnChannel, Record
 from absnb.sim.actions import (
     Action,
     Crash,
@@ -72,7 +72,14 @@ def perform(state: WorldState, action: Action) -> Event:
     """Carry out the effect of the enabled ``action`` on ``state``, end the step
     (:func:`~absnb.sim.step_end.end_of_step`) and return what happened."""
     event = _EFFECTS[type(action)](state, action)
-    end_of_step(state, action, event)
+    coordinator = state.coordinator
+    if (
+        (coordinator.timeout is not None and coordinator.pending)
+        or state.static.alignment_timeout is not None
+        or type(action) is TriggerCheckpoint
+        or type(event.message) is EndOfInput
+    ):  # the cases in which end_of_step does anything, asked here as they are rare
+        end_of_step(state, action, event)
     state.clock += 1
     return event
 
@@ -120,7 +127,7 @@ def deliver(state: WorldState, action: Deliver) -> Event:
     controls = task.deliver(channel, message, sends)
     if replaying and not task.replay:
         state.replaying -= 1
-    event = Event(state.clock, state.static.deliver[channel], channel.dst, message)
+    event = Event(state.clock, action, channel.dst, message)
     return outcome(state, task, sends, controls, event) if sends or controls else event
 
 

@@ -10,7 +10,7 @@ holds no rules: when each action may happen and what it does is the action table
 from __future__ import annotations
 
 from collections import deque
-from typing import Any
+from typing import Any, TypeVar
 
 from absnb.core.graph import ExecutionGraph
 from absnb.core.ids import ChannelId, CheckpointId, TaskId
@@ -26,6 +26,8 @@ from absnb.sim.args import check_world
 from absnb.sim.format import show_message
 from absnb.sim.recovery import acknowledged_key, recovery_key
 from absnb.task import Send, StreamTask
+
+_S = TypeVar("_S", bound="WorldState")
 
 
 class Static:
@@ -198,7 +200,11 @@ class WorldState:
 
     def input_remaining(self) -> bool:
         """True while some source or process has input log entries left to consume."""
-        return any(self.tasks[t].offset < len(self.inputs[t]) for t in self.static.emitters)
+        tasks, inputs = self.tasks, self.inputs
+        for t in self.static.emitters:  # noqa: SIM110 (no generator: schedulers ask every step)
+            if tasks[t].offset < len(inputs[t]):
+                return True
+        return False
 
     def uncommitted(self) -> int:
         """Sink transactions not yet committed to their external systems."""
@@ -215,7 +221,9 @@ class WorldState:
         )
 
     # -- value semantics -------------------------------------------------------------------
-    def _copy_into(self, new: WorldState) -> None:
+    def clone(self: _S) -> _S:
+        """An independent copy; applying actions to it leaves this state unchanged."""
+        new = object.__new__(type(self))
         new.static = self.static
         # Copy on write: both states share every task and channel until they change it.
         new.tasks = dict(self.tasks)
@@ -230,6 +238,7 @@ class WorldState:
         new.replaying = self.replaying
         new.notices = dict(self.notices)
         new.aligning = dict(self.aligning)
+        return new
 
     def key(self, *, recovery: bool = True) -> tuple[Any, ...]:
         """A hashable value equal for states whose futures are the same.
@@ -242,13 +251,13 @@ class WorldState:
         crash can happen.
         """
         return (
-            tuple(task.key() for task in self.tasks.values()),
-            tuple(tuple(q) for q in self.channels.values()),
+            tuple([task.key() for task in self.tasks.values()]),
+            tuple(map(tuple, self.channels.values())),
             frozenset(self.blocked),
             self.coordinator.key(self.clock),
             acknowledged_key(self),
             self.failed,
-            tuple(len(v) for v in self.inputs.values()),
+            tuple(map(len, self.inputs.values())),
             tuple(sorted(self.notices.items())),
             tuple(sorted((t, timer.key(self.clock)) for t, timer in self.aligning.items())),
             recovery_key(self) if recovery else None,

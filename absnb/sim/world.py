@@ -41,20 +41,10 @@ class World(WorldState):
     """
 
     # -- what is enabled (absnb.sim.enabled, absnb.sim.rules) --------------------------------
-    def enabled_actions(self, *, crashes: bool = False, ends: bool = False) -> list[Action]:
-        """The actions that can happen now, in a fixed order (see
-        :func:`~absnb.sim.enabled.enabled_actions`); ``crashes``: a crash of each task too;
-        ``ends``: a finished sender ending each of its channels too (FLIP-147)."""
-        return enabled.enabled_actions(self, crashes=crashes, ends=ends)
-
-    def progress_actions(self) -> list[Action]:
-        """The enabled deliveries, emits and notifications: the run is over when there are
-        none."""
-        return enabled.progress_actions(self)
-
-    def can_trigger(self) -> bool:
-        """True when the coordinator may start a checkpoint now."""
-        return rules.can_trigger(self)
+    # The functions themselves, as methods: the stepper asks at every step.
+    enabled_actions = enabled.enabled_actions
+    progress_actions = enabled.progress_actions
+    can_trigger = rules.can_trigger
 
     def is_enabled(self, action: Action) -> bool:
         """True when ``action`` can be applied now."""
@@ -90,10 +80,3 @@ class World(WorldState):
                 f"cannot {action} at step {self.clock}: {why}. Enabled now: {options}"
             )
         return rules.perform(self, action)
-
-    # -- value semantics -------------------------------------------------------------------
-    def clone(self) -> World:
-        """An independent copy; applying actions to it leaves this world unchanged."""
-        new = World.__new__(World)
-        self._copy_into(new)
-        return new

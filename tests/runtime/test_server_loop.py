@@ -1,6 +1,7 @@
 """The control server's loop never waits on one peer: what a host does not read waits in
 that connection's buffer while the loop serves every other host, and a host that reads
-nothing for ``send_timeout`` seconds is disconnected."""
+nothing for ``send_timeout`` seconds is disconnected; a stopping server still sends what
+waits, for a while."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from absnb.runtime import server_loop
 from absnb.runtime.connections.frames import FrameReader, frame
 from absnb.runtime.control_messages import FRAME_KIND, HELLO
 from absnb.runtime.handshake import client_handshake
@@ -91,9 +93,12 @@ def test_a_host_that_reads_nothing_for_the_send_timeout_is_disconnected(
         assert len(flooder.dropped) == 1
 
 
-def test_a_stopping_server_sends_what_a_slow_host_has_not_read_yet(flooder: Flooder) -> None:
+def test_a_stopping_server_sends_what_a_slow_host_has_not_read_yet(
+    flooder: Flooder, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """What waits in a connection's buffer when the server stops still reaches a host that
     reads it within the linger time, before the connection closes."""
+    monkeypatch.setattr(server_loop, "LINGER_SECONDS", 8.0)  # ample on a loaded machine
     with connect(flooder, rcvbuf=4096) as slow:
         slow.sendall(frame(FRAME_KIND, "flood"))
         time.sleep(0.2)  # most of the flood waits in the server's buffer

@@ -10,6 +10,8 @@ in its order, the candidates whose preconditions in the action table
 
 from __future__ import annotations
 
+from typing import get_args
+
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -17,7 +19,7 @@ import absnb
 from absnb.protocols.unaligned import AlignedWithTimeoutProtocol
 from absnb.sim.actions import Action
 from absnb.sim.enabled import RECOVER, WAIT, enabled_actions
-from absnb.sim.rules import why_not
+from absnb.sim.rules import RULES, why_not
 
 PROTOCOLS = ("chandy-lamport", "abs-cyclic", "synchronous", "unaligned", "at-least-once", "none")
 JOBS = {
@@ -69,3 +71,9 @@ def test_enabled_actions_are_the_candidates_the_rules_accept(
 
 _OPTIONAL = (absnb.Crash, absnb.EndInput)
 """Offered only when asked for (``crashes``, ``ends``)."""
+
+
+def test_the_action_table_has_one_rule_for_every_kind_of_action() -> None:
+    """A new kind of action gets its precondition and effect in the table, or no step
+    could check or perform it."""
+    assert set(RULES) == set(get_args(Action))
