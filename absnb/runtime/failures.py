@@ -11,7 +11,7 @@ import os
 import signal
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from absnb.core import validate
 from absnb.core.errors import InvalidValueError
@@ -41,8 +41,11 @@ class Failure:
     consumes after hearing so (``after_records=n`` more: once it has consumed n more), so
     that the restart restores a completed checkpoint; when it
     takes its part of checkpoint ``during_checkpoint`` (a sink: right after its pre-commit),
-    or when it hears that checkpoint ``notified`` is complete: before it commits, or after
-    (``after_commit``), the phases of two-phase commit.
+    or when it first hears that checkpoint ``notified`` or a newer one is complete: before it
+    commits, or after (``after_commit``), the phases of two-phase commit. A two-phase-commit
+    sink fails there only once it holds a transaction pre-committed for that checkpoint (a
+    sink that had nothing to pre-commit has no commit to fail between), so the restart
+    always has a pre-committed transaction to commit on restore.
 
     ``kind`` ``raise`` raises in the task's Python worker; ``kill`` kills the worker with
     SIGKILL, as a crashed machine would; ``decline`` (with ``during_checkpoint``) is no
@@ -165,13 +168,25 @@ class Injections:
             if f.during_checkpoint == checkpoint_id and f.task == task:
                 self._fire(f, f"during checkpoint {checkpoint_id}")
 
-    def notified(self, task: str, checkpoint_id: int, *, after_commit: bool) -> None:
-        """``task`` hears that ``checkpoint_id`` is complete, before or after its commit."""
+    def notified(
+        self, task: str, checkpoint_id: int, *, after_commit: bool, committing: bool = True
+    ) -> None:
+        """``task`` hears that ``checkpoint_id`` is complete, before or after its commit;
+        ``committing``: it has a pre-committed transaction to commit for it (always true of
+        a task that is not a two-phase-commit sink)."""
         for f, armed in self.armed.items():
             done = f.after_checkpoint is not None and checkpoint_id >= f.after_checkpoint
             if armed is None and f.task == task and done and after_commit:
                 self.armed[f] = self.totals.get(task, 0)
         for f in self.failures:
-            if f.notified == checkpoint_id and f.task == task and f.after_commit == after_commit:
+            due = f.notified is not None and checkpoint_id >= f.notified and committing
+            if due and f.task == task and f.after_commit == after_commit:
                 when = "after" if after_commit else "before"
                 self._fire(f, f"notified of checkpoint {checkpoint_id}, {when} its commit")
+
+
+def committing_to(state: Any, checkpoint_id: int) -> bool:
+    """A task told that ``checkpoint_id`` completed has a commit to make: a two-phase-commit
+    sink holds a transaction pre-committed for it or an older one (any other task: True)."""
+    pending = getattr(state, "pending", None)
+    return pending is None or any(n <= checkpoint_id for n, _ in pending)

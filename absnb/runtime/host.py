@@ -44,7 +44,7 @@ from absnb.runtime.announce import Announcements
 from absnb.runtime.control_client import ControlClient, report_setup_failure
 from absnb.runtime.control_messages import Ack, Notify, Probe, Stop, Terminate, Trigger
 from absnb.runtime.event_log import EventLog
-from absnb.runtime.failures import Injections
+from absnb.runtime.failures import Injections, committing_to
 from absnb.runtime.host_report import host_result, probe_report
 from absnb.runtime.inbox import Inbox, take
 from absnb.runtime.pacing import SourcePacing
@@ -331,9 +331,10 @@ class Host:
                     if task.inputs:  # an initiator with inputs aligns too: its clock starts
                         self.announced.hear(t, n, self.clock())
             elif isinstance(cmd, Notify):
-                self.injected.notified(str(t), n, after_commit=False)
+                committing = committing_to(task.state, n)
+                self.injected.notified(str(t), n, after_commit=False, committing=committing)
                 controls = task.checkpoint_complete(n, sends)
-                self.injected.notified(str(t), n, after_commit=True)
+                self.injected.notified(str(t), n, after_commit=True, committing=committing)
             else:  # Aborted
                 controls = task.checkpoint_aborted(n, sends)
             self.log.command(t, n, isinstance(cmd, Notify))

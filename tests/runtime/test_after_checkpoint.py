@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from absnb.core.errors import InvalidValueError
-from absnb.runtime.failures import Failure, InjectedFailure, Injections
+from absnb.runtime.failures import Failure, InjectedFailure, Injections, committing_to
 
 
 def test_fires_only_after_the_checkpoint_completed_and_the_records_more() -> None:
@@ -50,3 +50,32 @@ def test_another_attempt_never_fires() -> None:
 def test_bad_after_checkpoint_specs_are_refused(kwargs, message) -> None:
     with pytest.raises(InvalidValueError, match=message):
         Failure("count[1]", **kwargs)
+
+
+class _Sink:  # a two-phase-commit sink's state: what it has pre-committed, per checkpoint
+    def __init__(self, *pending: int) -> None:
+        self.pending = tuple((n, f"txn-{n}") for n in pending)
+
+
+def test_a_sink_fails_between_its_two_phases_only_with_a_transaction_to_commit() -> None:
+    f = Failure("sink[0]", notified=1)
+    inj = Injections([f], 0)
+    # checkpoint 1 completes, but sink[0] had no record to pre-commit by its snapshot
+    inj.notified("sink[0]", 1, after_commit=False, committing=committing_to(_Sink(), 1))
+    # checkpoint 1's notice was subsumed: 3 completes, and sink[0] holds checkpoint 2's
+    with pytest.raises(InjectedFailure, match="notified of checkpoint 3, before its commit"):
+        inj.notified("sink[0]", 3, after_commit=False, committing=committing_to(_Sink(2), 3))
+
+
+def test_what_a_notice_has_to_commit() -> None:
+    assert not committing_to(_Sink(), 1)
+    assert not committing_to(_Sink(4), 3)  # pre-committed for a newer checkpoint only
+    assert committing_to(_Sink(1, 4), 3)
+    assert committing_to(object(), 1)  # not a two-phase-commit sink: always
+
+
+def test_notified_fires_at_a_newer_checkpoint_for_any_other_task() -> None:
+    inj = Injections([Failure("count[0]", notified=2, after_commit=True)], 0)
+    inj.notified("count[0]", 2, after_commit=False)
+    with pytest.raises(InjectedFailure):
+        inj.notified("count[0]", 5, after_commit=True)
