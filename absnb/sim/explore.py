@@ -16,6 +16,7 @@ from typing import Any
 from absnb.core import validate
 from absnb.core.errors import GraphError, InvalidTypeError
 from absnb.sim.actions import Action
+from absnb.sim.collector import paused_collector
 from absnb.sim.events import Event
 from absnb.sim.world import World
 
@@ -102,6 +103,20 @@ def explore(
     """
     check_explore(world, max_states, max_depth, crashes, ends)
     _refuse_external_sinks(world)
+    with paused_collector():  # every state found is kept: absnb.sim.collector
+        return _search(world, invariants, terminal_checks, max_states, max_depth, crashes, ends)
+
+
+def _search(
+    world: World,
+    invariants: Sequence[Invariant],
+    terminal_checks: Sequence[Goal],
+    max_states: int,
+    max_depth: int | None,
+    crashes: bool,
+    ends: bool,
+) -> Exploration:
+    """The breadth-first search of :func:`explore`, over its checked arguments."""
     result = Exploration()
     start = world.clone()
     # Without crashes, what a recovery would read decides nothing (unless one is due now).
