@@ -121,12 +121,13 @@ def _search(
     start = world.clone()
     # Without crashes, what a recovery would read decides nothing (unless one is due now).
     recovery = crashes or start.failed is not None
-    parents: dict[object, tuple[object, Action] | None] = {start.key(recovery=recovery): None}
-    frontier: deque[tuple[World, int]] = deque([(start, 0)])
+    start_key = start.key(recovery=recovery)
+    parents: dict[object, tuple[object, Action] | None] = {start_key: None}
+    # Each world with its key (computed once, when it is found).
+    frontier: deque[tuple[World, int, object]] = deque([(start, 0, start_key)])
     while frontier:
-        current, depth = frontier.popleft()
+        current, depth, key = frontier.popleft()
         result.max_depth = max(result.max_depth, depth)
-        key = current.key(recovery=recovery)
         enabled = current.enabled_actions(crashes=crashes, ends=ends)
         if not enabled:
             result.terminal += 1
@@ -151,7 +152,7 @@ def _search(
                 result.complete = False
                 continue
             parents[nkey] = (key, action)
-            frontier.append((nxt, depth + 1))
+            frontier.append((nxt, depth + 1, nkey))
     result.states = len(parents)
     return result
 
