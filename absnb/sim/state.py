@@ -128,7 +128,8 @@ class WorldState:
     def writable_task(self, t: TaskId) -> StreamTask:
         """Task ``t``, ready to be changed (copied first if a clone still shares it): the one
         way to change a task, as it forgets the task's key."""
-        self._task_keys.pop(t, None)
+        if self._task_keys:  # none unless asked for a key (the explorer, a comparison)
+            self._task_keys.pop(t, None)
         if t in self._own:
             return self.tasks[t]
         task = self.tasks[t] = self.tasks[t].clone()
