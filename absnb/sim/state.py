@@ -120,10 +120,16 @@ class WorldState:
         """When each task first heard of the checkpoints it has not finished (protocols
         with an alignment timeout: :mod:`absnb.protocols.alignment_timer`)."""
         self._own: set[object] = {*self.tasks, *self.channels}
+        self._task_keys: dict[TaskId, object] = {}
+        """Each unchanged task's :meth:`StreamTask.key`, shared with clones (a task is only
+        changed through :meth:`writable_task`, which forgets its key)."""
 
     # -- copy on write ---------------------------------------------------------------------
     def writable_task(self, t: TaskId) -> StreamTask:
-        """Task ``t``, ready to be changed (copied first if a clone still shares it)."""
+        """Task ``t``, ready to be changed (copied first if a clone still shares it): the one
+        way to change a task, as it forgets the task's key."""
+        if self._task_keys:  # none unless asked for a key (the explorer, a comparison)
+            self._task_keys.pop(t, None)
         if t in self._own:
             return self.tasks[t]
         task = self.tasks[t] = self.tasks[t].clone()
@@ -230,6 +236,7 @@ class WorldState:
         new.channels = dict(self.channels)
         new._own = set()
         self._own = set()
+        new._task_keys = dict(self._task_keys)
         new.blocked = set(self.blocked)
         new.inputs = dict(self.inputs)
         new.coordinator = self.coordinator.clone()
@@ -251,7 +258,7 @@ class WorldState:
         crash can happen.
         """
         return (
-            tuple([task.key() for task in self.tasks.values()]),
+            self._tasks_key(),
             tuple(map(tuple, self.channels.values())),
             frozenset(self.blocked),
             self.coordinator.key(self.clock),
@@ -262,6 +269,18 @@ class WorldState:
             tuple(sorted((t, timer.key(self.clock)) for t, timer in self.aligning.items())),
             recovery_key(self) if recovery else None,
         )
+
+    def _tasks_key(self) -> tuple[object, ...]:
+        """Every task's key, in task order, each computed once while the task is unchanged
+        (the explorer asks for every state, and a step changes one task or a few)."""
+        keys = self._task_keys
+        out = []
+        for t, task in self.tasks.items():
+            k = keys.get(t)
+            if k is None:
+                k = keys[t] = task.key()
+            out.append(k)
+        return tuple(out)
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, WorldState):
