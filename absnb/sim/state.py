@@ -24,7 +24,7 @@ from absnb.protocols.base import SnapshotProtocol
 from absnb.sim.actions import Deliver, Emit, TriggerCheckpoint
 from absnb.sim.args import check_world
 from absnb.sim.format import show_message
-from absnb.sim.recovery import acknowledged_key, recovery_key
+from absnb.sim.recovery import PartKeys, acknowledged_key, recovery_key
 from absnb.task import Send, StreamTask
 
 _S = TypeVar("_S", bound="WorldState")
@@ -61,6 +61,8 @@ class Static:
         self.notify_steps = notify_steps
         self.overtake = protocol.barriers_overtake
         self.alignment_timeout: float | None = getattr(protocol, "alignment_timeout", None)
+        self.part_keys: PartKeys = {}
+        """The keys of the task snapshots acknowledged in any clone, for :meth:`key`."""
 
 
 class WorldState:
@@ -262,12 +264,12 @@ class WorldState:
             tuple(map(tuple, self.channels.values())),
             frozenset(self.blocked),
             self.coordinator.key(self.clock),
-            acknowledged_key(self),
+            acknowledged_key(self, self.static.part_keys),
             self.failed,
             tuple(map(len, self.inputs.values())),
             tuple(sorted(self.notices.items())),
             tuple(sorted((t, timer.key(self.clock)) for t, timer in self.aligning.items())),
-            recovery_key(self) if recovery else None,
+            recovery_key(self, self.static.part_keys) if recovery else None,
         )
 
     def _tasks_key(self) -> tuple[object, ...]:
