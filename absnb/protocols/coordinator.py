@@ -358,10 +358,16 @@ class CheckpointCoordinator:
     def clone(self) -> CheckpointCoordinator:
         new = CheckpointCoordinator.__new__(CheckpointCoordinator)
         new.__dict__.update(self.__dict__)
-        new.pending = {
-            n: PendingCheckpoint(p.checkpoint_id, p.triggered_at, dict(p.acknowledged), p.started)
-            for n, p in self.pending.items()
-        }
+        new.pending = (
+            {
+                n: PendingCheckpoint(
+                    p.checkpoint_id, p.triggered_at, dict(p.acknowledged), p.started
+                )
+                for n, p in self.pending.items()
+            }
+            if self.pending
+            else {}
+        )
         # completed, aborted, declined and expired are shared: never changed in place
         return new
 

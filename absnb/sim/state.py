@@ -238,15 +238,17 @@ class WorldState:
         new.channels = dict(self.channels)
         new._own = set()
         self._own = set()
-        new._task_keys = dict(self._task_keys)
-        new.blocked = set(self.blocked)
+        # (empty ones, the common case, made new rather than copied: a step with history
+        # clones the world)
+        new._task_keys = dict(self._task_keys) if self._task_keys else {}
+        new.blocked = set(self.blocked) if self.blocked else set()
         new.inputs = dict(self.inputs)
         new.coordinator = self.coordinator.clone()
         new.clock = self.clock
         new.failed = self.failed
         new.replaying = self.replaying
-        new.notices = dict(self.notices)
-        new.aligning = dict(self.aligning)
+        new.notices = dict(self.notices) if self.notices else {}
+        new.aligning = dict(self.aligning) if self.aligning else {}
         return new
 
     def key(self, *, recovery: bool = True) -> tuple[Any, ...]:
