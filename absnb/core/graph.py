@@ -77,7 +77,7 @@ class Hash:
             )
 
     def targets(self, value: Any, sender: int, n: int, sent: int) -> range | tuple[int, ...]:
-        return (stable_hash(self.key(value)) % n,)
+        return (subtask(self.key(value), n),)
 
     def split(self, values: Sequence[Any], sender: int, n: int, sent: int) -> list[list[Any]]:
         """:meth:`targets` of each of ``values``, as one list per subtask: the subtasks
@@ -92,7 +92,7 @@ class Hash:
         except TypeError:  # an unhashable key: no cache for it
             picks = [None] * len(keys)
         if None in picks:
-            _fill(picks, keys, n, cache)
+            _fill(picks, keys, n)
         if n == 2:  # 0 or 1: the picks are their own selectors
             return [list(compress(values, map(not_, picks))), list(compress(values, picks))]
         if n <= _PICK_PASSES:
@@ -103,16 +103,28 @@ class Hash:
         return buckets
 
 
-def _fill(picks: list[Any], keys: Sequence[Any], n: int, cache: dict[str, int]) -> None:
-    """The subtasks of the keys ``picks`` misses (None), cached for str keys."""
+def subtask(key: Any, n: int) -> int:
+    """``stable_hash(key) % n``, cached for str keys (a simulated run routes the same words
+    again and again)."""
+    if type(key) is not str:
+        return stable_hash(key) % n
+    cache = _SUBTASKS.get(n)
+    if cache is None:
+        cache = _SUBTASKS[n] = {}
+    i = cache.get(key)
+    if i is None:
+        i = stable_hash(key) % n
+        if len(cache) >= _SUBTASKS_MAX:
+            cache.clear()
+        cache[key] = i
+    return i
+
+
+def _fill(picks: list[Any], keys: Sequence[Any], n: int) -> None:
+    """The subtasks of the keys ``picks`` misses (None)."""
     for j, k in enumerate(keys):
         if picks[j] is None:
-            i = stable_hash(k) % n
-            if type(k) is str:
-                if len(cache) >= _SUBTASKS_MAX:
-                    cache.clear()
-                cache[k] = i
-            picks[j] = i
+            picks[j] = subtask(k, n)
 
 
 @dataclass(frozen=True, slots=True)

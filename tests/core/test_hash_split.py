@@ -1,5 +1,6 @@
 """``Hash.split`` (a batch at once, cached picks, C loops) sends every record where
-``Hash.targets`` sends it alone, in order, for every parallelism and kind of key."""
+``Hash.targets`` sends it alone, in order, for every parallelism and kind of key; both
+agree with ``stable_hash``, from the cache or not."""
 
 from __future__ import annotations
 
@@ -8,7 +9,8 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from absnb.core.graph import Hash, identity
+from absnb.core import graph
+from absnb.core.graph import Hash, identity, stable_hash
 
 KEYS = st.one_of(
     st.text(max_size=4),
@@ -51,3 +53,20 @@ def test_equal_keys_of_other_types_are_not_confused_by_the_cache() -> None:
     for values in (["1", 1, 1.0, True], [True, 1.0, 1, "1"]):
         for n in (2, 3, 16):
             assert h.split(values, 0, n, 0) == _one_by_one(h, values, n)
+
+
+@given(st.lists(KEYS, max_size=40), st.sampled_from([1, 2, 3, 7]))
+def test_targets_is_the_stable_hash_cached_or_not(values: list[Any], n: int) -> None:
+    h = Hash(identity)
+    expected = [(stable_hash(v) % n,) for v in values]
+    assert [h.targets(v, 0, n, 0) for v in values] == expected
+    assert [h.targets(v, 0, n, 0) for v in values] == expected  # from the cache now
+
+
+def test_a_full_cache_is_emptied_and_refilled(monkeypatch: Any) -> None:
+    monkeypatch.setattr(graph, "_SUBTASKS_MAX", 3)
+    monkeypatch.setattr(graph, "_SUBTASKS", {})
+    words = [f"w{i}" for i in range(10)]
+    for _ in range(2):
+        assert [graph.subtask(w, 5) for w in words] == [stable_hash(w) % 5 for w in words]
+        assert len(graph._SUBTASKS[5]) <= 3
