@@ -33,6 +33,35 @@ def test_paused_then_restored_even_on_error() -> None:
 
 
 @pytest.mark.usefixtures("collector_on")
+def test_survivors_leave_the_young_generation_without_a_pass() -> None:
+    """After a run with history, its worlds are in the oldest generation: the next young
+    collection does not pass over them, and nothing stays frozen."""
+    job = word_count([["to be or not to be"] * 20, ["that is the question"] * 20])
+    stepper = Stepper(World(job, "abs"), RandomScheduler(seed=2), history=True)
+    stepper.run()
+    young = gc.get_count()[0]
+    assert young < 700
+    assert gc.get_freeze_count() == 0
+    assert any(w is stepper.history[-1][0] for w in gc.get_objects(generation=2))
+
+
+@pytest.mark.usefixtures("collector_on")
+def test_a_callers_frozen_objects_stay_frozen_and_cycles_are_collected() -> None:
+    gc.collect()
+    gc.freeze()
+    try:
+        frozen = gc.get_freeze_count()
+        with paused_collector():
+            cycle: list[object] = []
+            cycle.append(cycle)
+            del cycle
+        assert gc.get_freeze_count() == frozen
+    finally:
+        gc.unfreeze()
+    assert gc.collect() >= 1  # the cycle made in the block
+
+
+@pytest.mark.usefixtures("collector_on")
 def test_a_caller_who_disabled_it_keeps_it_disabled() -> None:
     gc.disable()
     with paused_collector():
