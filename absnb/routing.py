@@ -18,6 +18,10 @@ Send = tuple[ChannelId, Message | RecordBatch | EndOfInput]
 """A message to send on a channel: a task sends records, batches and barriers; its host
 also sends the end of input."""
 
+_record = tuple.__new__
+"""``Record(value, seq, origin)`` without the named tuple's own ``__new__`` in between (one
+is made for every record sent)."""
+
 Gates = tuple[OutputGate, ...]
 """A task's output gates: one per outgoing edge of its operator."""
 
@@ -33,6 +37,7 @@ def route(
     """Send each of ``outs`` of ``task`` (a ``To`` along its edge only) on the channels its
     ``gates``' partitionings pick, numbered on each channel after ``sent``; ``origin`` is
     where they came from."""
+    append = sends.append
     for out in outs:
         target = None
         if type(out) is To:
@@ -53,7 +58,7 @@ def route(
             for c in picked:
                 n = sent[c] + 1
                 sent[c] = n
-                sends.append((c, Record(out, n, origin)))
+                append((c, _record(Record, (out, n, origin))))
         if not routed and target is not None:
             raise GraphError(
                 f"task {task} sent a record to operator {target!r}, but its operator "

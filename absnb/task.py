@@ -202,7 +202,11 @@ class StreamTask:
             self.dropped += 1
             return (Dropped(channel, message),)
         self.received[channel] = message.seq
-        self._consumed(channel)
+        self.consumed += 1  # _consumed(channel), inline: this runs for every record
+        if self.history:
+            self.log = (channel, self.log)
+        if self.replay:
+            self.replay = self.replay[1:]
         effects = self.handler.on_record(channel, message)
         result = self.fn.process(self.state, message.value)
         if type(result) is not tuple or len(result) != 2 or type(result[1]) not in _OUTPUTS:

@@ -12,6 +12,8 @@ import hashlib
 import zlib
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from itertools import compress
+from operator import not_
 from typing import Any, Literal
 
 from absnb.core.errors import GraphError
@@ -30,9 +32,19 @@ def stable_hash(key: Any) -> int:
     return zlib.crc32(repr(key).encode())
 
 
-_STR_HASHES: dict[str, int] = {}
-""":func:`stable_hash` of the str keys seen lately (a batch's keys repeat: words)."""
-_STR_HASHES_MAX = 1 << 16
+def identity(value: Any) -> Any:
+    """The key of a record that is its own key (partitioners and keyed operators skip
+    calling it)."""
+    return value
+
+
+_SUBTASKS: dict[int, dict[str, int]] = {}
+"""By parallelism n: ``stable_hash(key) % n`` of the str keys seen lately (a batch's keys
+repeat: words)."""
+_SUBTASKS_MAX = 1 << 16
+_PICK_PASSES = 8
+"""Up to this parallelism, :meth:`Hash.split` picks each subtask's records in a pass of
+its own; above it, one pass appends each record to its subtask's list."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,24 +77,54 @@ class Hash:
             )
 
     def targets(self, value: Any, sender: int, n: int, sent: int) -> range | tuple[int, ...]:
-        return (stable_hash(self.key(value)) % n,)
+        return (subtask(self.key(value), n),)
 
     def split(self, values: Sequence[Any], sender: int, n: int, sent: int) -> list[list[Any]]:
-        """:meth:`targets` of each of ``values``, as one list per subtask."""
-        key, cache = self.key, _STR_HASHES
+        """:meth:`targets` of each of ``values``, as one list per subtask: the subtasks
+        looked up for the whole batch at once (str keys are cached), then each subtask's
+        records picked out in one pass (C loops, no Python call per record)."""
+        keys = values if self.key is identity else list(map(self.key, values))
+        cache = _SUBTASKS.get(n)
+        if cache is None:
+            cache = _SUBTASKS[n] = {}
+        try:
+            picks: list[Any] = list(map(cache.get, keys))
+        except TypeError:  # an unhashable key: no cache for it
+            picks = [None] * len(keys)
+        if None in picks:
+            _fill(picks, keys, n)
+        if n == 2:  # 0 or 1: the picks are their own selectors
+            return [list(compress(values, map(not_, picks))), list(compress(values, picks))]
+        if n <= _PICK_PASSES:
+            return [list(compress(values, map(i.__eq__, picks))) for i in range(n)]
         buckets: list[list[Any]] = [[] for _ in range(n)]
-        for v in values:
-            k = key(v)
-            if type(k) is str:
-                h = cache.get(k)
-                if h is None:
-                    if len(cache) >= _STR_HASHES_MAX:
-                        cache.clear()
-                    h = cache[k] = stable_hash(k)
-            else:
-                h = stable_hash(k)
-            buckets[h % n].append(v)
+        for v, i in zip(values, picks, strict=True):
+            buckets[i].append(v)
         return buckets
+
+
+def subtask(key: Any, n: int) -> int:
+    """``stable_hash(key) % n``, cached for str keys (a simulated run routes the same words
+    again and again)."""
+    if type(key) is not str:
+        return stable_hash(key) % n
+    cache = _SUBTASKS.get(n)
+    if cache is None:
+        cache = _SUBTASKS[n] = {}
+    i = cache.get(key)
+    if i is None:
+        i = stable_hash(key) % n
+        if len(cache) >= _SUBTASKS_MAX:
+            cache.clear()
+        cache[key] = i
+    return i
+
+
+def _fill(picks: list[Any], keys: Sequence[Any], n: int) -> None:
+    """The subtasks of the keys ``picks`` misses (None)."""
+    for j, k in enumerate(keys):
+        if picks[j] is None:
+            picks[j] = subtask(k, n)
 
 
 @dataclass(frozen=True, slots=True)

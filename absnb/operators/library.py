@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
+from itertools import chain
 from typing import Any
 
 from absnb.core.errors import GraphError, OperatorOutputError, TransferRefusedError
+from absnb.core.graph import identity as identity  # re-exported: absnb.operators.identity
 from absnb.operators.base import Operator, To
 
-
-def identity(value: Any) -> Any:
-    """The key of a record that is its own key."""
-    return value
+_PARTS = frozenset({list, tuple})
+"""What a source's ``split`` returns in the common case (anything else is checked)."""
 
 
 class Source(Operator):
@@ -30,18 +30,19 @@ class Source(Operator):
     def act(self, state: Any, entry: Any) -> tuple[Any, Sequence[Any]]:
         if self.split is None:
             return state, (entry,)
-        return state, tuple(self._split(entry))
+        return state, tuple(self._checked(entry, self.split(entry)))
 
     def act_batch(self, state: Any, entries: Sequence[Any]) -> tuple[Any, list[Any]]:
         if self.split is None:
             return state, list(entries)
-        split = self._split
-        return state, [v for entry in entries for v in split(entry)]
+        parts = list(map(self.split, entries))
+        if not set(map(type, parts)) <= _PARTS:  # refused with the entry that gave it
+            parts = [self._checked(entry, p) for entry, p in zip(entries, parts, strict=True)]
+        return state, list(chain.from_iterable(parts))
 
-    def _split(self, entry: Any) -> Iterable[Any]:
-        """``split(entry)``, refused when it is None, a str (it would be sent character by
-        character) or a dict."""
-        parts = self.split(entry)  # type: ignore[misc]  # only called when split is set
+    def _checked(self, entry: Any, parts: Iterable[Any]) -> Iterable[Any]:
+        """``parts``, what ``split(entry)`` returned, refused when it is None, a str (it
+        would be sent character by character) or a dict."""
         if parts is None or isinstance(parts, str | bytes | dict):
             raise OperatorOutputError(
                 f"Source's split {getattr(self.split, '__name__', self.split)!r} returned "
@@ -105,11 +106,14 @@ class KeyedCount(Operator):
         return state, ((k, n),)
 
     def process_batch(self, state: dict[Any, int], values: Sequence[Any]) -> tuple[Any, list[Any]]:
-        key, get = self.key, state.get
+        """One running count update per record, in order (no pre-aggregation); the keys
+        are taken for the whole batch first, without a call when the key is
+        :func:`~absnb.core.graph.identity`."""
+        keys = values if self.key is identity else list(map(self.key, values))
+        get = state.get
         outs: list[Any] = []
         append = outs.append
-        for value in values:
-            k = key(value)
+        for k in keys:
             n = get(k, 0) + 1
             state[k] = n
             append((k, n))

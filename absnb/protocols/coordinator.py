@@ -141,6 +141,9 @@ class CheckpointCoordinator:
         self.next_id: CheckpointId = 1
         self.last_trigger: float = 0
         self.pending: dict[CheckpointId, PendingCheckpoint] = {}
+        # The history lists below (and declined, expired) are never changed in place: each
+        # change makes a new list, so that clone() (every simulated step with history)
+        # shares them rather than copying them.
         self.completed: list[CompletedCheckpoint] = []
         self.aborted: list[CheckpointId] = []
 
@@ -264,7 +267,7 @@ class CheckpointCoordinator:
             subsumed = tuple(sorted(n for n in self.pending if n < checkpoint_id))
             for older in subsumed:
                 del self.pending[older]
-            self.aborted.extend(subsumed)
+            self.aborted = [*self.aborted, *subsumed]
         done = CompletedCheckpoint(
             GlobalSnapshot(
                 checkpoint_id=pending.checkpoint_id,
@@ -276,7 +279,7 @@ class CheckpointCoordinator:
             triggered_at=pending.triggered_at,
             completed_at=int(now),
         )
-        self.completed.append(done)
+        self.completed = [*self.completed, done]
         self.last_completed = now
         return Acknowledged(done, subsumed)
 
@@ -288,7 +291,7 @@ class CheckpointCoordinator:
         pending = self.pending.get(checkpoint_id)
         if pending is not None and len(pending.acknowledged) == len(self.tasks):
             del self.pending[checkpoint_id]
-            self.aborted.append(checkpoint_id)
+            self.aborted = [*self.aborted, checkpoint_id]
             return
         kept = [c for c in self.completed if c.checkpoint_id != checkpoint_id]
         if len(kept) == len(self.completed):
@@ -298,7 +301,7 @@ class CheckpointCoordinator:
                 "acknowledge_task() or acknowledge() said was complete"
             )
         self.completed = kept
-        self.aborted.append(checkpoint_id)
+        self.aborted = [*self.aborted, checkpoint_id]
 
     def waiting_for(self, task: TaskId) -> list[CheckpointId]:
         """The pending checkpoints ``task`` has not acknowledged, oldest first: those it may
@@ -311,8 +314,8 @@ class CheckpointCoordinator:
         if checkpoint_id not in self.pending:
             return False
         del self.pending[checkpoint_id]
-        self.aborted.append(checkpoint_id)
-        self.declined.append((checkpoint_id, task, reason))
+        self.aborted = [*self.aborted, checkpoint_id]
+        self.declined = [*self.declined, (checkpoint_id, task, reason)]
         return True
 
     def expire(self, now: float) -> list[CheckpointId]:
@@ -322,15 +325,16 @@ class CheckpointCoordinator:
         late = [n for n, p in self.pending.items() if now - p.started > self.timeout]
         for n in late:
             del self.pending[n]
-        self.aborted.extend(late)
-        self.expired.extend(late)
+        if late:
+            self.aborted = [*self.aborted, *late]
+            self.expired = [*self.expired, *late]
         return late
 
     def abort_all(self) -> list[CheckpointId]:
         """A task failed: abort every pending checkpoint; returns their ids."""
         ids = sorted(self.pending)
         self.pending.clear()
-        self.aborted.extend(ids)
+        self.aborted = [*self.aborted, *ids]
         return ids
 
     def latest(self) -> CompletedCheckpoint | None:
@@ -354,14 +358,17 @@ class CheckpointCoordinator:
     def clone(self) -> CheckpointCoordinator:
         new = CheckpointCoordinator.__new__(CheckpointCoordinator)
         new.__dict__.update(self.__dict__)
-        new.pending = {
-            n: PendingCheckpoint(p.checkpoint_id, p.triggered_at, dict(p.acknowledged), p.started)
-            for n, p in self.pending.items()
-        }
-        new.completed = list(self.completed)
-        new.aborted = list(self.aborted)
-        new.declined = list(self.declined)
-        new.expired = list(self.expired)
+        new.pending = (
+            {
+                n: PendingCheckpoint(
+                    p.checkpoint_id, p.triggered_at, dict(p.acknowledged), p.started
+                )
+                for n, p in self.pending.items()
+            }
+            if self.pending
+            else {}
+        )
+        # completed, aborted, declined and expired are shared: never changed in place
         return new
 
     def key(self, now: float | None = None) -> object:

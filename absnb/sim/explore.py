@@ -16,6 +16,7 @@ from typing import Any
 from absnb.core import validate
 from absnb.core.errors import GraphError, InvalidTypeError
 from absnb.sim.actions import Action
+from absnb.sim.collector import paused_collector
 from absnb.sim.events import Event
 from absnb.sim.world import World
 
@@ -102,16 +103,31 @@ def explore(
     """
     check_explore(world, max_states, max_depth, crashes, ends)
     _refuse_external_sinks(world)
+    with paused_collector():  # every state found is kept: absnb.sim.collector
+        return _search(world, invariants, terminal_checks, max_states, max_depth, crashes, ends)
+
+
+def _search(
+    world: World,
+    invariants: Sequence[Invariant],
+    terminal_checks: Sequence[Goal],
+    max_states: int,
+    max_depth: int | None,
+    crashes: bool,
+    ends: bool,
+) -> Exploration:
+    """The breadth-first search of :func:`explore`, over its checked arguments."""
     result = Exploration()
     start = world.clone()
     # Without crashes, what a recovery would read decides nothing (unless one is due now).
     recovery = crashes or start.failed is not None
-    parents: dict[object, tuple[object, Action] | None] = {start.key(recovery=recovery): None}
-    frontier: deque[tuple[World, int]] = deque([(start, 0)])
+    start_key = start.key(recovery=recovery)
+    parents: dict[object, tuple[object, Action] | None] = {start_key: None}
+    # Each world with its key (computed once, when it is found).
+    frontier: deque[tuple[World, int, object]] = deque([(start, 0, start_key)])
     while frontier:
-        current, depth = frontier.popleft()
+        current, depth, key = frontier.popleft()
         result.max_depth = max(result.max_depth, depth)
-        key = current.key(recovery=recovery)
         enabled = current.enabled_actions(crashes=crashes, ends=ends)
         if not enabled:
             result.terminal += 1
@@ -136,7 +152,7 @@ def explore(
                 result.complete = False
                 continue
             parents[nkey] = (key, action)
-            frontier.append((nxt, depth + 1))
+            frontier.append((nxt, depth + 1, nkey))
     result.states = len(parents)
     return result
 

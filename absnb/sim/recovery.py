@@ -70,19 +70,41 @@ def part_key(fn: Operator, part: TaskSnapshot) -> object:
     )
 
 
-def acknowledged_key(world: RecoverableWorld) -> object:
+PartKeys = dict[int, tuple[TaskSnapshot, object]]
+""":func:`part_key` of task snapshots by identity, each with its snapshot (which keeps its id
+from being reused): a snapshot never changes, and the clones of a world share its parts."""
+
+
+def _part_key(fn: Operator, part: TaskSnapshot, cache: PartKeys) -> object:
+    hit = cache.get(id(part))
+    if hit is not None and hit[0] is part:
+        return hit[1]
+    key = part_key(fn, part)
+    cache[id(part)] = (part, key)
+    return key
+
+
+def acknowledged_key(world: RecoverableWorld, cache: PartKeys) -> object:
     """The parts acknowledged so far of pending checkpoints: they make up the snapshot
     when it completes, so they decide what it holds (and what a recovery restores)."""
     fn = world.graph.function
     return tuple(
         [
-            (n, tuple([(t, part_key(fn(t), p)) for t, p in sorted(pending.acknowledged.items())]))
+            (
+                n,
+                tuple(
+                    [
+                        (t, _part_key(fn(t), p, cache))
+                        for t, p in sorted(pending.acknowledged.items())
+                    ]
+                ),
+            )
             for n, pending in sorted(world.coordinator.pending.items())
         ]
     )
 
 
-def recovery_key(world: RecoverableWorld) -> object:
+def recovery_key(world: RecoverableWorld, cache: PartKeys) -> object:
     """Equal for worlds that recover alike: what a recovery would read.
 
     The contents of the checkpoint it restores (:meth:`CheckpointCoordinator.latest`) and
@@ -92,7 +114,7 @@ def recovery_key(world: RecoverableWorld) -> object:
     fn = world.graph.function
     latest = world.coordinator.latest()
     tasks = latest.snapshot.tasks if latest else {}
-    restored = tuple(part_key(fn(t), p) for t, p in tasks.items())
+    restored = tuple(_part_key(fn(t), p, cache) for t, p in tasks.items())
     since: list[tuple[object, ...]] = []
     for t, task in world.tasks.items():
         entries: list[object] = []

@@ -193,12 +193,12 @@ def _transfer(state: WorldState, action: Transfer) -> Event:
 # -- TriggerCheckpoint: the coordinator starts the next checkpoint -------------------------
 def can_trigger(state: WorldState) -> bool:
     """True when the coordinator may start a checkpoint now."""
-    limit = state.static.max_checkpoints
-    return (
-        state.failed is None
-        and state.replaying == 0
-        and state.coordinator.can_trigger()
-        and (limit is None or state.coordinator.next_id <= limit)
+    if state.failed is not None or state.replaying:
+        return False
+    coordinator, limit = state.coordinator, state.static.max_checkpoints
+    most = coordinator.max_concurrent  # coordinator.can_trigger(), inline: asked every step
+    return (most is None or len(coordinator.pending) < most) and (
+        limit is None or coordinator.next_id <= limit
     )
 
 

@@ -24,7 +24,7 @@ from absnb.protocols.base import SnapshotProtocol
 from absnb.sim.actions import Deliver, Emit, TriggerCheckpoint
 from absnb.sim.args import check_world
 from absnb.sim.format import show_message
-from absnb.sim.recovery import acknowledged_key, recovery_key
+from absnb.sim.recovery import PartKeys, acknowledged_key, recovery_key
 from absnb.task import Send, StreamTask
 
 _S = TypeVar("_S", bound="WorldState")
@@ -61,6 +61,8 @@ class Static:
         self.notify_steps = notify_steps
         self.overtake = protocol.barriers_overtake
         self.alignment_timeout: float | None = getattr(protocol, "alignment_timeout", None)
+        self.part_keys: PartKeys = {}
+        """The keys of the task snapshots acknowledged in any clone, for :meth:`key`."""
 
 
 class WorldState:
@@ -120,10 +122,16 @@ class WorldState:
         """When each task first heard of the checkpoints it has not finished (protocols
         with an alignment timeout: :mod:`absnb.protocols.alignment_timer`)."""
         self._own: set[object] = {*self.tasks, *self.channels}
+        self._task_keys: dict[TaskId, object] = {}
+        """Each unchanged task's :meth:`StreamTask.key`, shared with clones (a task is only
+        changed through :meth:`writable_task`, which forgets its key)."""
 
     # -- copy on write ---------------------------------------------------------------------
     def writable_task(self, t: TaskId) -> StreamTask:
-        """Task ``t``, ready to be changed (copied first if a clone still shares it)."""
+        """Task ``t``, ready to be changed (copied first if a clone still shares it): the one
+        way to change a task, as it forgets the task's key."""
+        if self._task_keys:  # none unless asked for a key (the explorer, a comparison)
+            self._task_keys.pop(t, None)
         if t in self._own:
             return self.tasks[t]
         task = self.tasks[t] = self.tasks[t].clone()
@@ -230,14 +238,17 @@ class WorldState:
         new.channels = dict(self.channels)
         new._own = set()
         self._own = set()
-        new.blocked = set(self.blocked)
+        # (empty ones, the common case, made new rather than copied: a step with history
+        # clones the world)
+        new._task_keys = dict(self._task_keys) if self._task_keys else {}
+        new.blocked = set(self.blocked) if self.blocked else set()
         new.inputs = dict(self.inputs)
         new.coordinator = self.coordinator.clone()
         new.clock = self.clock
         new.failed = self.failed
         new.replaying = self.replaying
-        new.notices = dict(self.notices)
-        new.aligning = dict(self.aligning)
+        new.notices = dict(self.notices) if self.notices else {}
+        new.aligning = dict(self.aligning) if self.aligning else {}
         return new
 
     def key(self, *, recovery: bool = True) -> tuple[Any, ...]:
@@ -251,17 +262,29 @@ class WorldState:
         crash can happen.
         """
         return (
-            tuple([task.key() for task in self.tasks.values()]),
+            self._tasks_key(),
             tuple(map(tuple, self.channels.values())),
             frozenset(self.blocked),
             self.coordinator.key(self.clock),
-            acknowledged_key(self),
+            acknowledged_key(self, self.static.part_keys),
             self.failed,
             tuple(map(len, self.inputs.values())),
             tuple(sorted(self.notices.items())),
             tuple(sorted((t, timer.key(self.clock)) for t, timer in self.aligning.items())),
-            recovery_key(self) if recovery else None,
+            recovery_key(self, self.static.part_keys) if recovery else None,
         )
+
+    def _tasks_key(self) -> tuple[object, ...]:
+        """Every task's key, in task order, each computed once while the task is unchanged
+        (the explorer asks for every state, and a step changes one task or a few)."""
+        keys = self._task_keys
+        out = []
+        for t, task in self.tasks.items():
+            k = keys.get(t)
+            if k is None:
+                k = keys[t] = task.key()
+            out.append(k)
+        return tuple(out)
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, WorldState):

@@ -9,6 +9,7 @@ from absnb.core import validate
 from absnb.core.errors import InvalidTypeError
 from absnb.sim.actions import Action
 from absnb.sim.args import check_run
+from absnb.sim.collector import paused_collector
 from absnb.sim.events import Event
 from absnb.sim.schedulers import RoundRobinScheduler, Scheduler
 from absnb.sim.world import World
@@ -128,13 +129,14 @@ class Stepper:
         ``until(world)`` is true; at most ``max_steps``. Returns the new events."""
         check_run(until, max_steps)
         start = len(self.trace)
-        for _ in range(max_steps):
-            if isinstance(until, int) and len(self.trace) - start >= until:
-                break
-            if callable(until) and until(self.world):
-                break
-            if self.step() is None:
-                break
+        with paused_collector():  # the history is all survivors: absnb.sim.collector
+            for _ in range(max_steps):
+                if isinstance(until, int) and len(self.trace) - start >= until:
+                    break
+                if callable(until) and until(self.world):
+                    break
+                if self.step() is None:
+                    break
         return self.trace[start:]
 
     def reset(self) -> None:

@@ -271,3 +271,41 @@ def test_for_graph_refuses_a_max_concurrent_word_naming_it() -> None:
         absnb.World(absnb.word_count(), "abs", max_concurrent="two")
     own = CheckpointCoordinator.for_graph(graph, get_protocol("abs", graph))
     assert own.max_concurrent == get_protocol("abs", graph).max_concurrent
+
+
+def _history(c: CheckpointCoordinator) -> tuple[object, ...]:
+    return (
+        [d.checkpoint_id for d in c.completed],
+        list(c.aborted),
+        list(c.declined),
+        list(c.expired),
+    )
+
+
+def test_a_clone_shares_no_history_change() -> None:
+    """A clone shares the completed, aborted, declined and expired lists: every change the
+    original makes afterwards (each kind of write) leaves the clone's as they were."""
+    c = coordinator(max_concurrent=None, timeout=5)
+    clones = []
+
+    def step(change) -> None:
+        twin = c.clone()
+        clones.append((twin, _history(twin)))
+        change()
+
+    step(lambda: c.trigger(0))  # 1
+    step(lambda: c.trigger(1))  # 2
+    step(lambda: ack_all(c, 2, 2))  # completes 2, subsumes 1
+    step(lambda: c.trigger(3))  # 3
+    step(lambda: c.decline(3, TASKS[1], "restoring"))
+    step(lambda: c.trigger(4))  # 4
+    step(lambda: c.expire(10))
+    step(lambda: c.trigger(11))  # 5
+    step(lambda: [c.acknowledge_task(TaskSnapshot(t, 5, state=0), 11) for t in TASKS])
+    step(lambda: c.store_failed(5))  # fully acknowledged, not completed
+    step(lambda: c.store_failed(2))  # completed
+    step(lambda: c.trigger(12))  # 6
+    step(c.abort_all)
+    assert _history(c) == ([], [1, 3, 4, 5, 2, 6], [(3, TASKS[1], "restoring")], [4])
+    for twin, then in clones:
+        assert _history(twin) == then

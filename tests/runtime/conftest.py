@@ -28,8 +28,10 @@ def spark() -> Iterator[Any]:
     if shutil.which("java") is None:
         pytest.skip("Java is not installed (PySpark needs it)")
     from absnb.runtime.spark import default_session
+    from tests.runtime.jvm import fast_jvm_start
 
-    session = default_session("local[2]")
+    with fast_jvm_start():
+        session = default_session("local[2]")
     yield session
     session.stop()
 

@@ -2,8 +2,8 @@
 and on a Spark standalone master with two workers started on loopback.
 
 The cluster needs its own SparkSession, and a JVM holds one SparkContext, which the
-shared test session already is; so the job runs in a child process (this file run as a
-script), in a process group of its own that is killed at the end, JVMs included. The
+shared test session already is; so the job runs in a child process (this file run with
+``python -m``), in a process group of its own that is killed at the end, JVMs included. The
 standalone master and workers run in process groups of their own too. The oracle is
 computed by the shared session on the same text file.
 """
@@ -24,12 +24,10 @@ from typing import Any
 
 import pytest
 
+from tests.runtime.jvm import FAST_JVM  # every JVM here: master, workers, driver, executors
+
 MASTER = "local-cluster[2,1,1024]"
 """Two workers of one core and 1 GB each: two executor JVMs, two task slots."""
-
-FAST_JVM = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
-"""Every JVM here (master, workers, driver, executors) starts twice as fast with the C1
-compiler only and the serial collector; the job is far too small to miss C2."""
 
 
 def free_port() -> int:
@@ -130,9 +128,9 @@ def test_exactly_once_with_executors_in_separate_jvms(spark, master, tmp_path) -
     lines = [line for part in datasets.text_partitions("large") for line in part]
     text = tmp_path / "lines.txt"
     text.write_text("\n".join(lines * 5) + "\n", encoding="utf-8")
-    answer = word_count_answer_from(spark, text)
-
-    result = run_script(master, text, tmp_path / "checkpoints", tmp_path / "result.json")
+    with cluster_run(master, text, tmp_path / "checkpoints", tmp_path / "result.json") as result:
+        # the oracle, while the child's JVMs start
+        answer = word_count_answer_from(spark, text)
 
     assert result["master"] == master
     assert result["executors"] == 2
@@ -145,29 +143,41 @@ def test_exactly_once_with_executors_in_separate_jvms(spark, master, tmp_path) -
     assert output == sorted((w, i) for w, n in answer.items() for i in range(1, n + 1))
 
 
-def run_script(master: str, text: Path, checkpoints: Path, result: Path) -> dict[str, Any]:
-    """Run this file as a script in a new process group; kill the group afterwards, so
-    that no driver or executor JVM outlives the test, even on a timeout."""
+@contextlib.contextmanager
+def cluster_run(master: str, text: Path, checkpoints: Path, result: Path) -> Iterator[dict]:
+    """Run this file (``python -m``) in a new process group while the block runs; on leaving
+    the block, wait for it, kill the group (so that no driver or executor JVM outlives the
+    test, even on a timeout) and fill the dict yielded with the script's result."""
     env = dict(os.environ, PYSPARK_PYTHON=sys.executable, PYSPARK_DRIVER_PYTHON=sys.executable)
     env["JAVA_TOOL_OPTIONS"] = FAST_JVM
-    args = [sys.executable, __file__, master, str(text), str(checkpoints), str(result)]
+    module = "tests.runtime.test_cluster"  # run from the repository's root, as pytest is
+    args = [sys.executable, "-m", module, master, str(text), str(checkpoints), str(result)]
     log = result.with_suffix(".log")
+    outcome: dict[str, Any] = {}
+    # below the conftest's hung-test guard, so that the group is killed first
+    deadline = time.monotonic() + 170
     with open(log, "wb") as out:
         proc = subprocess.Popen(
-            args, stdout=out, stderr=subprocess.STDOUT, env=env, start_new_session=True
+            args,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            env=env,
+            start_new_session=True,
+            cwd=Path(__file__).parents[2],
         )
+        code = None
         try:
-            # below the conftest's hung-test guard, so that the group is killed first
-            code = proc.wait(timeout=170)
+            yield outcome
+            code = proc.wait(timeout=max(deadline - time.monotonic(), 0.1))
         except subprocess.TimeoutExpired:
-            code = None
+            pass
         finally:
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
     tail = log.read_text(errors="replace")[-3000:]
     assert code == 0, f"the cluster run {'timed out' if code is None else 'failed'}:\n{tail}"
-    return json.loads(result.read_text())
+    outcome.update(json.loads(result.read_text()))
 
 
 def main(master: str, text: str, checkpoints: str, result: str) -> None:
@@ -185,7 +195,7 @@ def main(master: str, text: str, checkpoints: str, result: str) -> None:
     try:
         deadline = time.monotonic() + 120
         while sc._jsc.sc().getExecutorIds().size() < 2 and time.monotonic() < deadline:
-            time.sleep(0.5)
+            time.sleep(0.1)
         phases["executors"] = time.monotonic() - started
 
         def jvm_of_worker(_rows: Any) -> Any:

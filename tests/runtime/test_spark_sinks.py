@@ -47,9 +47,13 @@ def exactly(answer: dict[str, int]) -> list[tuple[str, int]]:
     return sorted((w, i) for w, n in answer.items() for i in range(1, n + 1))
 
 
-LONG = 10
-"""Input repeats for the failures during a checkpoint (the short input ends before the
-second checkpoint)."""
+LONG = 2
+"""Input repeats for the failures during or after a checkpoint (the short input ends before
+the second checkpoint): 2,000 lines a source, read at :data:`RATE`."""
+RATE = 1_000
+"""Lines per second each source reads in the runs of the :data:`LONG` input: two seconds
+of input, so that checkpoints 1 and 2 complete well before it ends, however loaded the
+machine, without the ten times larger unpaced input (a minute into PostgreSQL) that did."""
 
 FAILURES = {
     "none": None,
@@ -69,22 +73,26 @@ PG_PHASES = ("none", "sink-kill", "sink-during-checkpoint", "sink-before-commit"
 PG_FAILURES = {k: FAILURES[k] for k in (*PG_PHASES, "sink-after-commit")}
 
 
-def the_answer(request: pytest.FixtureRequest, failure: Failure | None) -> tuple[int, dict]:
-    """How often the input repeats for ``failure``, and Spark's answer for that input."""
+def the_answer(
+    request: pytest.FixtureRequest, failure: Failure | None
+) -> tuple[int, float | None, dict]:
+    """How often the input repeats for ``failure``, how fast the sources read it (None:
+    unpaced), and Spark's answer for that input."""
     if failure is not None and (failure.during_checkpoint or failure.notified):
-        return LONG, request.getfixturevalue("long_answer")
-    return 1, request.getfixturevalue("answer")
+        return LONG, RATE, request.getfixturevalue("long_answer")
+    return 1, None, request.getfixturevalue("answer")
 
 
 def run_exactly_once(request, runtime, sink, failure) -> None:
     """Word count into ``sink`` with ``failure`` injected: the committed output is every
     running count once, Spark's answer, and no transaction is left unfinished."""
-    repeat, answer = the_answer(request, failure)
+    repeat, rate, answer = the_answer(request, failure)
     run = runtime.run(
         absnb.word_count(text(repeat), sink=sink),
         "abs",
         checkpoint_interval=0.02,
         failures=[failure] if failure else [],
+        source_rate=rate,
     )
     assert run.restarts == (failure is not None)
     if failure is not None and failure.kind == "raise":
