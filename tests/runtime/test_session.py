@@ -1,5 +1,6 @@
 """default_session's Python workers run the driver's interpreter (a virtual environment's),
-not whatever ``python3`` comes first on the PATH."""
+not whatever ``python3`` comes first on the PATH, and its session is small: a worker is not
+kept for the next task, the JVM's heap is 512 MiB."""
 
 from __future__ import annotations
 
@@ -9,37 +10,56 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 import absnb
 
 CHILD = """
-import json, sys
+import json, os, sys
 import absnb
 from absnb.runtime.spark import default_session
 spark = default_session("local[1]")
 ran = spark.sparkContext.parallelize([0], 1).map(lambda _: sys.executable).collect()
-print(json.dumps({"exec": spark.sparkContext.pythonExec, "ran": ran, "file": absnb.__file__}))
+one = spark.sparkContext.parallelize([0], 1)
+pids = [one.map(lambda _: os.getpid()).collect()[0] for _ in "ab"]
+heap = spark.sparkContext._jvm.java.lang.Runtime.getRuntime().maxMemory()
+print(json.dumps({"exec": spark.sparkContext.pythonExec, "ran": ran, "file": absnb.__file__,
+                  "pids": pids, "heap": heap}))
 spark.stop()
 """
 
 
-@pytest.mark.skipif(shutil.which("java") is None, reason="Java is not installed")
-def test_local_workers_run_the_drivers_interpreter(tmp_path: Path) -> None:
+def test_local_workers_run_the_drivers_interpreter(child: dict[str, Any]) -> None:
+    result = child
+    assert result["file"] == absnb.__file__
+    assert result["exec"] == sys.executable
+    assert Path(result["ran"][0]).resolve() == Path(sys.executable).resolve()
+
+
+@pytest.fixture(scope="module")
+def child(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """What CHILD prints: a default session started in a fresh interpreter, once."""
+    if shutil.which("java") is None:
+        pytest.skip("Java is not installed")
     env = {k: v for k, v in os.environ.items() if k != "PYSPARK_PYTHON"}
     # the package under test, from a directory that does not hold it
     env["PYTHONPATH"] = str(Path(absnb.__file__).parent.parent)
     out = subprocess.run(
         [sys.executable, "-c", CHILD],
-        cwd=tmp_path,
+        cwd=tmp_path_factory.mktemp("child"),
         env=env,
         capture_output=True,
         text=True,
         check=True,
         timeout=180,
     )
-    result = json.loads(out.stdout.strip().splitlines()[-1])
-    assert result["file"] == absnb.__file__
-    assert result["exec"] == sys.executable
-    assert Path(result["ran"][0]).resolve() == Path(sys.executable).resolve()
+    result: dict[str, Any] = json.loads(out.stdout.strip().splitlines()[-1])
+    return result
+
+
+def test_default_session_keeps_no_worker_and_a_small_heap(child: dict[str, Any]) -> None:
+    first, second = child["pids"]
+    assert first != second  # each task's worker forked afresh: the last one's heap is gone
+    assert child["heap"] <= 512 * 2**20
