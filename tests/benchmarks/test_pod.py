@@ -4,6 +4,7 @@ directory (no root, no cgroup, no notebook run)."""
 from __future__ import annotations
 
 import importlib.util
+import os
 import sys
 import threading
 from pathlib import Path
@@ -13,13 +14,16 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-_PATH = Path(__file__).resolve().parents[2] / "benchmarks" / "pod" / "run.py"
-_spec = importlib.util.spec_from_file_location("pod_run", _PATH)
+_POD = Path(__file__).resolve().parents[2] / "benchmarks" / "pod"
+sys.path.insert(0, str(_POD))  # run.py imports its sibling modules, as when run as a script
+_spec = importlib.util.spec_from_file_location("pod_run", _POD / "run.py")
 assert _spec is not None
 assert _spec.loader is not None
 pod: Any = importlib.util.module_from_spec(_spec)
 sys.modules["pod_run"] = pod  # dataclasses look their module up by name
 _spec.loader.exec_module(pod)
+import cgroup_box as cg  # noqa: E402  (benchmarks/pod is on the path only from here)
+import process_memory as pm  # noqa: E402
 
 MIB = 1024 * 1024
 V1_STAT = """cache 4096
@@ -52,7 +56,7 @@ def _files(d: Path, texts: dict[str, str]) -> Path:
 
 
 def test_keyed_files_parse_to_integers_and_skip_other_lines():
-    got = pod.parse_keyed(V1_STAT + "garbage\nname value\n\nnegative -1\n")
+    got = cg.parse_keyed(V1_STAT + "garbage\nname value\n\nnegative -1\n")
     assert got["total_rss"] == 419430400
     assert got["total_swap"] == 2097152
     assert got["negative"] == -1
@@ -63,7 +67,7 @@ def test_keyed_files_parse_to_integers_and_skip_other_lines():
 @given(st.dictionaries(st.from_regex(r"[a-z_]{1,12}", fullmatch=True), st.integers(0, 2**63)))
 def test_keyed_files_round_trip(values):
     text = "".join(f"{k} {v}\n" for k, v in values.items())
-    assert pod.parse_keyed(text) == values
+    assert cg.parse_keyed(text) == values
 
 
 def test_mounts_find_each_v1_controller_and_the_v2_mount():
@@ -74,7 +78,7 @@ def test_mounts_find_each_v1_controller_and_the_v2_mount():
         "cgroup2 /sys/fs/cgroup/unified cgroup2 rw,nsdelegate 0 0\n"
         "tmpfs /tmp tmpfs rw,memory 0 0\n"
     )
-    assert pod.parse_mounts(text) == {
+    assert cg.parse_mounts(text) == {
         "cpu": Path("/sys/fs/cgroup/cpu,cpuacct"),
         "cpuacct": Path("/sys/fs/cgroup/cpu,cpuacct"),
         "memory": Path("/sys/fs/cgroup/memory"),
@@ -84,7 +88,7 @@ def test_mounts_find_each_v1_controller_and_the_v2_mount():
 
 def test_own_cgroups_read_v1_and_v2_lines():
     text = "9:name=systemd:/\n4:memory:/a/b\n2:cpu,cpuacct:/c\n0::/d\n"
-    assert pod.parse_own_cgroups(text) == {
+    assert cg.parse_own_cgroups(text) == {
         "memory": "/a/b",
         "cpu": "/c",
         "cpuacct": "/c",
@@ -95,7 +99,7 @@ def test_own_cgroups_read_v1_and_v2_lines():
 def test_v1_boxes_nest_in_this_process_own_group(tmp_path):
     _files(tmp_path / "memory" / "jobs" / "me", {"memory.limit_in_bytes": "9223372036854771712\n"})
     (tmp_path / "cpu").mkdir()
-    layout = pod.find_layout(_v1_mounts(tmp_path), OWN)
+    layout = cg.find_layout(_v1_mounts(tmp_path), OWN)
     assert layout.version == 1
     assert layout.parents == {
         "memory": tmp_path / "memory" / "jobs" / "me",
@@ -105,32 +109,32 @@ def test_v1_boxes_nest_in_this_process_own_group(tmp_path):
 
 def test_v2_is_used_when_no_v1_memory_hierarchy_is_mounted(tmp_path):
     _files(tmp_path / "d", {"cgroup.subtree_control": "cpu memory pids\n"})
-    layout = pod.find_layout(f"cgroup2 {tmp_path} cgroup2 rw 0 0\n", "0::/d\n")
+    layout = cg.find_layout(f"cgroup2 {tmp_path} cgroup2 rw 0 0\n", "0::/d\n")
     assert (layout.version, layout.parents) == (2, {"unified": tmp_path / "d"})
 
 
 def test_no_memory_controller_mounted_names_the_fix():
-    with pytest.raises(pod.NoCgroupError, match="no cgroup memory controller is mounted"):
-        pod.find_layout("proc /proc proc rw 0 0\ncgroup /c/cpu cgroup rw,cpu 0 0\n", OWN)
+    with pytest.raises(cg.NoCgroupError, match="no cgroup memory controller is mounted"):
+        cg.find_layout("proc /proc proc rw 0 0\ncgroup /c/cpu cgroup rw,cpu 0 0\n", OWN)
 
 
 def test_a_directory_that_is_no_cgroup_is_refused(tmp_path):
     (tmp_path / "memory" / "jobs" / "me").mkdir(parents=True)  # no memory.limit_in_bytes
-    with pytest.raises(pod.NoCgroupError, match=r"not a cgroup directory.*memory\.limit_in_bytes"):
-        pod.find_layout(_v1_mounts(tmp_path), OWN)
+    with pytest.raises(cg.NoCgroupError, match=r"not a cgroup directory.*memory\.limit_in_bytes"):
+        cg.find_layout(_v1_mounts(tmp_path), OWN)
 
 
 def test_an_unwritable_cgroup_says_run_as_root(tmp_path, monkeypatch):
     _files(tmp_path / "memory" / "jobs" / "me", {"memory.limit_in_bytes": "1\n"})
-    monkeypatch.setattr(pod.os, "access", lambda path, mode: False)  # root may write anyway
-    with pytest.raises(pod.NoCgroupError, match=r"permission denied.*as root \(sudo\)"):
-        pod.find_layout(_v1_mounts(tmp_path), OWN)
+    monkeypatch.setattr(cg.os, "access", lambda path, mode: False)  # root may write anyway
+    with pytest.raises(cg.NoCgroupError, match=r"permission denied.*as root \(sudo\)"):
+        cg.find_layout(_v1_mounts(tmp_path), OWN)
 
 
 def test_v2_without_memory_for_children_names_subtree_control(tmp_path):
     _files(tmp_path, {"cgroup.subtree_control": "cpu pids\n"})
-    with pytest.raises(pod.NoCgroupError, match=r"echo \+memory \+cpu > .*subtree_control"):
-        pod.find_layout(f"cgroup2 {tmp_path} cgroup2 rw 0 0\n", "0::/\n")
+    with pytest.raises(cg.NoCgroupError, match=r"echo \+memory \+cpu > .*subtree_control"):
+        cg.find_layout(f"cgroup2 {tmp_path} cgroup2 rw 0 0\n", "0::/\n")
 
 
 def test_v1_anon_is_total_rss_plus_swap_and_the_account_reads_every_file(tmp_path):
@@ -147,9 +151,9 @@ def test_v1_anon_is_total_rss_plus_swap_and_the_account_reads_every_file(tmp_pat
         tmp_path / "c", {"cpu.stat": "nr_periods 10\nnr_throttled 3\nthrottled_time 2500000000\n"}
     )
     acct = _files(tmp_path / "a", {"cpuacct.usage": "46800000000\n"})
-    box = pod.Box(1, {"memory": memory, "cpu": cpu, "cpuacct": acct})
+    box = cg.Box(1, {"memory": memory, "cpu": cpu, "cpuacct": acct})
     assert box.anon_bytes() == 419430400 + 2097152  # total_rss + total_swap; cache left out
-    assert pod.account(box) == {
+    assert cg.account(box) == {
         "cpu": 46.8,
         "throttled": 2.5,
         "peak": 900 * MIB,
@@ -169,9 +173,9 @@ def test_v2_anon_adds_swap_and_the_account_reads_cpu_stat_and_events(tmp_path):
             "cpu.stat": "usage_usec 51800000\nthrottled_usec 1500000\n",
         },
     )
-    box = pod.Box(2, {"unified": d})
+    box = cg.Box(2, {"unified": d})
     assert box.anon_bytes() == 314572800 + 1048576
-    assert pod.account(box) == {
+    assert cg.account(box) == {
         "cpu": 51.8,
         "throttled": 1.5,
         "peak": 700 * MIB,
@@ -182,7 +186,7 @@ def test_v2_anon_adds_swap_and_the_account_reads_cpu_stat_and_events(tmp_path):
 
 def test_without_cpuacct_the_cpu_time_is_marked_missing(tmp_path):
     memory = _files(tmp_path / "m", {"memory.max_usage_in_bytes": "1\n"})
-    got = pod.account(pod.Box(1, {"memory": memory}))
+    got = cg.account(cg.Box(1, {"memory": memory}))
     assert got["cpu"] != got["cpu"]  # nan: run_in_box falls back to the children's rusage
 
 
@@ -217,8 +221,65 @@ def test_the_sampler_keeps_the_largest_reading_and_stops():
 
 
 def test_a_box_half_made_is_removed(tmp_path):
-    layout = pod.Layout(1, {"memory": tmp_path / "m", "cpu": tmp_path / "missing"})
+    layout = cg.Layout(1, {"memory": tmp_path / "m", "cpu": tmp_path / "missing"})
     (tmp_path / "m").mkdir()
     with pytest.raises(FileNotFoundError):
-        pod.make_box(layout, "absnb-pod-1-0", 2048, 1.0)
+        cg.make_box(layout, "absnb-pod-1-0", 2048, 1.0)
     assert list((tmp_path / "m").iterdir()) == []  # the memory group it made is gone
+
+
+def test_the_sampler_looks_at_what_held_each_peak_one_percent_above_the_last():
+    values = iter([100, 100, 101, 300, 302, 50])
+    looks = []
+
+    def look():
+        looks.append(len(looks))
+        return [pm.Process(1, len(looks), "x")]
+
+    sampler = pod.Sampler(lambda: next(values), every=1.0, look=look)
+    for _ in range(6):
+        sampler.sample()
+    assert sampler.peak == 302
+    assert looks == [0, 1]  # at 100 and 300: 101 and 302 are within 1 % of what was looked at
+    assert sampler.at_peak == [pm.Process(1, 2, "x")]
+
+
+ROLLUP = """55d0c6a5e000-7ffd8e9f5000 ---p 00000000 00:00 0                          [rollup]
+Rss:              102400 kB
+Pss:               80000 kB
+Pss_Anon:          56320 kB
+Pss_File:          23680 kB
+Anonymous:         63488 kB
+"""
+
+
+def test_pss_anon_is_read_in_bytes_and_falls_back_to_anonymous():
+    assert pm.pss_anon(ROLLUP) == 56320 * 1024
+    old_kernel = "\n".join(line for line in ROLLUP.splitlines() if "Pss_Anon" not in line)
+    assert pm.pss_anon(old_kernel) == 63488 * 1024
+
+
+def test_commands_are_short_without_class_paths_or_connection_files():
+    java = b"/jvm/bin/java\0-cp\0/a.jar:/b.jar\0-Xmx512m\0org.apache.spark.deploy.SparkSubmit\0"
+    assert pm.short_command(java) == "java -cp -Xmx512m org.apache.spark.deploy.SparkSubmit"
+    kernel = b"/venv/bin/python\0-m\0ipykernel_launcher\0-f\0/tmp/tmpdwjdc1om.json\0"
+    assert pm.short_command(kernel) == "python -m ipykernel_launcher -f"
+    assert pm.short_command(b"python\0" + b"x" * 200, width=20) == "python xxxxxxxxxx..."
+    assert pm.short_command(b"") == "?"
+
+
+def test_processes_are_listed_most_memory_first_and_ended_ones_skipped(tmp_path):
+    for pid, anon in ((11, 1000), (12, 5000)):
+        _files(tmp_path / str(pid), {"smaps_rollup": f"x\nPss_Anon: {anon} kB\n"})
+        (tmp_path / str(pid) / "cmdline").write_bytes(b"python\0-m\0absnb.runtime.daemon\0")
+    found = pm.processes([11, 12, 13], proc=tmp_path)  # 13 ended before it was read
+    assert [(p.pid, p.anon) for p in found] == [(12, 5000 * 1024), (11, 1000 * 1024)]
+    table = pm.format_processes("06_performance.ipynb", found).splitlines()
+    assert table[3] == "| 12 | 5 | `python -m absnb.runtime.daemon` |"
+    assert table[-1] == "| all | 6 | |"
+
+
+def test_this_process_is_found_in_the_real_proc():
+    (me,) = pm.processes([os.getpid()])
+    assert me.anon > 1024 * 1024  # a Python running pytest holds more than a MiB of its own
+    assert me.command.startswith("python")
