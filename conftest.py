@@ -36,11 +36,13 @@ at a time (:func:`pytest_xdist_make_scheduler`), so a notebook's cells run in or
 kernel, as nbval needs, and a file's fixtures are made once; the long, independent tests of
 :data:`ONE_BY_ONE` are dealt out one by one instead. What was measured slowest starts first
 (:data:`SLOW_FIRST`), so that the run does not end with one worker alone on a long test.
-``-n 0`` runs everything in one process.
+``-n auto`` runs :data:`WORKERS` workers (a file's tests alone in one process); ``-n 0`` (the
+default, pyproject.toml's addopts) or ``--pdb`` runs everything in one process.
 """
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -62,13 +64,13 @@ the notebook's nbval items compare (tests/e2e/recorded_runs.py)."""
 
 
 SLOW_FIRST = (
-    BROWSER_TEST.format("06_performance.ipynb"),
     BROWSER_TEST.format("05_two_phase_commit.ipynb"),
-    BROWSER_TEST.format("07_checkpointing_under_backpressure.ipynb"),
-    "tests/runtime/test_cluster.py",
-    "tests/runtime/test_spark_sinks.py",
-    BROWSER_TEST.format("02_abs_word_count.ipynb"),
     BROWSER_TEST.format("04_failure_and_recovery.ipynb"),
+    BROWSER_TEST.format("07_checkpointing_under_backpressure.ipynb"),
+    BROWSER_TEST.format("06_performance.ipynb"),
+    "tests/runtime/test_cluster.py",
+    BROWSER_TEST.format("02_abs_word_count.ipynb"),
+    "tests/runtime/test_spark_sinks.py",
     "tests/e2e/test_lab.py",
     "tests/runtime/test_committed_checkpoint.py",
     "tests/runtime/test_session.py",
@@ -120,6 +122,40 @@ def _unit(nodeid: str) -> str:
     nodeid = _browser_test(nodeid)
     file = nodeid.split("::", 1)[0]
     return nodeid if file in ONE_BY_ONE else file
+
+
+WORKERS = 3
+"""Worker processes of ``-n auto`` (pyproject.toml's addopts): most of a run is waiting (JVMs
+starting, paced Spark jobs, kernels, the browser), so three workers overlap the waits of a
+two-core machine."""
+
+
+def _workers(args: list[str], invocation_dir: Path) -> int:
+    """Workers for a run of ``args``: none (one process) when they name tests of one file
+    that is a single unit (:func:`_unit`), since a worker would run that file alone after
+    starting up; else one per file named, at most :data:`WORKERS`."""
+    files = set()
+    for arg in args:
+        path = (invocation_dir / arg.split("::", 1)[0]).resolve()
+        if not path.is_file():
+            return WORKERS  # a folder (the testpaths), or something pytest will reject
+        files.add(path)
+    names = {f.relative_to(ROOT).as_posix() for f in files if f.is_relative_to(ROOT)}
+    if names & set(ONE_BY_ONE):
+        return WORKERS
+    return 0 if len(files) <= 1 else min(WORKERS, len(files))
+
+
+ROOT = Path(__file__).parent
+
+
+@pytest.hookimpl(optionalhook=True)  # a hook of pytest-xdist, called when it is installed
+def pytest_xdist_auto_num_workers(config):
+    """:func:`_workers` for ``-n auto``, unless PYTEST_XDIST_AUTO_NUM_WORKERS says otherwise
+    (then pytest-xdist's own hook reads it). ``--pdb`` makes xdist run one process."""
+    if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
+        return None
+    return _workers(list(config.args), Path(config.invocation_params.dir))
 
 
 @pytest.hookimpl(optionalhook=True)  # a hook of pytest-xdist, called when it is installed
