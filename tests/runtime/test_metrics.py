@@ -266,3 +266,29 @@ def test_cpu_meter_sees_a_core_kept_busy() -> None:
     # at least this process's core was busy (less a margin for clock ticks), never over all
     assert 0.8 / cores <= meter.busy <= 1.0
     assert idle_ish.busy is None or 0.0 <= idle_ish.busy <= 1.0
+    assert meter.seconds is not None
+    assert meter.seconds >= 0.45  # this process's 0.5 s
+
+
+def test_cpu_meter_counts_the_cpu_time_of_child_processes() -> None:
+    # a Spark run's hosts work in the JVM's Python workers, descendants of the driver
+    psutil = pytest.importorskip("psutil")
+    burn = (
+        "import sys, time\n"
+        "end = time.process_time() + 0.5\n"
+        "while time.process_time() < end:\n"
+        "    pass\n"
+        "sys.stdin.read()"  # alive until measured
+    )
+    meter = CpuMeter().__enter__()
+    child = subprocess.Popen([sys.executable, "-c", burn], stdin=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 60
+        while sum(psutil.Process(child.pid).cpu_times()[:2]) < 0.45:
+            assert time.monotonic() < deadline, "the child burnt its 0.5 s of CPU"
+            time.sleep(0.02)
+        meter.__exit__(None, None, None)  # measured while the child still lives
+    finally:
+        child.communicate(b"")
+    assert meter.seconds is not None
+    assert meter.seconds >= 0.45
