@@ -15,6 +15,7 @@ import pytest
 from absnb.cli import main
 from absnb.experiments import paper
 from absnb.experiments.bench import BenchResult, overheads, shape, targets
+from absnb.runtime.memory import PROPORTIONAL, SUMMED_RSS
 
 TINY = 0.01
 """The Figure 5 job generating 4,000 records (and the text sample read once: 12,086 words)."""
@@ -137,7 +138,7 @@ def test_targets_table_reads_the_experiments() -> None:
             "cpu_busy": [0.95, 0.94, 0.5, 0.95, 0.93],
         }
     )
-    rows = dict(targets(BenchResult(1.0, {"fig6": fig6}, peak_memory=3 << 29)))
+    rows = dict(targets(BenchResult(1.0, {"fig6": fig6}, peak_memory=3 << 29, peak_rss=2 << 30)))
     assert rows["Figure 5 job, no snapshots, records/s"] == "100"
     one = rows["shape every 1 s"]
     assert one.startswith("ABS +4%, synchronous +100% (25.0x, target >= 2x: holds)")
@@ -151,13 +152,26 @@ def test_targets_table_reads_the_experiments() -> None:
     )
     assert "CPUs 95% busy without snapshots, 50% with synchronous halts" in one
     assert rows["snapshot size, median (max)"] == "1.0 MiB (3.0 MiB)"
-    assert rows["peak memory (driver, JVM, Python workers)"].startswith("1,536 MiB")
-    on_a_cluster = BenchResult(1.0, {}, peak_memory=3 << 29, master="spark://h:7077")
+    assert rows["peak memory (driver, JVM, Python workers)"] == (
+        "1,536 MiB proportional: each page counted once across the driver, the JVM and the"
+        " Python workers; summed RSS 2,048 MiB (target <= 1,229 MiB)"
+    )
+    on_a_cluster = BenchResult(
+        1.0, {}, peak_memory=3 << 29, peak_rss=2 << 30, master="spark://h:7077"
+    )
     assert dict(targets(on_a_cluster)) == {
         "peak memory (driver and its JVM; the cluster's executors not counted)": (
-            "1,536 MiB (target <= 1,229 MiB)"
+            "1,536 MiB proportional: each page counted once across the driver and its JVM;"
+            " summed RSS 2,048 MiB (target <= 1,229 MiB)"
         )
     }
+    # where smaps_rollup cannot be read, the peak is summed RSS and says so
+    without = BenchResult(1.0, {}, peak_memory=2 << 30, peak_rss=2 << 30, peak_method=SUMMED_RSS)
+    assert dict(targets(without))["peak memory (driver, JVM, Python workers)"] == (
+        "2,048 MiB summed RSS: pages shared between processes counted once per process"
+        " (no /proc/PID/smaps_rollup to read proportional sizes from here)"
+        " (target <= 1,229 MiB)"
+    )
 
 
 @pytest.mark.parametrize(
@@ -202,6 +216,8 @@ def test_bench_command_prints_tables_and_peak_memory(tmp_path: Path) -> None:
     assert data["min_pause"] == 0.1
     assert "CPUs" in data["machine"]
     assert data["peak_memory"] > 0
+    assert data["peak_memory_method"] in {PROPORTIONAL, SUMMED_RSS}
+    assert data["peak_memory"] <= data["peak_memory_rss"]  # PSS: shared pages counted once
     assert isinstance(data["tables"]["alignment"], list)  # a run this short may not align
     assert set(data["targets"]) >= {"peak memory (driver, JVM, Python workers)"}
 

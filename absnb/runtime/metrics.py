@@ -24,11 +24,11 @@ pandas is imported when a table is built, never when this module is imported.
 from __future__ import annotations
 
 import contextlib
-import os
 import statistics
-import threading
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
+
+from absnb.runtime.memory import process_tree
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -420,81 +420,3 @@ class CpuMeter:
             return
         total, idle = end[0] - self._start[0], end[1] - self._start[1]
         self.busy = min(1.0, max(0.0, 1.0 - idle / total))
-
-
-# -- peak memory ------------------------------------------------------------------------------
-def process_tree(root: int | None = None) -> list[Any]:
-    """psutil's processes: ``root`` (this one by default) and all its descendants."""
-    import psutil
-
-    top = psutil.Process(os.getpid() if root is None else root)
-    return [top, *top.children(recursive=True)]
-
-
-def tree_rss(root: int | None = None) -> int:
-    """The summed resident set size (bytes) of process ``root`` (this one by default) and
-    all its descendants: for a PySpark driver, the driver's Python, the JVM it started
-    and the JVM's Python workers (psutil; a process that ends meanwhile counts 0)."""
-    import psutil
-
-    try:
-        tree = process_tree(root)
-    except psutil.Error:
-        return 0
-    total = 0
-    for process in tree:
-        with contextlib.suppress(psutil.Error):
-            total += process.memory_info().rss
-    return total
-
-
-@dataclass
-class MemorySampler:
-    """Samples :func:`tree_rss` in a background thread while it is open; ``peak`` is the
-    largest sample (bytes). Use as a context manager around the runs to measure.
-
-    Shared processes count too: a JVM and Python workers started before the sampler (the
-    SparkSession's) are part of every job it runs.
-    """
-
-    interval: float = 0.1
-    root: int | None = None
-    peak: int = 0
-    samples: int = 0
-    _stop: threading.Event = field(default_factory=threading.Event, repr=False)
-    _thread: threading.Thread | None = field(default=None, repr=False)
-
-    @staticmethod
-    def available() -> bool:
-        """True where psutil can read this process's memory."""
-        try:
-            import psutil
-
-            psutil.Process().memory_info()
-        except Exception:
-            return False
-        return True
-
-    def sample(self) -> int:
-        """Take one sample now; returns it."""
-        rss = tree_rss(self.root) if self.available() else 0
-        self.peak = max(self.peak, rss)
-        self.samples += 1
-        return rss
-
-    def _loop(self) -> None:
-        while not self._stop.wait(self.interval):
-            self.sample()
-
-    def __enter__(self) -> MemorySampler:
-        self._stop.clear()
-        self.sample()
-        self._thread = threading.Thread(target=self._loop, name="absnb-memory", daemon=True)
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join()
-        self.sample()
