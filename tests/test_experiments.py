@@ -82,6 +82,8 @@ def test_figure6_has_every_run_and_only_chandy_lamport_records_channels(runtime)
     assert (df["cpu_seconds"] > 0).all()
     assert df.loc[df["protocol"] == "none", "relative_cpu"].tolist() == [1.0]
     assert (df["relative_cpu"] > 0).all()
+    # the hosts' time waiting for input with nothing to do: a share of their time
+    assert df["idle_share"].between(0.0, 1.0).all()
 
 
 def test_figure7_runs_each_parallelism_against_its_baseline(runtime) -> None:

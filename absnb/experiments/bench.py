@@ -214,6 +214,8 @@ def run_rows(df: pd.DataFrame, label: Callable[[dict[str, Any]], str]) -> list[t
             value += f"  CPUs {r['cpu_busy']:.0%} busy"
         if r.get("cpu_seconds") == r.get("cpu_seconds") and r.get("cpu_seconds") is not None:
             value += f"  {r['cpu_seconds']:.2f} s of CPU"
+        if r.get("idle_share") == r.get("idle_share") and r.get("idle_share") is not None:
+            value += f", hosts idle {r['idle_share']:.0%}"
         rows.append((label(r), value))
     return rows
 

@@ -72,6 +72,7 @@ RUN_COLUMNS = (
     "checkpoint_seconds",
     "cpu_busy",
     "cpu_seconds",
+    "idle_share",
 )
 """The columns every experiment's rows start with (one row per run)."""
 
@@ -178,8 +179,11 @@ def run_row(
     the job); ``cpu_busy``, if measured (:class:`~absnb.runtime.metrics.CpuMeter`), the
     share of this machine's CPU time that was busy during the run, and ``cpu_seconds`` the
     CPU time the run took (driver, JVM and Python workers: a run's work, which moves far
-    less with the machine's load than ``seconds``)."""
+    less with the machine's load than ``seconds``); ``idle_share``, the share of its hosts'
+    time they waited for input with nothing else to do (time that is no task's work)."""
     s = run.metrics.summary()
+    host_seconds = sum(h.metrics.get("seconds", 0.0) for h in run.hosts)
+    idle = sum(h.metrics.get("idle_seconds", 0.0) for h in run.hosts)
     cps = run.metrics.checkpoints()
     if len(cps):
         cps = cps[cps["status"] == "COMPLETED"]
@@ -200,6 +204,7 @@ def run_row(
         "checkpoint_seconds": _median_of(cps, "end_to_end_duration"),
         "cpu_busy": cpu_busy,
         "cpu_seconds": cpu_seconds,
+        "idle_share": idle / host_seconds if host_seconds > 0 else None,
     }
 
 

@@ -163,6 +163,10 @@ def test_importing_the_metrics_module_does_not_import_pandas() -> None:
 
 
 # -- real runs ----------------------------------------------------------------------------------
+LINES_PER_SECOND = 1_000
+"""A source's pace in the test of idle time: about a second for a source's lines."""
+
+
 def text(repeat: int = 1) -> list[list[str]]:
     parts = datasets.text_partitions("large")
     return [(parts[0] + parts[2]) * repeat, (parts[1] + parts[3]) * repeat]
@@ -215,6 +219,14 @@ def test_chandy_lamport_records_channel_state(runtime) -> None:
     subtasks = run.metrics.subtasks()
     recorded = subtasks[subtasks["persisted_records"] > 0]
     assert set(recorded["operator"]) <= {"count", "sink"}  # sources have no inputs
+
+
+def test_hosts_count_the_time_they_waited_with_nothing_to_do(runtime) -> None:
+    # paced sources: every host spends most of its time waiting for the next lines
+    paced = runtime.run(absnb.word_count(text()), "none", source_rate=LINES_PER_SECOND)
+    for host in paced.hosts:
+        assert 0.5 * host.metrics["seconds"] <= host.metrics["idle_seconds"]
+        assert host.metrics["idle_seconds"] <= host.metrics["seconds"]
 
 
 def test_recovery_time_of_a_real_failure(runtime) -> None:
