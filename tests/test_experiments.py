@@ -159,12 +159,12 @@ def test_targets_table_reads_the_experiments() -> None:
         " Python workers; summed RSS 2,048 MiB (target <= 1,229 MiB)"
     )
     on_a_cluster = BenchResult(
-        1.0, {}, peak_memory=3 << 29, peak_rss=2 << 30, master="spark://h:7077"
+        1.0, {}, peak_memory=3 << 29, peak_rss=2 << 30, peak_anon=1 << 30, master="spark://h:7077"
     )
     assert dict(targets(on_a_cluster)) == {
         "peak memory (driver and its JVM; the cluster's executors not counted)": (
             "1,536 MiB proportional: each page counted once across the driver and its JVM;"
-            " summed RSS 2,048 MiB (target <= 1,229 MiB)"
+            " anonymous 1,024 MiB; summed RSS 2,048 MiB (target <= 1,229 MiB)"
         )
     }
     # where smaps_rollup cannot be read, the peak is summed RSS and says so
@@ -220,6 +220,8 @@ def test_bench_command_prints_tables_and_peak_memory(tmp_path: Path) -> None:
     assert data["peak_memory"] > 0
     assert data["peak_memory_method"] in {PROPORTIONAL, SUMMED_RSS}
     assert data["peak_memory"] <= data["peak_memory_rss"]  # PSS: shared pages counted once
+    if data["peak_memory_anon"] is not None:  # the anonymous part of the proportional peak
+        assert 0 < data["peak_memory_anon"] <= data["peak_memory"]
     assert isinstance(data["tables"]["alignment"], list)  # a run this short may not align
     assert set(data["targets"]) >= {"peak memory (driver, JVM, Python workers)"}
 

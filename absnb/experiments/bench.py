@@ -73,6 +73,9 @@ class BenchResult:
     peak_rss: int = 0
     """Peak of the tree's summed resident set sizes (bytes): shared pages counted once per
     process, as ``absnb bench`` reported its peak before it read proportional sizes."""
+    peak_anon: int | None = None
+    """Peak of the tree's proportional anonymous memory (bytes; ``Pss_Anon``: heaps and
+    stacks, no mapped files), what a cgroup counts as anon; None where it was not read."""
     seconds: float = 0.0
     repeats: int = 1
     machine: str = ""
@@ -156,7 +159,7 @@ def run_bench(
                 if name in only:
                     result.tables[name] = experiments[name]()
         result.peak_memory, result.peak_method = memory.peak, memory.method
-        result.peak_rss = memory.peak_rss
+        result.peak_rss, result.peak_anon = memory.peak_rss, memory.peak_pss_anon
     finally:
         if own:
             shutil.rmtree(rt.checkpoint_dir, ignore_errors=True)
@@ -180,6 +183,7 @@ def bench_json(result: BenchResult) -> str:
             "peak_memory": result.peak_memory,
             "peak_memory_method": result.peak_method,
             "peak_memory_rss": result.peak_rss,
+            "peak_memory_anon": result.peak_anon,
             "targets": dict(targets(result)),
             "tables": tables,
         },
@@ -351,9 +355,12 @@ def _peak(result: BenchResult) -> str:
     peak, local = f"{result.peak_memory / 2**20:,.0f} MiB", result.master.startswith("local")
     who = "the driver, the JVM and the Python workers" if local else "the driver and its JVM"
     if result.peak_method == PROPORTIONAL:
+        anon = (
+            "" if result.peak_anon is None else f"anonymous {result.peak_anon / 2**20:,.0f} MiB; "
+        )
         return (
             f"{peak} proportional: each page counted once across {who}; "
-            f"summed RSS {result.peak_rss / 2**20:,.0f} MiB"
+            f"{anon}summed RSS {result.peak_rss / 2**20:,.0f} MiB"
         )
     return (
         f"{peak} summed RSS: pages shared between processes counted once per process "
