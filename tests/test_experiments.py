@@ -14,7 +14,8 @@ import pytest
 
 from absnb.cli import main
 from absnb.experiments import paper
-from absnb.experiments.bench import BenchResult, targets
+from absnb.experiments.bench import BenchResult, overheads, shape, targets
+from absnb.runtime.memory import PROPORTIONAL, SUMMED_RSS
 
 TINY = 0.01
 """The Figure 5 job generating 4,000 records (and the text sample read once: 12,086 words)."""
@@ -76,6 +77,13 @@ def test_figure6_has_every_run_and_only_chandy_lamport_records_channels(runtime)
     # every run measured the machine's CPUs: a share, and some CPU was busy running it
     assert df["cpu_busy"].between(0.0, 1.0).all()
     assert (df["cpu_busy"] > 0).all()
+    # and the CPU time each run took (the driver's, the JVM's and the workers'): a run's
+    # hosts ran on the workers, which a meter of the driver alone would not have seen
+    assert (df["cpu_seconds"] > 0).all()
+    assert df.loc[df["protocol"] == "none", "relative_cpu"].tolist() == [1.0]
+    assert (df["relative_cpu"] > 0).all()
+    # the hosts' time waiting for input with nothing to do: a share of their time
+    assert df["idle_share"].between(0.0, 1.0).all()
 
 
 def test_figure7_runs_each_parallelism_against_its_baseline(runtime) -> None:
@@ -132,7 +140,7 @@ def test_targets_table_reads_the_experiments() -> None:
             "cpu_busy": [0.95, 0.94, 0.5, 0.95, 0.93],
         }
     )
-    rows = dict(targets(BenchResult(1.0, {"fig6": fig6}, peak_memory=3 << 29)))
+    rows = dict(targets(BenchResult(1.0, {"fig6": fig6}, peak_memory=3 << 29, peak_rss=2 << 30)))
     assert rows["Figure 5 job, no snapshots, records/s"] == "100"
     one = rows["shape every 1 s"]
     assert one.startswith("ABS +4%, synchronous +100% (25.0x, target >= 2x: holds)")
@@ -146,13 +154,26 @@ def test_targets_table_reads_the_experiments() -> None:
     )
     assert "CPUs 95% busy without snapshots, 50% with synchronous halts" in one
     assert rows["snapshot size, median (max)"] == "1.0 MiB (3.0 MiB)"
-    assert rows["peak memory (driver, JVM, Python workers)"].startswith("1,536 MiB")
-    on_a_cluster = BenchResult(1.0, {}, peak_memory=3 << 29, master="spark://h:7077")
+    assert rows["peak memory (driver, JVM, Python workers)"] == (
+        "1,536 MiB proportional: each page counted once across the driver, the JVM and the"
+        " Python workers; summed RSS 2,048 MiB (target <= 1,229 MiB)"
+    )
+    on_a_cluster = BenchResult(
+        1.0, {}, peak_memory=3 << 29, peak_rss=2 << 30, peak_anon=1 << 30, master="spark://h:7077"
+    )
     assert dict(targets(on_a_cluster)) == {
         "peak memory (driver and its JVM; the cluster's executors not counted)": (
-            "1,536 MiB (target <= 1,229 MiB)"
+            "1,536 MiB proportional: each page counted once across the driver and its JVM;"
+            " anonymous 1,024 MiB; summed RSS 2,048 MiB (target <= 1,229 MiB)"
         )
     }
+    # where smaps_rollup cannot be read, the peak is summed RSS and says so
+    without = BenchResult(1.0, {}, peak_memory=2 << 30, peak_rss=2 << 30, peak_method=SUMMED_RSS)
+    assert dict(targets(without))["peak memory (driver, JVM, Python workers)"] == (
+        "2,048 MiB summed RSS: pages shared between processes counted once per process"
+        " (no /proc/PID/smaps_rollup to read proportional sizes from here)"
+        " (target <= 1,229 MiB)"
+    )
 
 
 @pytest.mark.parametrize(
@@ -197,6 +218,10 @@ def test_bench_command_prints_tables_and_peak_memory(tmp_path: Path) -> None:
     assert data["min_pause"] == 0.1
     assert "CPUs" in data["machine"]
     assert data["peak_memory"] > 0
+    assert data["peak_memory_method"] in {PROPORTIONAL, SUMMED_RSS}
+    assert data["peak_memory"] <= data["peak_memory_rss"]  # PSS: shared pages counted once
+    if data["peak_memory_anon"] is not None:  # the anonymous part of the proportional peak
+        assert 0 < data["peak_memory_anon"] <= data["peak_memory"]
     assert isinstance(data["tables"]["alignment"], list)  # a run this short may not align
     assert set(data["targets"]) >= {"peak memory (driver, JVM, Python workers)"}
 
@@ -271,3 +296,37 @@ def test_recovery_breakdown_names_detection_restart_and_the_restore_within_it() 
         "detection 0.20 s, restart and restore 0.30 s"
     )
     assert _breakdown({**row, "running_timestamp": None}) == "breakdown n/a"
+
+
+def test_overheads_are_read_from_cpu_time_too() -> None:
+    rows = [
+        {"protocol": p, "interval": i, "parallelism": 2, "seconds": w, "cpu_seconds": c}
+        for p, i, w, c in [
+            ("none", None, 10.0, 20.0),
+            ("none", None, 13.0, 21.0),  # wall times spread, CPU times far less
+            ("abs", 1.0, 12.0, 22.0),
+            ("synchronous", 1.0, 15.0, 23.0),
+        ]
+    ]
+    df = paper._relative(rows)
+    assert df["relative_cpu"].tolist() == pytest.approx(
+        [20 / 20.5, 21 / 20.5, 22 / 20.5, 23 / 20.5]
+    )
+    assert df["relative_runtime"].tolist() == pytest.approx(
+        [10 / 11.5, 13 / 11.5, 12 / 11.5, 15 / 11.5]
+    )
+    o = overheads(df).set_index("protocol")
+    assert o.loc["abs", "cpu_overhead"] == pytest.approx(22 / 20.5 - 1)
+    assert o.loc["synchronous", "overhead"] == pytest.approx(15 / 11.5 - 1)
+    df["checkpoint_seconds"] = df["alignment_median"] = 0.1
+    one = dict(shape(df))["every 1 s"]
+    assert one.startswith("ABS +4% (CPU time +7%), synchronous +30% (CPU time +12%) (")
+    # not measured (no psutil): the relative column is NaN, and the lines say nothing of it
+    unmeasured = paper._relative([{**r, "cpu_seconds": None} for r in rows])
+    assert unmeasured["relative_cpu"].isna().all()
+    assert (
+        "CPU time"
+        not in dict(shape(unmeasured.assign(checkpoint_seconds=0.1, alignment_median=0.1)))[
+            "every 1 s"
+        ]
+    )

@@ -392,7 +392,8 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument(
         "--json",
         metavar="PATH",
-        help="also write the tables, targets and machine as JSON to PATH (- for stdout)",
+        help="also write the tables, targets, peak memory and machine as JSON to PATH "
+        "(- for stdout)",
     )
     bench.add_argument(
         "--backpressure",

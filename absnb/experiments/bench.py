@@ -7,7 +7,9 @@ and a table of the figures the targets are stated in: ABS's and synchronous snap
 overhead against no snapshots at each interval (the paper's shape: synchronous at least
 twice ABS's at every interval of 1 s or less, ABS at most 10 % at 1 s), with the snapshot
 size, write time and how long a checkpoint takes (a synchronous one halts the job that
-long), the median alignment, failure to running again, and peak memory. Figures are from
+long), the median alignment, failure to running again, and peak memory (proportional set
+size, each page counted once across the processes that share it, with the summed RSS
+beside it: :class:`~absnb.runtime.memory.MemorySampler`). Figures are from
 this one run: compare the ratios, the absolute numbers depend on the machine and its load
 (:func:`machine` says which). :func:`bench_json` is what ``absnb bench --json`` writes.
 """
@@ -25,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from absnb.experiments import paper, sessions
 from absnb.experiments.report import print_table
+from absnb.runtime.memory import PROPORTIONAL
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -62,7 +65,17 @@ class BenchResult:
     scale: float
     tables: dict[str, pd.DataFrame] = field(default_factory=dict)
     peak_memory: int = 0
-    """Peak resident memory of the driver process tree (bytes); 0 where /proc is missing."""
+    """Peak memory of the driver's process tree (bytes), counted as ``peak_method`` says;
+    0 where psutil cannot read it."""
+    peak_method: str = PROPORTIONAL
+    """How ``peak_memory`` was counted (:attr:`~absnb.runtime.memory.MemorySampler.method`):
+    ``proportional`` (each page once) or ``summed RSS`` (where PSS could not be read)."""
+    peak_rss: int = 0
+    """Peak of the tree's summed resident set sizes (bytes): shared pages counted once per
+    process, as ``absnb bench`` reported its peak before it read proportional sizes."""
+    peak_anon: int | None = None
+    """Peak of the tree's proportional anonymous memory (bytes; ``Pss_Anon``: heaps and
+    stacks, no mapped files), what a cgroup counts as anon; None where it was not read."""
     seconds: float = 0.0
     repeats: int = 1
     machine: str = ""
@@ -97,7 +110,7 @@ def run_bench(
     seconds: a model of a remote store (the paper wrote its snapshots to HDFS). Figures 6
     and 7 wait ``min_pause`` seconds after each completed checkpoint before the next.
     """
-    from absnb.runtime.metrics import MemorySampler
+    from absnb.runtime.memory import MemorySampler
 
     unknown = [name for name in only if name not in paper.EXPERIMENTS]
     if unknown:
@@ -145,7 +158,8 @@ def run_bench(
             for name in paper.EXPERIMENTS:
                 if name in only:
                     result.tables[name] = experiments[name]()
-        result.peak_memory = memory.peak
+        result.peak_memory, result.peak_method = memory.peak, memory.method
+        result.peak_rss, result.peak_anon = memory.peak_rss, memory.peak_pss_anon
     finally:
         if own:
             shutil.rmtree(rt.checkpoint_dir, ignore_errors=True)
@@ -167,6 +181,9 @@ def bench_json(result: BenchResult) -> str:
             "min_pause": result.min_pause,
             "seconds": result.seconds,
             "peak_memory": result.peak_memory,
+            "peak_memory_method": result.peak_method,
+            "peak_memory_rss": result.peak_rss,
+            "peak_memory_anon": result.peak_anon,
             "targets": dict(targets(result)),
             "tables": tables,
         },
@@ -199,18 +216,32 @@ def run_rows(df: pd.DataFrame, label: Callable[[dict[str, Any]], str]) -> list[t
             value += f"  {int(r['persisted_data']):,} B channel state"
         if r.get("cpu_busy") == r.get("cpu_busy") and r.get("cpu_busy") is not None:
             value += f"  CPUs {r['cpu_busy']:.0%} busy"
+        if r.get("cpu_seconds") == r.get("cpu_seconds") and r.get("cpu_seconds") is not None:
+            value += f"  {r['cpu_seconds']:.2f} s of CPU"
+        if r.get("idle_share") == r.get("idle_share") and r.get("idle_share") is not None:
+            value += f", hosts idle {r['idle_share']:.0%}"
         rows.append((label(r), value))
     return rows
 
 
 def overheads(fig6: pd.DataFrame) -> pd.DataFrame:
     """Per protocol and interval: the median runtime over the baseline's minus 1 (the
-    overhead), the runs, and the median checkpoint duration, alignment and CPU share."""
+    overhead), the same of CPU time (``cpu_overhead``, where measured: the extra work,
+    which the machine's load moves far less than the wall clock), the runs, and the
+    median checkpoint duration, alignment and CPU share."""
     snap = fig6[fig6["protocol"] != "none"]
     grouped = snap.groupby(["protocol", "interval"], sort=False)
-    measures = ["relative_runtime", "checkpoint_seconds", "alignment_median", "cpu_busy"]
+    measures = [
+        "relative_runtime",
+        "relative_cpu",
+        "checkpoint_seconds",
+        "alignment_median",
+        "cpu_busy",
+    ]
     out = grouped[[m for m in measures if m in snap.columns]].median()
     out["overhead"] = out["relative_runtime"] - 1
+    if "relative_cpu" in out:
+        out["cpu_overhead"] = out["relative_cpu"] - 1
     out["runs"] = grouped.size()
     return out.reset_index()
 
@@ -229,7 +260,7 @@ def shape(fig6: pd.DataFrame) -> list[tuple[str, str]]:
         if interval > 1.0 or ("abs", interval) not in o.index:
             continue
         a = o.loc[("abs", interval)]
-        line = f"ABS {a['overhead']:+.0%}"
+        line = f"ABS {a['overhead']:+.0%}{_cpu(a)}"
         if ("synchronous", interval) in o.index:
             sy = o.loc[("synchronous", interval)]
             if a["overhead"] > 0 and sy["overhead"] > 0:
@@ -241,7 +272,7 @@ def shape(fig6: pd.DataFrame) -> list[tuple[str, str]]:
                 ratio = "ABS overhead not measurable"
                 held = "n/a"
             line += (
-                f", synchronous {sy['overhead']:+.0%} ({ratio}, target >= 2x: {held}); "
+                f", synchronous {sy['overhead']:+.0%}{_cpu(sy)} ({ratio}, target >= 2x: {held}); "
                 f"synchronous halt {sy['checkpoint_seconds']:.2f} s a checkpoint, ABS "
                 f"alignment {1000 * (a['alignment_median'] or 0):.0f} ms median"
             )
@@ -256,6 +287,12 @@ def shape(fig6: pd.DataFrame) -> list[tuple[str, str]]:
             line += f"; ABS at 1 s target <= +10 %: {held}"
         rows.append((f"every {interval:g} s", line))
     return rows
+
+
+def _cpu(row: Any) -> str:
+    """`` (CPU time +x %)`` of an :func:`overheads` row, or nothing where not measured."""
+    cpu = row.get("cpu_overhead")
+    return "" if cpu is None or cpu != cpu else f" (CPU time {cpu:+.0%})"
 
 
 def targets(result: BenchResult) -> list[tuple[str, str]]:
@@ -306,11 +343,29 @@ def targets(result: BenchResult) -> list[tuple[str, str]]:
                 "peak memory (driver, JVM, Python workers)"
                 if result.master.startswith("local")
                 else "peak memory (driver and its JVM; the cluster's executors not counted)",
-                f"{result.peak_memory / 2**20:,.0f} MiB "
-                f"(target <= {PEAK_MEMORY_TARGET / 2**20:,.0f} MiB)",
+                f"{_peak(result)} (target <= {PEAK_MEMORY_TARGET / 2**20:,.0f} MiB)",
             )
         )
     return rows
+
+
+def _peak(result: BenchResult) -> str:
+    """The peak memory and how it was counted, with the summed RSS beside a proportional
+    peak (the figure earlier versions reported)."""
+    peak, local = f"{result.peak_memory / 2**20:,.0f} MiB", result.master.startswith("local")
+    who = "the driver, the JVM and the Python workers" if local else "the driver and its JVM"
+    if result.peak_method == PROPORTIONAL:
+        anon = (
+            "" if result.peak_anon is None else f"anonymous {result.peak_anon / 2**20:,.0f} MiB; "
+        )
+        return (
+            f"{peak} proportional: each page counted once across {who}; "
+            f"{anon}summed RSS {result.peak_rss / 2**20:,.0f} MiB"
+        )
+    return (
+        f"{peak} summed RSS: pages shared between processes counted once per process "
+        "(no /proc/PID/smaps_rollup to read proportional sizes from here)"
+    )
 
 
 def _breakdown(r: dict[str, Any]) -> str:

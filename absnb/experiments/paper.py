@@ -71,6 +71,8 @@ RUN_COLUMNS = (
     "write_seconds",
     "checkpoint_seconds",
     "cpu_busy",
+    "cpu_seconds",
+    "idle_share",
 )
 """The columns every experiment's rows start with (one row per run)."""
 
@@ -163,7 +165,11 @@ def text_job(scale: float = 1.0, parallelism: int = 4, *, collect: bool = False)
 
 
 def run_row(
-    run: SparkRun, interval: float | None, parallelism: int, cpu_busy: float | None = None
+    run: SparkRun,
+    interval: float | None,
+    parallelism: int,
+    cpu_busy: float | None = None,
+    cpu_seconds: float | None = None,
 ) -> dict[str, Any]:
     """The experiment row of one run (:data:`RUN_COLUMNS`); ``records`` are the words the
     sources emitted, and ``records_per_second`` is that over the whole run (stage start,
@@ -171,8 +177,13 @@ def run_row(
     (bytes, all tasks), ``write_seconds`` (the slowest task's write) and
     ``checkpoint_seconds`` (trigger to complete: how long a synchronous checkpoint halts
     the job); ``cpu_busy``, if measured (:class:`~absnb.runtime.metrics.CpuMeter`), the
-    share of this machine's CPU time that was busy during the run."""
+    share of this machine's CPU time that was busy during the run, and ``cpu_seconds`` the
+    CPU time the run took (driver, JVM and Python workers: a run's work, which moves far
+    less with the machine's load than ``seconds``); ``idle_share``, the share of its hosts'
+    time they waited for input with nothing else to do (time that is no task's work)."""
     s = run.metrics.summary()
+    host_seconds = sum(h.metrics.get("seconds", 0.0) for h in run.hosts)
+    idle = sum(h.metrics.get("idle_seconds", 0.0) for h in run.hosts)
     cps = run.metrics.checkpoints()
     if len(cps):
         cps = cps[cps["status"] == "COMPLETED"]
@@ -192,6 +203,8 @@ def run_row(
         "write_seconds": _median_of(cps, "async_duration_max"),
         "checkpoint_seconds": _median_of(cps, "end_to_end_duration"),
         "cpu_busy": cpu_busy,
+        "cpu_seconds": cpu_seconds,
+        "idle_share": idle / host_seconds if host_seconds > 0 else None,
     }
 
 
@@ -269,7 +282,7 @@ def _rows(
                     min_pause=min_pause,
                     keep_states=False,  # the rows need measurements, not the keyed state
                 )
-            row = {**run_row(run, interval, p, cpu.busy), "repeat": r}
+            row = {**run_row(run, interval, p, cpu.busy, cpu.seconds), "repeat": r}
             rows.append(row)
             progress(Progress(name, len(rows), total, _describe(row)))
     return rows
@@ -283,10 +296,14 @@ def _frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
 
 def _relative(rows: list[dict[str, Any]]) -> pd.DataFrame:
     """The rows as a DataFrame with ``relative_runtime``: each run's seconds over the
-    median seconds of the baseline (protocol ``none``) at the same parallelism."""
+    median seconds of the baseline (protocol ``none``) at the same parallelism; and
+    ``relative_cpu``, the same of ``cpu_seconds`` (NaN where not measured)."""
     df = _frame(rows)
-    base = df[df["protocol"] == "none"].groupby("parallelism")["seconds"].median()
-    df["relative_runtime"] = df["seconds"] / df["parallelism"].map(base)
+    none = df["protocol"] == "none"
+    for column, relative in (("seconds", "relative_runtime"), ("cpu_seconds", "relative_cpu")):
+        values = df[column].astype(float)
+        base = values[none].groupby(df.loc[none, "parallelism"]).median()
+        df[relative] = values / df["parallelism"].map(base)
     return df
 
 

@@ -217,10 +217,11 @@ class Host:
         return self._end(client, started, drain=True)
 
     def _receive(self, client: ControlClient, timeout: float) -> None:
-        """Deliver what the data plane hands out (waiting up to ``timeout`` seconds for it):
-        its priority events first, then the frames, in pieces with priority events
-        between (:mod:`absnb.runtime.inbox`)."""
+        """Deliver what the data plane hands out (waiting up to ``timeout`` s: idle): priority
+        events first, then frames in pieces, priority events between (:mod:`.inbox`)."""
+        began = time.monotonic()
         self.inbox.extend(self._kept(self.net.poll(timeout)))
+        self._tally("idle_seconds", (time.monotonic() - began) if timeout else 0.0)
         while self.inbox:
             c, m = self.inbox.take(self.split)
             self._deliver(c, m, client)
@@ -463,8 +464,8 @@ class Host:
                 client.decline(t, ctl.checkpoint_id, ctl.reason)
                 self._tally("declined")
 
-    def _tally(self, counter: str) -> None:
-        self.metrics[counter] = self.metrics.get(counter, 0) + 1
+    def _tally(self, counter: str, by: float = 1) -> None:
+        self.metrics[counter] = self.metrics.get(counter, 0) + by
 
     def _acknowledge(self, client: ControlClient, timeout: float = 0.0) -> None:
         """Acknowledge the snapshots written since the last call (durable ones only)."""

@@ -24,11 +24,11 @@ pandas is imported when a table is built, never when this module is imported.
 from __future__ import annotations
 
 import contextlib
-import os
 import statistics
-import threading
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
+
+from absnb.runtime.memory import process_tree
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -362,10 +362,19 @@ class CpuMeter:
     It says whether a halt left the CPUs idle: on a machine whose cores are all busy (close
     to 1 without snapshots), halting the sources frees no CPU unless the halt leaves every
     task with nothing to do.
+
+    ``seconds`` is the CPU time (user and system) this process and its descendants spent
+    while it was open: for a PySpark driver, the driver's Python, the JVM and the JVM's
+    Python workers, so a whole local run. It moves far less with other processes' load
+    than the wall clock does (a run's work, not its share of the cores), so an overhead
+    can be read from it on a busy machine. A process that ends while the meter is open
+    loses its share (Spark's workers are reused, and outlive a run).
     """
 
     busy: float | None = None
+    seconds: float | None = None
     _start: tuple[float, float] | None = field(default=None, repr=False)
+    _tree: dict[int, float] | None = field(default=None, repr=False)
 
     @staticmethod
     def _times() -> tuple[float, float] | None:
@@ -379,85 +388,35 @@ class CpuMeter:
         # Linux counts guest time inside user time already
         return sum(t) - getattr(t, "guest", 0.0) - getattr(t, "guest_nice", 0.0), idle
 
+    @staticmethod
+    def _tree_times() -> dict[int, float] | None:
+        """CPU seconds so far of this process and each of its descendants, by pid."""
+        try:
+            import psutil
+
+            tree = process_tree()
+        except Exception:
+            return None
+        out = {}
+        for process in tree:
+            with contextlib.suppress(psutil.Error):
+                t = process.cpu_times()
+                out[process.pid] = t.user + t.system
+        return out
+
     def __enter__(self) -> CpuMeter:
         self._start = self._times()
+        self._tree = self._tree_times()
         return self
 
     def __exit__(self, *exc: object) -> None:
+        tree = self._tree_times()
+        if self._tree is not None and tree is not None:
+            before = self._tree
+            self.seconds = sum(max(0.0, t - before.get(pid, 0.0)) for pid, t in tree.items())
         end = self._times()
         if self._start is None or end is None or end[0] <= self._start[0]:
             self.busy = None
             return
         total, idle = end[0] - self._start[0], end[1] - self._start[1]
         self.busy = min(1.0, max(0.0, 1.0 - idle / total))
-
-
-# -- peak memory ------------------------------------------------------------------------------
-def tree_rss(root: int | None = None) -> int:
-    """The summed resident set size (bytes) of process ``root`` (this one by default) and
-    all its descendants: for a PySpark driver, the driver's Python, the JVM it started
-    and the JVM's Python workers (psutil; a process that ends meanwhile counts 0)."""
-    import psutil
-
-    try:
-        top = psutil.Process(os.getpid() if root is None else root)
-        tree = [top, *top.children(recursive=True)]
-    except psutil.Error:
-        return 0
-    total = 0
-    for process in tree:
-        with contextlib.suppress(psutil.Error):
-            total += process.memory_info().rss
-    return total
-
-
-@dataclass
-class MemorySampler:
-    """Samples :func:`tree_rss` in a background thread while it is open; ``peak`` is the
-    largest sample (bytes). Use as a context manager around the runs to measure.
-
-    Shared processes count too: a JVM and Python workers started before the sampler (the
-    SparkSession's) are part of every job it runs.
-    """
-
-    interval: float = 0.1
-    root: int | None = None
-    peak: int = 0
-    samples: int = 0
-    _stop: threading.Event = field(default_factory=threading.Event, repr=False)
-    _thread: threading.Thread | None = field(default=None, repr=False)
-
-    @staticmethod
-    def available() -> bool:
-        """True where psutil can read this process's memory."""
-        try:
-            import psutil
-
-            psutil.Process().memory_info()
-        except Exception:
-            return False
-        return True
-
-    def sample(self) -> int:
-        """Take one sample now; returns it."""
-        rss = tree_rss(self.root) if self.available() else 0
-        self.peak = max(self.peak, rss)
-        self.samples += 1
-        return rss
-
-    def _loop(self) -> None:
-        while not self._stop.wait(self.interval):
-            self.sample()
-
-    def __enter__(self) -> MemorySampler:
-        self._stop.clear()
-        self.sample()
-        self._thread = threading.Thread(target=self._loop, name="absnb-memory", daemon=True)
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join()
-        self.sample()

@@ -18,9 +18,7 @@ from absnb.runtime.metrics import (
     SUBTASK_COLUMNS,
     TASK_COLUMNS,
     CpuMeter,
-    MemorySampler,
     RunMetrics,
-    tree_rss,
 )
 from absnb.runtime.plan import HostResult
 from absnb.runtime.spark import SparkRuntime
@@ -164,25 +162,11 @@ def test_importing_the_metrics_module_does_not_import_pandas() -> None:
     assert out.stdout.strip() == "False"
 
 
-def test_tree_rss_counts_a_child_process() -> None:
-    if not MemorySampler.available():
-        pytest.skip("needs /proc")
-    code = "import sys, time; x = bytearray(80 << 20); print('ready', flush=True); time.sleep(60)"
-    before = tree_rss()
-    child = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
-    try:
-        assert child.stdout is not None
-        assert child.stdout.readline().strip() == "ready"
-        with MemorySampler(interval=0.01) as sampler:
-            time.sleep(0.05)
-        assert sampler.samples >= 2
-        assert sampler.peak >= before + (70 << 20)  # the child's 80 MiB is in the tree
-    finally:
-        child.kill()
-        child.wait()
-
-
 # -- real runs ----------------------------------------------------------------------------------
+LINES_PER_SECOND = 1_000
+"""A source's pace in the test of idle time: about a second for a source's lines."""
+
+
 def text(repeat: int = 1) -> list[list[str]]:
     parts = datasets.text_partitions("large")
     return [(parts[0] + parts[2]) * repeat, (parts[1] + parts[3]) * repeat]
@@ -237,6 +221,14 @@ def test_chandy_lamport_records_channel_state(runtime) -> None:
     assert set(recorded["operator"]) <= {"count", "sink"}  # sources have no inputs
 
 
+def test_hosts_count_the_time_they_waited_with_nothing_to_do(runtime) -> None:
+    # paced sources: every host spends most of its time waiting for the next lines
+    paced = runtime.run(absnb.word_count(text()), "none", source_rate=LINES_PER_SECOND)
+    for host in paced.hosts:
+        assert 0.5 * host.metrics["seconds"] <= host.metrics["idle_seconds"]
+        assert host.metrics["idle_seconds"] <= host.metrics["seconds"]
+
+
 def test_recovery_time_of_a_real_failure(runtime) -> None:
     failure = Failure("count[1]", after_records=2_000, kind="raise")
     run = runtime.run(absnb.word_count(text()), "abs", checkpoint_interval=0.05, failures=[failure])
@@ -266,3 +258,29 @@ def test_cpu_meter_sees_a_core_kept_busy() -> None:
     # at least this process's core was busy (less a margin for clock ticks), never over all
     assert 0.8 / cores <= meter.busy <= 1.0
     assert idle_ish.busy is None or 0.0 <= idle_ish.busy <= 1.0
+    assert meter.seconds is not None
+    assert meter.seconds >= 0.45  # this process's 0.5 s
+
+
+def test_cpu_meter_counts_the_cpu_time_of_child_processes() -> None:
+    # a Spark run's hosts work in the JVM's Python workers, descendants of the driver
+    psutil = pytest.importorskip("psutil")
+    burn = (
+        "import sys, time\n"
+        "end = time.process_time() + 0.5\n"
+        "while time.process_time() < end:\n"
+        "    pass\n"
+        "sys.stdin.read()"  # alive until measured
+    )
+    meter = CpuMeter().__enter__()
+    child = subprocess.Popen([sys.executable, "-c", burn], stdin=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 60
+        while sum(psutil.Process(child.pid).cpu_times()[:2]) < 0.45:
+            assert time.monotonic() < deadline, "the child burnt its 0.5 s of CPU"
+            time.sleep(0.02)
+        meter.__exit__(None, None, None)  # measured while the child still lives
+    finally:
+        child.communicate(b"")
+    assert meter.seconds is not None
+    assert meter.seconds >= 0.45
