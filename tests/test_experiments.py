@@ -156,7 +156,7 @@ def test_targets_table_reads_the_experiments() -> None:
     assert rows["snapshot size, median (max)"] == "1.0 MiB (3.0 MiB)"
     assert rows["peak memory (driver, JVM, Python workers)"] == (
         "1,536 MiB proportional: each page counted once across the driver, the JVM and the"
-        " Python workers; summed RSS 2,048 MiB (target <= 1,229 MiB)"
+        " Python workers; summed RSS 2,048 MiB (target <= 1,200 MiB)"
     )
     on_a_cluster = BenchResult(
         1.0, {}, peak_memory=3 << 29, peak_rss=2 << 30, peak_anon=1 << 30, master="spark://h:7077"
@@ -164,7 +164,7 @@ def test_targets_table_reads_the_experiments() -> None:
     assert dict(targets(on_a_cluster)) == {
         "peak memory (driver and its JVM; the cluster's executors not counted)": (
             "1,536 MiB proportional: each page counted once across the driver and its JVM;"
-            " anonymous 1,024 MiB; summed RSS 2,048 MiB (target <= 1,229 MiB)"
+            " anonymous 1,024 MiB; summed RSS 2,048 MiB (target <= 1,200 MiB)"
         )
     }
     # where smaps_rollup cannot be read, the peak is summed RSS and says so
@@ -172,7 +172,7 @@ def test_targets_table_reads_the_experiments() -> None:
     assert dict(targets(without))["peak memory (driver, JVM, Python workers)"] == (
         "2,048 MiB summed RSS: pages shared between processes counted once per process"
         " (no /proc/PID/smaps_rollup to read proportional sizes from here)"
-        " (target <= 1,229 MiB)"
+        " (target <= 1,200 MiB)"
     )
 
 

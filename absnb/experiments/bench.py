@@ -45,7 +45,7 @@ one (Flink's ``minPauseBetweenCheckpoints``), for every protocol alike: Figure 6
 interval. Without it, a synchronous checkpoint that takes longer than the interval (writes
 to a slow remote store) is followed at once by the next, and the job stands halted from one
 to the next."""
-PEAK_MEMORY_TARGET = 1.2 * 2**30
+PEAK_MEMORY_TARGET = 1200 * 2**20
 RECOVERY_TARGET = 0.5
 
 
