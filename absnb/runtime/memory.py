@@ -75,8 +75,8 @@ def footprint(processes: Iterable[Any], read: Reader = read_smaps_rollup) -> Foo
             continue
         text = read(process.pid)
         fields = smaps_fields(text) if text is not None else {}
-        if "Pss" not in fields and not process.is_running():
-            continue  # it ended between the two reads
+        if "Pss" not in fields and _ended(process):
+            continue  # it ended between the two reads, or is a zombie: it holds no memory
         rss += resident
         complete = complete and "Pss" in fields
         with_anon = with_anon and "Pss_Anon" in fields
@@ -87,6 +87,17 @@ def footprint(processes: Iterable[Any], read: Reader = read_smaps_rollup) -> Foo
         pss if complete else None,
         anon if complete and with_anon else None,
     )
+
+
+def _ended(process: Any) -> bool:
+    """True when psutil ``process`` is gone or a zombie (exited, not yet reaped by its
+    parent: it maps nothing, and its ``smaps_rollup`` reads empty)."""
+    import psutil
+
+    try:
+        return process.status() == psutil.STATUS_ZOMBIE
+    except psutil.Error:
+        return True
 
 
 def process_tree(root: int | None = None) -> list[Any]:

@@ -56,14 +56,17 @@ class FakeProcess:
     rss: int
     running: bool = True
     gone: bool = False
+    zombie: bool = False
 
     def memory_info(self) -> SimpleNamespace:
         if self.gone:
             raise psutil.NoSuchProcess(self.pid)
         return SimpleNamespace(rss=self.rss)
 
-    def is_running(self) -> bool:
-        return self.running
+    def status(self) -> str:
+        if not self.running:
+            raise psutil.NoSuchProcess(self.pid)
+        return psutil.STATUS_ZOMBIE if self.zombie else psutil.STATUS_SLEEPING
 
 
 def test_footprint_sums_every_process_of_the_tree() -> None:
@@ -77,6 +80,7 @@ def test_footprint_skips_processes_that_ended() -> None:
         FakeProcess(1, 1 << 20),
         FakeProcess(2, 9 << 20, gone=True),  # ended before its RSS was read
         FakeProcess(3, 9 << 20, running=False),  # ended before its smaps_rollup was read
+        FakeProcess(4, 0, zombie=True),  # exited, not yet reaped: its smaps_rollup is empty
     ]
     assert footprint(processes, {1: ROLLUP}.get) == Footprint(1 << 20, 178 * 1024, 112 * 1024)
 
@@ -117,6 +121,23 @@ def test_the_sampler_falls_back_to_summed_rss_where_pss_cannot_be_read() -> None
         time.sleep(0.03)
     assert sampler.method == SUMMED_RSS
     assert sampler.peak == sampler.peak_rss > 0
+
+
+@pytest.mark.skipif(not Path("/proc/self/smaps_rollup").exists(), reason="needs smaps_rollup")
+def test_a_zombie_child_leaves_the_tree_its_pss() -> None:
+    # a child that has exited and is not yet reaped stays in the tree, with nothing mapped
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    try:
+        deadline = time.monotonic() + 30
+        while psutil.Process(child.pid).status() != psutil.STATUS_ZOMBIE:
+            assert time.monotonic() < deadline, "the child did not exit"
+            time.sleep(0.01)
+        assert read_smaps_rollup(child.pid) in (None, "")
+        got = tree_memory(psutil.Process().pid, read=read_smaps_rollup)
+        assert got.pss is not None
+        assert 0 < got.pss <= got.rss
+    finally:
+        child.wait()
 
 
 @pytest.mark.skipif(not Path("/proc/self/smaps_rollup").exists(), reason="needs smaps_rollup")
