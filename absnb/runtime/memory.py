@@ -95,7 +95,7 @@ def _ended(process: Any) -> bool:
     import psutil
 
     try:
-        return process.status() == psutil.STATUS_ZOMBIE
+        return bool(process.status() == psutil.STATUS_ZOMBIE)
     except psutil.Error:
         return True
 
