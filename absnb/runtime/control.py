@@ -149,6 +149,7 @@ class CoordinatorServer(SelectorServer):
         self._live: dict[int, _Conn] = {}
         self._task_host: dict[TaskId, int] = {}
         self._book_sent = False
+        self._fenced = False  # the attempt failed: no acknowledgement or trigger counts
         self._finished: dict[int, dict[str, Any]] = {}
         self._lost: set[int] = set()
         self._acks: dict[CheckpointId, dict[TaskId, Ack]] = {}
@@ -179,6 +180,14 @@ class CoordinatorServer(SelectorServer):
                 "attempts must not go back"
             )
         self._call(lambda: self._new_attempt(attempt, restore_checkpoint))
+
+    def fence(self) -> None:
+        """End the failed attempt's checkpointing before the driver reads storage for the
+        checkpoint to restore: abort every pending checkpoint, and take no acknowledgement
+        and trigger none until :meth:`new_attempt`. Otherwise a failed attempt's last
+        acknowledgements could still complete a checkpoint (write its manifest) after that
+        read, and the hosts, told to restore the one before, would find a newer one."""
+        self._call(self._fence)
 
     def wait_finished(self, timeout: float | None = None) -> dict[int, dict[str, Any]]:
         """Block until every host of the current attempt sent ``Finished``; their metrics.
@@ -327,6 +336,7 @@ class CoordinatorServer(SelectorServer):
     def _running(self) -> bool:
         return (
             self._book_sent
+            and not self._fenced
             and not self._finished
             and not self._lost
             and not self._termination.terminated
@@ -354,6 +364,8 @@ class CoordinatorServer(SelectorServer):
 
     def _on_ack(self, conn: _Conn, ack: Ack) -> None:
         assert conn.register is not None
+        if self._fenced:
+            return  # the attempt failed: its checkpoints were aborted
         if ack.task not in conn.register.tasks:
             self._drop(conn)  # a host acknowledges only for its own tasks
             return
@@ -453,8 +465,15 @@ class CoordinatorServer(SelectorServer):
 
     # -- attempts -----------------------------------------------------------------------------
 
+    def _fence(self) -> None:
+        self._fenced = True
+        now = self.clock()
+        for n in self.coordinator.abort_all():
+            self._abort(n, "new attempt", now)
+
     def _new_attempt(self, attempt: int, restore: CheckpointId) -> None:
         now = self.clock()
+        self._fenced = False
         ids = self.coordinator.abort_all()
         for n in ids:
             self.events.append((now, "aborted", {"checkpoint_id": n, "reason": "new attempt"}))

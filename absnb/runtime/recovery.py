@@ -152,6 +152,7 @@ def run_attempts(
     done = Attempts()
     reported: tuple[BaseException, bool] | None = None
     for attempt in range(max_restarts + 1):
+        server.fence()  # no checkpoint of a failed attempt completes after storage is read
         latest = restore_point(storage, plan.job_id, graph, coordinator, restore_older)
         restore = latest.checkpoint_id if latest else 0
         done.restored.append(restore)

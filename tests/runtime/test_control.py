@@ -356,6 +356,32 @@ def test_new_attempt_aborts_pending_stops_old_hosts_and_refuses_old_registration
         job.server.new_attempt(0, 0)
 
 
+def test_a_fenced_attempt_completes_no_checkpoint_before_the_next_attempt(job: Job) -> None:
+    # The driver fences a failed attempt before it reads storage for the checkpoint to
+    # restore: acknowledgements still on their way must not complete a checkpoint (write
+    # its manifest) after that read.
+    old, _ = job.register_all()
+    n = job.trigger()
+    for c in old[1:]:
+        for t in c.tasks:
+            c.ack(ack(t, n))
+    wait_for(lambda: len(job.events("acknowledged")) == len(TASKS) - len(old[0].tasks))
+    job.server.fence()
+    for t in old[0].tasks:  # the last acknowledgement arrives after the fence
+        old[0].ack(ack(t, n))
+    assert collect(old[0], bool) == [Aborted(n)]
+    job.clock.now += 5  # no trigger while fenced
+    assert quiet(old[0]) == []
+    assert job.completions == []
+    assert job.coordinator.pending == {}
+    assert job.coordinator.aborted == [n]
+    assert job.events("completed") == []
+    assert job.events("aborted") == [{"checkpoint_id": n, "reason": "new attempt"}]
+    job.server.new_attempt(1, restore_checkpoint=0)
+    job.register_all(attempt=1)
+    assert job.trigger() == n + 1  # the next attempt checkpoints again
+
+
 def test_a_wrong_secret_is_refused_and_the_server_keeps_serving() -> None:
     job = Job(handshake_timeout=0.3)
     try:
