@@ -27,6 +27,9 @@ INTERVAL = 0.3
 """Seconds between checkpoints: several checkpoints in a run of about two seconds."""
 RATE = 500
 """Lines a second each source reads: the 1,000 lines of each source last two seconds."""
+BUSY_RATE = 40_000
+"""Lines a second each source reads in :func:`unaligned_beside_aligned`: fast enough that
+records queue on the channels (the unaligned run's ``overtaken`` count shows them)."""
 
 _RUNTIMES: dict[str, Any] = {}
 
@@ -212,14 +215,17 @@ def _answer() -> dict[str, int]:
 
 
 def unaligned_beside_aligned(**kwargs: Any) -> tuple[RealRun, RealRun]:
-    """The same word count under ``unaligned`` and under ``abs``, sources unthrottled so
-    that records queue: facts ``overtaken`` (records the barriers overtook, all told) and
-    ``blocks`` for each, ``window`` and ``cut_problems``.
+    """The same word count under ``unaligned`` and under ``abs``, records queued on the
+    channels: facts ``overtaken`` (records the barriers overtook, all told) and ``blocks``
+    for each, ``window`` and ``cut_problems``.
 
-    The sample is read 32 times (64,000 lines a source), so that even on a fast idle
-    machine each run lasts over a second and completes several checkpoints (8 times ran
-    in half a second there, before a checkpoint completed)."""
-    kwargs.setdefault("source_rate", None)
+    Each source reads the sample 32 times (32,000 lines) at :data:`BUSY_RATE` lines a
+    second, so that it reads for at least 0.8 s: both sources are still reading when
+    the first checkpoint (0.1 s after the start) reaches them, and an aligned counter has
+    two inputs to align. Unthrottled, a source could send its whole input before the
+    first trigger (a run on a fast machine did): its channels ended, every counter then
+    had a single input to align and ``abs`` blocked nothing."""
+    kwargs.setdefault("source_rate", BUSY_RATE)
     kwargs.setdefault("checkpoint_interval", 0.1)
     out = []
     for protocol in ("unaligned", "abs"):

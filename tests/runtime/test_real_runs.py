@@ -50,4 +50,9 @@ def test_unaligned_barriers_overtake_where_aligned_ones_block(rt) -> None:
     assert unaligned.facts["overtaken"] > 0
     assert unaligned.facts["blocks"] == 0
     assert aligned.facts["blocks"] > 0
+    # Paced, both sources were still reading when the first checkpoint reached them.
+    df = aligned.run.events
+    first = df[df.kind == "triggered"].time.min()
+    ended = df[(df.kind == "end_of_input") & df.channel.str.startswith("source")]
+    assert (ended.time > first).all()
     assert unaligned.facts["cut_problems"] == aligned.facts["cut_problems"] == []
