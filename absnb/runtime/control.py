@@ -17,8 +17,9 @@ finish (:class:`Terminate`) when Mattern's four-counter method, sans-IO in
 
 The control plane's modules, one job each: the messages and their framing
 (:mod:`absnb.runtime.control_messages`), the server's loop (:mod:`absnb.runtime.server_loop`),
-the host's client (:mod:`absnb.runtime.control_client`), why an attempt failed
-(:mod:`absnb.runtime.attempt_causes`), here what the coordinator decides.
+the checkpoint bookkeeping (:mod:`absnb.runtime.pending_checkpoints`), the host's client
+(:mod:`absnb.runtime.control_client`), why an attempt failed
+(:mod:`absnb.runtime.attempt_causes`), here the hosts' registration, attempts and end.
 """
 
 from __future__ import annotations
@@ -28,7 +29,6 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from absnb.core.ids import CheckpointId, TaskId
-from absnb.core.snapshot import TaskSnapshot
 from absnb.protocols.coordinator import CheckpointCoordinator
 from absnb.runtime.attempt_causes import REPORT_CHARS, AttemptCauses
 from absnb.runtime.control_messages import (
@@ -39,21 +39,18 @@ from absnb.runtime.control_messages import (
     ControlError,
     Failed,
     Finished,
-    Notify,
     Probe,
     Refused,
     Register,
     Report,
     Stop,
     Terminate,
-    Trigger,
 )
 from absnb.runtime.event_log import EventBatch
 from absnb.runtime.handshake import HANDSHAKE_SECONDS
+from absnb.runtime.pending_checkpoints import Event, PendingCheckpoints
 from absnb.runtime.server_loop import SelectorServer, _Conn
 from absnb.runtime.termination import TerminationDetector
-
-Event = tuple[float, str, dict[str, Any]]
 
 
 class CoordinatorServer(SelectorServer):
@@ -69,10 +66,8 @@ class CoordinatorServer(SelectorServer):
         secret: the per-job secret every host must prove it knows.
         hosts: how many hosts each attempt has.
         initiators: the tasks a trigger is injected into (the sources).
-        on_complete: called with the checkpoint id and every task's :class:`Ack` (in the
-            coordinator's task order) when every task acknowledged a checkpoint, to make
-            it durable: the checkpoint completes (its end time, the notify to every host,
-            the min pause) when it returns. If it raises, the checkpoint is aborted instead.
+        on_complete: makes a checkpoint durable before it completes
+            (:class:`~absnb.runtime.pending_checkpoints.PendingCheckpoints`).
         bind_host, ports: where to listen (by default the interface of
             ``advertise_host``: loopback for a local job), on the first free port of
             ``ports`` (by default any free port).
@@ -116,12 +111,10 @@ class CoordinatorServer(SelectorServer):
     ) -> None:
         if hosts < 1:
             raise ValueError(f"a job needs at least one host, not hosts={hosts}")
-        unknown = [str(t) for t in initiators if t not in coordinator.tasks]
-        if unknown:
-            raise ValueError(
-                f"initiators {unknown} are not tasks of job {coordinator.job!r}: pass the "
-                "job graph's own initiators"
-            )
+        self.events: list[Event] = []
+        self._pending = PendingCheckpoints(
+            coordinator, initiators, on_complete, clock, self.events, self._broadcast, self._send_to
+        )
         super().__init__(
             secret,
             hello=HELLO,
@@ -135,11 +128,8 @@ class CoordinatorServer(SelectorServer):
         )
         self.coordinator = coordinator
         self.hosts = hosts
-        self.initiators = tuple(initiators)
-        self.on_complete = on_complete
         self.quiescence = quiescence
         self.probe_interval = probe_interval
-        self.events: list[Event] = []
         self.host_events: list[tuple[float, EventBatch]] = []
         self.causes = AttemptCauses()
         """Why each attempt failed, from the hosts' ``Failed`` reports."""
@@ -152,8 +142,6 @@ class CoordinatorServer(SelectorServer):
         self._fenced = False  # the attempt failed: no acknowledgement or trigger counts
         self._finished: dict[int, dict[str, Any]] = {}
         self._lost: set[int] = set()
-        self._acks: dict[CheckpointId, dict[TaskId, Ack]] = {}
-        self._triggered_at: dict[CheckpointId, float] = {}
         self._termination = TerminationDetector(hosts, probe_interval)
 
     # -- public API ----------------------------------------------------------------------------
@@ -244,8 +232,7 @@ class CoordinatorServer(SelectorServer):
 
     # -- messages ------------------------------------------------------------------------------
     def _request_stop(self) -> None:
-        for conn in list(self._live.values()):
-            self._send(conn, Stop("the coordinator is stopping"))
+        self._broadcast(Stop("the coordinator is stopping"))
         super()._request_stop()
 
     def _dispatch(self, conn: _Conn, message: Any) -> None:
@@ -325,8 +312,7 @@ class CoordinatorServer(SelectorServer):
         self._book_sent = True
         # The first periodic trigger comes one interval after the attempt starts.
         self.coordinator.last_trigger = self.clock()
-        for conn in list(self._live.values()):
-            self._send(conn, book)
+        self._broadcast(book)
         self.events.append(
             (self.clock(), "running", {"attempt": self._attempt, "restore": self._restore})
         )
@@ -346,21 +332,9 @@ class CoordinatorServer(SelectorServer):
     def _maybe_trigger(self) -> None:
         now = self.clock()
         if self.coordinator.timeout is not None and self._running():
-            for late in self.coordinator.expire(now):  # Flink's checkpoint timeout
-                self._abort(late, "timed out", now)
-        if not self._running() or not self.coordinator.is_due(now):
-            return
-        n = self.coordinator.trigger(now)
-        self._triggered_at[n] = now
-        self._acks[n] = {}
-        self.events.append((now, "triggered", {"checkpoint_id": n, "attempt": self._attempt}))
-        by_host: dict[int, list[TaskId]] = {}
-        for t in self.initiators:
-            by_host.setdefault(self._task_host[t], []).append(t)
-        for h, tasks in sorted(by_host.items()):
-            conn = self._live.get(h)
-            if conn is not None:
-                self._send(conn, Trigger(n, tuple(tasks)))
+            self._pending.expire(now)
+        if self._running() and self.coordinator.is_due(now):
+            self._pending.trigger(now, self._task_host, self._attempt)
 
     def _on_ack(self, conn: _Conn, ack: Ack) -> None:
         assert conn.register is not None
@@ -369,54 +343,7 @@ class CoordinatorServer(SelectorServer):
         if ack.task not in conn.register.tasks:
             self._drop(conn)  # a host acknowledges only for its own tasks
             return
-        n, now = ack.checkpoint_id, self.clock()
-        if ack.declined and self.coordinator.decline(n, ack.task, ack.declined):
-            self._abort(n, f"declined by {ack.task}: {ack.declined}", now)
-        if ack.declined or n not in self.coordinator.pending:
-            return  # declined, or aborted or subsumed meanwhile
-        self._acks.setdefault(n, {})[ack.task] = ack
-        info = {
-            "checkpoint_id": n,
-            "task": ack.task,
-            "snapshot_key": ack.snapshot_key,
-            "alignment_s": ack.alignment_s,
-            "state_bytes": ack.state_bytes,
-            "metrics": dict(ack.metrics),
-        }
-        self.events.append((now, "acknowledged", info))
-        if self.coordinator.acknowledge_task(TaskSnapshot(ack.task, n, state=None, offset=0), now):
-            self._complete(n)
-
-    def _complete(self, n: CheckpointId) -> None:
-        """Every task acknowledged ``n``: make it durable (``on_complete`` writes the
-        manifest), and only then complete it, notify every host and start the min pause
-        (Flink: ``completePendingCheckpoint`` finalizes the location before the checkpoint
-        is completed). A crash before the write returns restores the previous checkpoint."""
-        acks = self._acks.pop(n)
-        acks = {t: acks[t] for t in self.coordinator.tasks}
-        started = self._triggered_at.pop(n, self.clock())
-        if self.on_complete is not None:
-            try:
-                self.on_complete(n, acks)
-            except Exception as e:
-                # Not durable: the checkpoint must not count as completed.
-                self.coordinator.store_failed(n)
-                self._abort(n, f"on_complete failed: {e!r}", self.clock())
-                return
-        now = self.clock()
-        decided = self.coordinator.complete(n, now)
-        for old in decided.subsumed:
-            self._abort(old, "subsumed", now)
-        self.events.append((now, "completed", {"checkpoint_id": n, "duration": now - started}))
-        for c in list(self._live.values()):
-            self._send(c, Notify(n))
-
-    def _abort(self, n: CheckpointId, reason: str, now: float) -> None:
-        self._acks.pop(n, None)
-        self._triggered_at.pop(n, None)
-        self.events.append((now, "aborted", {"checkpoint_id": n, "reason": reason}))
-        for c in list(self._live.values()):
-            self._send(c, Aborted(n))
+        self._pending.acknowledge(ack)
 
     def _on_finished(self, conn: _Conn, msg: Finished) -> None:
         assert conn.register is not None
@@ -443,8 +370,7 @@ class CoordinatorServer(SelectorServer):
         round = self._termination.probe(self.clock())
         if round is None:
             return
-        for conn in list(self._live.values()):
-            self._send(conn, Probe(round))
+        self._broadcast(Probe(round))
 
     def _on_report(self, conn: _Conn, report: Report) -> None:
         assert conn.register is not None
@@ -460,23 +386,17 @@ class CoordinatorServer(SelectorServer):
                 {"round": self._termination.round, "attempt": self._attempt},
             )
         )
-        for c in list(self._live.values()):
-            self._send(c, Terminate())
+        self._broadcast(Terminate())
 
     # -- attempts -----------------------------------------------------------------------------
 
     def _fence(self) -> None:
         self._fenced = True
-        now = self.clock()
-        for n in self.coordinator.abort_all():
-            self._abort(n, "new attempt", now)
+        self._pending.abort_all("new attempt")
 
     def _new_attempt(self, attempt: int, restore: CheckpointId) -> None:
-        now = self.clock()
         self._fenced = False
-        ids = self.coordinator.abort_all()
-        for n in ids:
-            self.events.append((now, "aborted", {"checkpoint_id": n, "reason": "new attempt"}))
+        ids = self._pending.abort_all("new attempt", tell_hosts=False)
         for conn in list(self._conns):
             if conn.register is not None:
                 for n in ids:
@@ -492,12 +412,20 @@ class CoordinatorServer(SelectorServer):
             self._book_sent = False
             self._finished.clear()
             self._lost.clear()
-            self._acks.clear()
-            self._triggered_at.clear()
+            self._pending.clear()
             self._termination.reset()
             self._cond.notify_all()
 
     # -- connections --------------------------------------------------------------------------
+    def _broadcast(self, message: Any) -> None:
+        for conn in list(self._live.values()):
+            self._send(conn, message)
+
+    def _send_to(self, host_id: int, message: Any) -> None:
+        conn = self._live.get(host_id)
+        if conn is not None:
+            self._send(conn, message)
+
     def _drop(self, conn: _Conn) -> None:
         """Close ``conn``; a host of the current attempt that had not finished is lost."""
         reg = conn.register
