@@ -1,20 +1,19 @@
 """Checkpoint storage: each task's snapshot of a checkpoint, and the manifest that completes it.
 
-Layout under the root (a local directory, or any fsspec URL: ``s3://``, ``hdfs://``, ...)::
-
-    <root>/<job>/chk-<id>/<task label>.snap     one per task, written by the task
-    <root>/<job>/chk-<id>/_manifest.json        written last, by the coordinator
-
-A checkpoint is complete only when its manifest exists (Flink: the ``_metadata`` file of a
-completed checkpoint). Every file is written atomically: to a temporary name in the same
+The root is a local directory, or any fsspec URL (``s3://``, ``hdfs://``, ...); under it,
+one directory per job and checkpoint holds every task's file and, written last by the
+coordinator, the manifest (:mod:`absnb.runtime.storage_layout`). A checkpoint is complete
+only when its manifest exists (Flink: the ``_metadata`` file of a completed checkpoint).
+Every file is written atomically: to a temporary name in the same
 directory, flushed and fsynced, then renamed. A task file is a fixed header (magic
 ``ABSNBSNP``, format version, sha256 and length of the payload) followed by the payload, a
 pickle (protocol 5) of the :class:`~absnb.core.snapshot.TaskSnapshot`. The manifest repeats
 every task file's sha256 and size, so :meth:`CheckpointStorage.latest` can tell a verified
 checkpoint from a torn or corrupt one and fall back to the one before, except behind the
 newest completed one, whose transactions two-phase-commit sinks may have committed (then
-:class:`CommittedCheckpointLostError` names the file). The backends are in
-:mod:`absnb.runtime.storage_fs`.
+:class:`CommittedCheckpointLostError` names the file). Here: writing, completing,
+retention and the choice of the checkpoint to restore; the verified reading is in
+:mod:`absnb.runtime.storage_read`, the backends in :mod:`absnb.runtime.storage_fs`.
 
 Task files are pickles: read checkpoints only from storage you trust.
 """
@@ -25,12 +24,9 @@ import contextlib
 import hashlib
 import json
 import os
-import posixpath
-import re
 import warnings
 from collections.abc import Sequence
 from datetime import datetime, timezone
-from functools import partial
 from typing import Any
 
 from absnb.core import validate
@@ -38,14 +34,13 @@ from absnb.core.errors import SnapshotMismatchError
 from absnb.core.ids import CheckpointId, TaskId
 from absnb.core.incremental import IncrementalState
 from absnb.core.snapshot import GlobalSnapshot, TaskSnapshot
-from absnb.runtime.storage_chain import needed, resolve
+from absnb.runtime.storage_chain import needed
 from absnb.runtime.storage_format import (
     HEADER,
     MANIFEST_FORMAT,
     Corrupt,
     pack_header,
     parse_header,
-    parse_manifest,
     task_label,
 )
 from absnb.runtime.storage_fs import (
@@ -55,16 +50,12 @@ from absnb.runtime.storage_fs import (
     LocalFS,
     StorageError,
     decode_name,
-    encode_name,
     local_path,
     open_fsspec,
 )
-from absnb.runtime.wire import dumps, loads
-
-MANIFEST = "_manifest.json"
-SUFFIX = ".snap"
-
-_CHECKPOINT_DIR = re.compile(r"chk-(\d+)")
+from absnb.runtime.storage_layout import SUFFIX, StorageLayout
+from absnb.runtime.storage_read import CheckpointReader
+from absnb.runtime.wire import dumps
 
 
 class CorruptCheckpointWarning(UserWarning):
@@ -108,6 +99,8 @@ class CheckpointStorage:
             self._fs = FsspecFS(fs)
         if self.write_latency:
             self._fs = LatencyFS(self._fs, self.write_latency)
+        self._layout = StorageLayout(self._fs, self.root)
+        self._reader = CheckpointReader(self._layout)
 
     def __repr__(self) -> str:
         latency = f", write_latency={self.write_latency:g}" if self.write_latency else ""
@@ -116,63 +109,18 @@ class CheckpointStorage:
     def __reduce__(self) -> tuple[Any, tuple[str, int, float]]:
         return _reconstruct, (self.url, self.retain, self.write_latency)
 
-    # -- paths
-
-    @staticmethod
-    def _job_dir_name(job_id: str) -> str:
-        if not isinstance(job_id, str) or not job_id:
-            raise ValueError(f"a job id must be a non-empty string, got {job_id!r}")
-        return encode_name(job_id)
-
-    @staticmethod
-    def _checkpoint_dir_name(checkpoint_id: CheckpointId) -> str:
-        if isinstance(checkpoint_id, bool) or not isinstance(checkpoint_id, int):
-            raise ValueError(f"a checkpoint id must be an int, got {checkpoint_id!r}")
-        if checkpoint_id < 0:
-            raise ValueError(f"a checkpoint id must not be negative, got {checkpoint_id}")
-        return f"chk-{checkpoint_id}"
-
-    def _key(self, job_id: str, checkpoint_id: CheckpointId, task: TaskId) -> str:
-        return posixpath.join(
-            self._job_dir_name(job_id),
-            self._checkpoint_dir_name(checkpoint_id),
-            encode_name(task_label(task)) + SUFFIX,
-        )
-
-    def _path(self, key: str) -> str:
-        return self._fs.join(self.root, *key.split("/"))
-
-    def _job_path(self, job_id: str) -> str:
-        return self._fs.join(self.root, self._job_dir_name(job_id))
-
-    def _checkpoint_path(self, job_id: str, checkpoint_id: CheckpointId) -> str:
-        return self._fs.join(self._job_path(job_id), self._checkpoint_dir_name(checkpoint_id))
-
-    def _all_checkpoint_ids(self, job_id: str) -> list[int]:
-        ids = []
-        for name in self._fs.listdir(self._job_path(job_id)):
-            m = _CHECKPOINT_DIR.fullmatch(name)
-            if m:
-                ids.append(int(m.group(1)))
-        return sorted(ids)
-
-    def _is_complete(self, job_id: str, checkpoint_id: CheckpointId) -> bool:
-        return self._fs.exists(
-            self._fs.join(self._checkpoint_path(job_id, checkpoint_id), MANIFEST)
-        )
-
     # -- writing
 
     def write_task(self, job_id: str, snapshot: TaskSnapshot, payload: bytes | None = None) -> str:
         """Store one task's snapshot atomically; returns its key (relative to the root).
         ``payload``: ``snapshot`` already pickled, by a caller that also measures it."""
-        key = self._key(job_id, snapshot.checkpoint_id, snapshot.task)
+        key = self._layout.key(job_id, snapshot.checkpoint_id, snapshot.task)
         payload = dumps(snapshot) if payload is None else payload
         base = snapshot.state.base if isinstance(snapshot.state, IncrementalState) else None
         header = pack_header(hashlib.sha256(payload).digest(), len(payload), base)
-        path = self._path(key)
+        path = self._layout.path(key)
         try:
-            self._fs.makedirs(self._checkpoint_path(job_id, snapshot.checkpoint_id))
+            self._fs.makedirs(self._layout.checkpoint_path(job_id, snapshot.checkpoint_id))
             self._fs.write_atomic(path, (header, payload))
         except StorageError:
             raise
@@ -217,8 +165,8 @@ class CheckpointStorage:
                 f"checkpoint {checkpoint_id} of job {job_id!r}: the metadata must be JSON "
                 f"(str keys; str, int, float, bool, None, lists and dicts): {e}"
             ) from e
-        directory = self._checkpoint_path(job_id, checkpoint_id)
-        path = self._fs.join(directory, MANIFEST)
+        directory = self._layout.checkpoint_path(job_id, checkpoint_id)
+        path = self._layout.manifest_path(job_id, checkpoint_id)
         try:
             self._fs.makedirs(directory)
             self._fs.write_atomic(path, (text.encode("utf-8"),))
@@ -232,8 +180,8 @@ class CheckpointStorage:
     def _entry(self, job_id: str, checkpoint_id: CheckpointId, task: TaskId) -> dict[str, Any]:
         """The manifest entry of ``task``'s stored snapshot (:class:`StorageError` if it is
         missing, damaged, or builds on a checkpoint that is not complete)."""
-        key = self._key(job_id, checkpoint_id, task)
-        path = self._path(key)
+        key = self._layout.key(job_id, checkpoint_id, task)
+        path = self._layout.path(key)
         try:
             head = self._fs.read_head(path, HEADER.size)
             file_size = self._fs.size(path)
@@ -264,7 +212,7 @@ class CheckpointStorage:
             "size": length,
         }
         if base is not None:
-            if not self._is_complete(job_id, base):
+            if not self._layout.is_complete(job_id, base):
                 raise StorageError(
                     f"checkpoint {checkpoint_id} of job {job_id!r} cannot complete: the "
                     f"snapshot of task {task_label(task)!r} builds on checkpoint {base}, "
@@ -274,8 +222,8 @@ class CheckpointStorage:
         return entry
 
     def _prune(self, job_id: str) -> None:
-        ids = self._all_checkpoint_ids(job_id)
-        complete = [i for i in ids if self._is_complete(job_id, i)]
+        ids = self._layout.checkpoint_ids(job_id)
+        complete = [i for i in ids if self._layout.is_complete(job_id, i)]
         if not complete:
             return
         # and every checkpoint the retained ones build on (incremental snapshots)
@@ -284,10 +232,10 @@ class CheckpointStorage:
         for i in ids:
             if i in keep or i > newest:
                 continue
-            directory = self._checkpoint_path(job_id, i)
+            directory = self._layout.checkpoint_path(job_id, i)
             self._known_bases.pop((job_id, i), None)
             # the manifest first: a half-deleted checkpoint is never taken for a complete one
-            self._fs.remove(self._fs.join(directory, MANIFEST))
+            self._fs.remove(self._layout.manifest_path(job_id, i))
             self._fs.rmtree(directory)
 
     def _bases(self, job_id: str, checkpoint_id: CheckpointId) -> dict[str, int]:
@@ -296,7 +244,7 @@ class CheckpointStorage:
         known = self._known_bases.get((job_id, checkpoint_id))
         if known is None:
             try:
-                manifest = self._read_manifest(job_id, checkpoint_id)
+                manifest = self._reader.manifest(job_id, checkpoint_id)
             except Corrupt:
                 return {}
             known = {e["label"]: e["base"] for e in manifest["tasks"] if e.get("base") is not None}
@@ -307,7 +255,9 @@ class CheckpointStorage:
 
     def checkpoints(self, job_id: str) -> list[CheckpointId]:
         """Ids of the complete checkpoints of a job, ascending (not verified)."""
-        return [i for i in self._all_checkpoint_ids(job_id) if self._is_complete(job_id, i)]
+        return [
+            i for i in self._layout.checkpoint_ids(job_id) if self._layout.is_complete(job_id, i)
+        ]
 
     def latest(
         self,
@@ -328,7 +278,7 @@ class CheckpointStorage:
         """
         for checkpoint_id in reversed(self.checkpoints(job_id)):
             try:
-                manifest = self._read_manifest(job_id, checkpoint_id)
+                manifest = self._reader.manifest(job_id, checkpoint_id)
             except Corrupt as e:
                 self._skip(job_id, checkpoint_id, e, committed)
                 continue
@@ -339,7 +289,7 @@ class CheckpointStorage:
                     "it into the job that took it, or discard the job's checkpoints"
                 )
             try:
-                tasks = self._read_tasks(job_id, checkpoint_id, manifest)
+                tasks = self._reader.tasks(job_id, checkpoint_id, manifest)
             except Corrupt as e:
                 self._skip(job_id, checkpoint_id, e, committed)
                 continue
@@ -365,14 +315,14 @@ class CheckpointStorage:
 
     def _lost(self, job_id: str, checkpoint_id: CheckpointId, problem: Corrupt | None) -> None:
         """Raise :class:`CommittedCheckpointLostError` for ``checkpoint_id``."""
-        directory = self._checkpoint_path(job_id, checkpoint_id)
+        directory = self._layout.checkpoint_path(job_id, checkpoint_id)
         if problem is not None:
             path = problem.path or directory
             what = f"{path}: {problem}"
         elif not self._fs.exists(directory):
             path, what = directory, f"its directory {directory} is gone"
         else:
-            path = self._fs.join(directory, MANIFEST)
+            path = self._layout.manifest_path(job_id, checkpoint_id)
             what = f"its manifest {path} is gone"
         raise CommittedCheckpointLostError(
             f"checkpoint {checkpoint_id} of job {job_id!r} completed (its transactions may be "
@@ -384,96 +334,11 @@ class CheckpointStorage:
     def _warn(self, job_id: str, checkpoint_id: CheckpointId, problem: str) -> None:
         warnings.warn(
             f"checkpoint {checkpoint_id} of job {job_id!r} at "
-            f"{self._checkpoint_path(job_id, checkpoint_id)} is unusable and was skipped: "
+            f"{self._layout.checkpoint_path(job_id, checkpoint_id)} is unusable and was skipped: "
             f"{problem}",
             CorruptCheckpointWarning,
             stacklevel=3,
         )
-
-    def _read_manifest(self, job_id: str, checkpoint_id: CheckpointId) -> dict[str, Any]:
-        path = self._fs.join(self._checkpoint_path(job_id, checkpoint_id), MANIFEST)
-        try:
-            try:
-                data = self._fs.read(path)
-            except FileNotFoundError:
-                raise Corrupt("the manifest disappeared") from None
-            except OSError as e:
-                raise Corrupt(f"the manifest cannot be read: {e}") from None
-            return parse_manifest(
-                data, job_id, checkpoint_id, partial(self._key, job_id, checkpoint_id)
-            )
-        except Corrupt as e:
-            raise Corrupt(str(e), path) from None
-
-    def _read_tasks(
-        self, job_id: str, checkpoint_id: CheckpointId, manifest: dict[str, Any]
-    ) -> dict[TaskId, TaskSnapshot]:
-        tasks: dict[TaskId, TaskSnapshot] = {}
-        for entry in manifest["tasks"]:
-            task = TaskId(*entry["task"])
-            try:
-                snapshot = self._read_task(job_id, checkpoint_id, task, entry)
-                tasks[task] = resolve(snapshot, partial(self._read_base, job_id, task=task))
-            except Corrupt as e:  # the file at fault: this one, or a base it builds on
-                raise Corrupt(str(e), e.path or self._path(entry["key"])) from None
-        return tasks
-
-    def _read_base(self, job_id: str, checkpoint_id: int, *, task: TaskId) -> TaskSnapshot:
-        """``task``'s snapshot in ``checkpoint_id``, which a newer incremental one builds on."""
-        where = f"its base, checkpoint {checkpoint_id}"
-        if not self._is_complete(job_id, checkpoint_id):
-            raise Corrupt(f"{where}, is gone", self._checkpoint_path(job_id, checkpoint_id))
-        manifest = self._read_manifest(job_id, checkpoint_id)
-        entry = next((e for e in manifest["tasks"] if TaskId(*e["task"]) == task), None)
-        if entry is None:
-            raise Corrupt(f"{where}, has no snapshot of task {task_label(task)!r}")
-        try:
-            return self._read_task(job_id, checkpoint_id, task, entry)
-        except Corrupt as e:
-            raise Corrupt(f"{where}: {e}", self._path(entry["key"])) from None
-
-    def _read_task(
-        self, job_id: str, checkpoint_id: CheckpointId, task: TaskId, entry: dict[str, Any]
-    ) -> TaskSnapshot:
-        key = entry["key"]
-        try:
-            data = self._fs.read(self._path(key))
-        except FileNotFoundError:
-            raise Corrupt(f"the snapshot of task {entry['label']!r} ({key}) is missing") from None
-        except OSError as e:
-            raise Corrupt(f"reading {key} failed: {e}") from None
-        try:
-            digest, length, base = parse_header(data[: HEADER.size])
-        except Corrupt as e:
-            raise Corrupt(f"{key}: {e}") from None
-        payload = data[HEADER.size :]
-        if length != entry["size"] or len(payload) != length:
-            raise Corrupt(
-                f"{key} is truncated or has the wrong size: {len(payload)} payload bytes, "
-                f"the header says {length}, the manifest {entry['size']}"
-            )
-        if base != entry.get("base"):
-            raise Corrupt(
-                f"{key} builds on checkpoint {base}, the manifest says {entry.get('base')}"
-            )
-        if digest.hex() != entry["sha256"] or hashlib.sha256(payload).digest() != digest:
-            raise Corrupt(f"{key} fails its sha256 check")
-        try:
-            snapshot = loads(payload)
-        except Exception as e:
-            # the bytes verified: the code reading them differs from the code that wrote them
-            raise StorageError(
-                f"checkpoint {checkpoint_id} of job {job_id!r}: {key} verified but cannot "
-                f"be unpickled ({type(e).__name__}: {e}); restore with the code version "
-                "that took the checkpoint, or discard the job's checkpoints"
-            ) from e
-        if (
-            not isinstance(snapshot, TaskSnapshot)
-            or snapshot.task != task
-            or snapshot.checkpoint_id != checkpoint_id
-        ):
-            raise Corrupt(f"{key} holds no snapshot of task {entry['label']!r}")
-        return snapshot
 
     def stats(self, job_id: str, checkpoint_id: CheckpointId) -> dict[str, int]:
         """Payload bytes of every task's snapshot in a checkpoint, by task label.
@@ -481,9 +346,9 @@ class CheckpointStorage:
         Read from the manifest of a complete checkpoint, else from the task files' headers.
         """
         with contextlib.suppress(Corrupt):
-            manifest = self._read_manifest(job_id, checkpoint_id)
+            manifest = self._reader.manifest(job_id, checkpoint_id)
             return {e["label"]: e["size"] for e in manifest["tasks"]}
-        directory = self._checkpoint_path(job_id, checkpoint_id)
+        directory = self._layout.checkpoint_path(job_id, checkpoint_id)
         sizes: dict[str, int] = {}
         for name in sorted(self._fs.listdir(directory)):
             if not name.endswith(SUFFIX) or name.startswith("."):
@@ -498,4 +363,4 @@ class CheckpointStorage:
     def discard(self, job_id: str) -> None:
         """Remove every checkpoint of a job."""
         self._known_bases = {k: v for k, v in self._known_bases.items() if k[0] != job_id}
-        self._fs.rmtree(self._job_path(job_id))
+        self._fs.rmtree(self._layout.job_path(job_id))
