@@ -9,6 +9,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -330,3 +331,40 @@ def test_overheads_are_read_from_cpu_time_too() -> None:
             "every 1 s"
         ]
     )
+
+
+def test_runs_that_completed_no_checkpoint_are_said_so_not_compared() -> None:
+    # Runs shorter than the interval complete no checkpoint: checkpoint_seconds is None.
+    def runs(plan: list[tuple[str, float | None, float, int, float | None]]) -> Any:
+        return paper._relative(
+            [
+                {
+                    "protocol": p,
+                    "interval": i,
+                    "parallelism": 2,
+                    "seconds": w,
+                    "cpu_seconds": None,
+                    "checkpoints": n,
+                    "checkpoint_seconds": d,
+                    "alignment_median": d,
+                }
+                for p, i, w, n, d in plan
+            ]
+        )
+
+    short = [("none", None, 1.0, 0, None), ("abs", 1.0, 1.1, 0, None)]
+    short += [("synchronous", 1.0, 1.2, 0, None)]
+    # None in every row (a column of objects) once broke the table and the verdicts.
+    o = overheads(runs(short))
+    assert o["checkpoint_seconds"].dtype == float
+    assert o["checkpoint_seconds"].isna().all()
+    none_done = "no checkpoint completed in the ABS and synchronous runs"
+    assert none_done in dict(shape(runs(short)))["every 1 s"]
+    verdicts = dict(
+        shape(runs([*short, ("abs", 0.5, 1.1, 1, 0.05), ("synchronous", 0.5, 1.3, 1, 0.06)]))
+    )
+    assert none_done in verdicts["every 1 s"]
+    assert "target >= 2x" not in verdicts["every 1 s"]
+    assert "no checkpoint" not in verdicts["every 0.5 s"]
+    assert "synchronous +30%" in verdicts["every 0.5 s"]
+    assert "target >= 2x" in verdicts["every 0.5 s"]

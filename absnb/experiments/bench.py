@@ -228,17 +228,20 @@ def overheads(fig6: pd.DataFrame) -> pd.DataFrame:
     """Per protocol and interval: the median runtime over the baseline's minus 1 (the
     overhead), the same of CPU time (``cpu_overhead``, where measured: the extra work,
     which the machine's load moves far less than the wall clock), the runs, and the
-    median checkpoint duration, alignment and CPU share."""
-    snap = fig6[fig6["protocol"] != "none"]
-    grouped = snap.groupby(["protocol", "interval"], sort=False)
+    median checkpoint duration, alignment, CPU share and checkpoints completed."""
     measures = [
         "relative_runtime",
         "relative_cpu",
+        "checkpoints",
         "checkpoint_seconds",
         "alignment_median",
         "cpu_busy",
     ]
-    out = grouped[[m for m in measures if m in snap.columns]].median()
+    present = [m for m in measures if m in fig6.columns]
+    # A measure no run had (no checkpoint completed: every value None) is NaN, not None.
+    snap = fig6[fig6["protocol"] != "none"].astype(dict.fromkeys(present, float))
+    grouped = snap.groupby(["protocol", "interval"], sort=False)
+    out = grouped[present].median()
     out["overhead"] = out["relative_runtime"] - 1
     if "relative_cpu" in out:
         out["cpu_overhead"] = out["relative_cpu"] - 1
@@ -261,6 +264,10 @@ def shape(fig6: pd.DataFrame) -> list[tuple[str, str]]:
             continue
         a = o.loc[("abs", interval)]
         line = f"ABS {a['overhead']:+.0%}{_cpu(a)}"
+        idle = [p for p in ("abs", "synchronous") if _no_checkpoint(o, p, interval)]
+        if idle:
+            rows.append((f"every {interval:g} s", f"{line}; {_unmeasured(idle)}"))
+            continue
         if ("synchronous", interval) in o.index:
             sy = o.loc[("synchronous", interval)]
             if a["overhead"] > 0 and sy["overhead"] > 0:
@@ -287,6 +294,22 @@ def shape(fig6: pd.DataFrame) -> list[tuple[str, str]]:
             line += f"; ABS at 1 s target <= +10 %: {held}"
         rows.append((f"every {interval:g} s", line))
     return rows
+
+
+def _no_checkpoint(o: pd.DataFrame, protocol: str, interval: float) -> bool:
+    """Whether ``protocol``'s runs at ``interval`` (median) completed no checkpoint."""
+    if (protocol, interval) not in o.index or "checkpoints" not in o.columns:
+        return False
+    n = o.loc[(protocol, interval), "checkpoints"]
+    return bool(n == n and n < 1)
+
+
+def _unmeasured(protocols: list[str]) -> str:
+    names = " and ".join("ABS" if p == "abs" else p for p in protocols)
+    return (
+        f"no checkpoint completed in the {names} runs (they ended before one could): "
+        "nothing to compare at this interval; run longer jobs (a larger --scale)"
+    )
 
 
 def _cpu(row: Any) -> str:
