@@ -25,7 +25,6 @@ is small enough for the simulator; :func:`paper_topology` with ``records=4_000_0
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from operator import itemgetter
 from typing import Any, overload
 
 from absnb.core.graph import Hash, JobGraph, Rebalance
@@ -173,7 +172,7 @@ class KeyedSum(IncrementalKeyed):
         key, amount = value
         total = state[key] = state.get(key, 0) + amount
         if isinstance(state, KeyedState):
-            state.note((key,))
+            state.note(((key, total),))
         return state, ((key, total),)
 
     def process_batch(self, state: dict[int, int], values: Sequence[Any]) -> tuple[Any, list[Any]]:
@@ -184,7 +183,7 @@ class KeyedSum(IncrementalKeyed):
             total = state[key] = get(key, 0) + amount
             append((key, total))
         if isinstance(state, KeyedState):
-            state.note(map(itemgetter(0), values))
+            state.note(outs)
         return state, outs
 
     def __repr__(self) -> str:

@@ -1,10 +1,10 @@
 """Keyed state whose snapshots cost what changed: incremental snapshots of a dict.
 
-:class:`KeyedState` is a dict that also knows which keys changed since its last snapshot
-(the operator hands it the keys of each batch it applied, :meth:`KeyedState.note`: a list
-extended once a batch, which costs far less than a set updated once a record). A snapshot
-(Alg. 1 line 9, "copy state") copies only the entries changed since the checkpoint this
-task last heard was complete, its base (Flink: incremental checkpoints are based on the
+:class:`KeyedState` is a dict that also keeps the entries changed since its last snapshot
+(the operator hands it the ``(key, value)`` entries of each batch it applied,
+:meth:`KeyedState.note`: one ``dict.update`` a batch, in C). A snapshot (Alg. 1 line 9,
+"copy state") holds only the entries changed since the checkpoint this task last heard was
+complete, its base (Flink: incremental checkpoints are based on the
 last checkpoint confirmed by ``notifyCheckpointComplete``), so the synchronous part copies
 and the asynchronous part writes what changed, not what exists. It takes a full snapshot
 when it has no base yet, or when the chain of incremental snapshots since the last full
@@ -37,29 +37,26 @@ class KeyedState(dict[Any, Any]):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.changed: list[Any] = []
-        """Keys updated since the last snapshot, repeats included (:meth:`note`)."""
+        self.changed: dict[Any, Any] = {}
+        """The entries updated since the last snapshot, with their values now (:meth:`note`)."""
         self.taking: int | None = None
         """The checkpoint whose snapshot the next :meth:`Operator.copy_state` takes."""
         self._all = False  # so much changed that the next snapshot is a full one anyway
-        # keys changed before each snapshot not yet confirmed (None: all of them)
-        self._pending: dict[int, set[Any] | None] = {}
+        # the entries changed before each snapshot not yet confirmed (None: all of them)
+        self._pending: dict[int, dict[Any, Any] | None] = {}
         self._bases: dict[int, tuple[int, int]] = {}  # checkpoint -> (depth, chain entries)
         self._base: int | None = None
 
-    def note(self, keys: Iterable[Any]) -> None:
-        """The operator updated ``keys`` (once a batch). When more than half the keys
-        changed, the next snapshot will be full: noting stops until it is taken."""
+    def note(self, entries: Iterable[tuple[Any, Any]]) -> None:
+        """The operator set these ``(key, value)`` entries (once a batch; the last value of
+        a key wins, as in the state). When more than half the keys changed, the next
+        snapshot will be full: noting stops until it is taken."""
         if self._all:
             return
         changed = self.changed
-        changed.extend(keys)
-        if len(changed) > len(self) + 4096:  # repeats: keep the list about the state's size
-            distinct = set(changed)
-            if 2 * len(distinct) > len(self):
-                self._all, self.changed = True, []
-            else:
-                self.changed = list(distinct)
+        changed.update(entries)
+        if 2 * len(changed) > len(self):
+            self._all, self.changed = True, {}
 
     def __reduce__(self) -> tuple[Any, tuple[dict[Any, Any]]]:
         return KeyedState, (dict(self),)  # a final state sent to the driver: the entries
@@ -68,26 +65,25 @@ class KeyedState(dict[Any, Any]):
         raise TypeError("KeyedState keys are never removed (incremental snapshots hold updates)")
 
     def take(self, checkpoint_id: int) -> IncrementalState:
-        """The snapshot for ``checkpoint_id``: the entries changed since the base, or all."""
-        noted = None if self._all else set(self.changed)
-        self.changed, self._all = [], False
-        keys = noted
-        for pending in self._pending.values():
-            keys = None if keys is None or pending is None else keys | pending
-        self._pending[checkpoint_id] = noted
+        """The snapshot for ``checkpoint_id``: the entries changed since the base, or all.
+
+        The entries are the values :meth:`note` kept, merged in checkpoint order: a key
+        changed again later holds its later value, one not changed since holds the value
+        it has now. No lookup in the state itself (a random read of a large dict costs
+        far more than the noting did)."""
+        noted = None if self._all else self.changed
+        self.changed, self._all = {}, False
         base = self._base
         depth, chained = self._bases.get(base, (0, 0)) if base is not None else (0, 0)
-        if (
-            keys is None
-            or base is None
-            or depth >= MAX_DEPTH
-            or chained + len(keys) > 2 * len(self)
-        ):
+        parts = [*self._pending.values(), noted]
+        self._pending[checkpoint_id] = noted
+        entries = _merged(parts) if base is not None and depth < MAX_DEPTH else None
+        if entries is not None and chained + len(entries) > 2 * len(self):
+            entries = None
+        if entries is None:
             snapshot = IncrementalState(dict(self), None, 0, len(self), len(self))
         else:
-            snapshot = IncrementalState(
-                {k: self[k] for k in keys}, base, depth + 1, chained + len(keys), len(self)
-            )
+            snapshot = IncrementalState(entries, base, depth + 1, chained + len(entries), len(self))
         self._bases[checkpoint_id] = (snapshot.depth, snapshot.chain_entries)
         return snapshot
 
@@ -102,7 +98,7 @@ class KeyedState(dict[Any, Any]):
     def copy(self) -> KeyedState:
         """A copy with the same base and pending changes (a cloned task's state)."""
         new = KeyedState(self)
-        new.changed = list(self.changed)
+        new.changed = dict(self.changed)
         new._all = self._all
         new._pending = dict(self._pending)
         new._bases = dict(self._bases)
@@ -124,6 +120,19 @@ class KeyedState(dict[Any, Any]):
             state._bases[snapshot.checkpoint_id] = (snapshot.depth, snapshot.chain_entries)
             state._base = snapshot.checkpoint_id
         return state
+
+
+def _merged(parts: list[dict[Any, Any] | None]) -> dict[Any, Any] | None:
+    """The entries of ``parts`` (older first: a later value wins), or None if one of them
+    is None (everything changed then)."""
+    if len(parts) == 1:
+        return parts[0]  # a dict once noted is never changed: no copy needed
+    out: dict[Any, Any] = {}
+    for part in parts:
+        if part is None:
+            return None
+        out.update(part)
+    return out
 
 
 class IncrementalKeyed(Operator):

@@ -139,12 +139,12 @@ def test_the_simulator_cannot_restore_an_increment_alone() -> None:
 
 
 def test_keyed_state_keeps_its_keys_and_clones_with_its_changes() -> None:
-    state = KeyedState({1: 1})
-    state.note([1])
+    state = KeyedState({1: 1, 2: 2, 3: 3})
+    state.note([(1, 1)])
     clone = OP.copy_state(state)  # not taking a snapshot: a clone of a task
     assert isinstance(clone, KeyedState)
     assert clone == state
-    assert clone.changed == [1]
+    assert clone.changed == {1: 1}
     with pytest.raises(TypeError, match="never removed"):
         del state[1]
 
@@ -191,7 +191,7 @@ def test_noting_stays_about_the_state_size_and_gives_up_when_most_keys_changed(
     assert len(d.state.changed) <= len(d.state) + 4096 + 300
     assert d.checkpoint().entries.keys() == {1, 2, 3}
     d.update([(k, 1) for k in range(900)] * 6)  # most keys changed
-    assert d.state.changed == []  # noting stopped
+    assert d.state.changed == {}  # noting stopped
     part = d.checkpoint()
     assert not part.incremental
     assert d.restored() == (3, d.truth[3])
