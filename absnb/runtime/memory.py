@@ -75,8 +75,10 @@ def footprint(processes: Iterable[Any], read: Reader = read_smaps_rollup) -> Foo
             continue
         text = read(process.pid)
         fields = smaps_fields(text) if text is not None else {}
-        if "Pss" not in fields and _ended(process):
-            continue  # it ended between the two reads, or is a zombie: it holds no memory
+        if "Pss" not in fields and (text == "" or _ended(process)):
+            # It ended between the two reads, is a zombie, or is exiting (its address
+            # space already gone, so its smaps_rollup reads empty): it holds no memory.
+            continue
         rss += resident
         complete = complete and "Pss" in fields
         with_anon = with_anon and "Pss_Anon" in fields

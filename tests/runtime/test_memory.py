@@ -83,6 +83,10 @@ def test_footprint_skips_processes_that_ended() -> None:
         FakeProcess(4, 0, zombie=True),  # exited, not yet reaped: its smaps_rollup is empty
     ]
     assert footprint(processes, {1: ROLLUP}.get) == Footprint(1 << 20, 178 * 1024, 112 * 1024)
+    # Exiting, not yet a zombie: its address space is gone and its smaps_rollup reads
+    # empty (one such sample in a bench once made its whole peak summed RSS).
+    exiting = [FakeProcess(1, 1 << 20), FakeProcess(5, 3 << 20)]
+    assert footprint(exiting, {1: ROLLUP, 5: ""}.get) == Footprint(1 << 20, 178 * 1024, 112 * 1024)
 
 
 def test_footprint_without_a_readable_rollup_has_no_pss() -> None:
