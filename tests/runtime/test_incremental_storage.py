@@ -220,3 +220,18 @@ def test_retention_follows_each_task_along_its_own_chain(tmp_path: Path) -> None
     assert restored is not None
     assert restored.tasks[a].state.entries == {1: 4}
     assert restored.tasks[b].state.entries == {1: 4}
+
+
+def test_a_key_changed_under_an_unconfirmed_checkpoint_and_again_keeps_its_latest_value(
+    tmp_path: Path,
+) -> None:
+    d = Driver(tmp_path)
+    d.update([(k, 1) for k in range(100)])
+    d.checkpoint()  # the base
+    d.update([(1, 5), (2, 5)])
+    d.checkpoint(complete=False)  # aborted: its changes stay pending
+    d.update([(1, 7)])
+    part = d.checkpoint()  # merges the pending changes with the new ones
+    assert part.incremental
+    assert part.entries == {1: 13, 2: 6}
+    assert d.restored() == (3, d.truth[3])
