@@ -58,20 +58,25 @@ def _final_states(graph: ExecutionGraph, results: list[HostResult]) -> dict[Task
 SESSION_MEMORY: dict[str, str | int | float | bool | None] = {
     "spark.driver.memory": "512m",
     "spark.ui.enabled": "false",
+    "spark.driver.extraJavaOptions": "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC",
 }
-"""What :func:`default_session` sets to keep a local job's memory small. The driver's JVM
-only schedules the barrier stage and serves the input rows (the records travel between
-the Python hosts): 512 MiB of heap, not 1 GiB, and no web UI. Python workers are reused
-(Spark's default): forking a fresh one for every task made the many short tasks of a
-Structured Streaming query or a small job import their libraries again each time (the
-runtime's Spark tests took 2.8x as long). ``spark.driver.memory`` applies only when the
-session starts the JVM."""
+"""What :func:`default_session` sets to keep a local job's memory and start-up small. The
+driver's JVM only schedules the barrier stage and serves the input rows (the records travel
+between the Python hosts): 512 MiB of heap, not 1 GiB, and no web UI. It compiles with C1
+only and collects with the serial collector: starting a session and running a first small
+job took about 11 s of the JVM's CPU time instead of 22 s on a two-core machine (C2's
+compiler threads compiling Spark's start-up code), which is most of a notebook's start on
+one CPU of a Binder pod. Python workers are reused (Spark's default): forking a fresh one
+for every task made the many short tasks of a Structured Streaming query or a small job
+import their libraries again each time (the runtime's Spark tests took 2.8x as long).
+``spark.driver.memory`` and ``spark.driver.extraJavaOptions`` apply only when the session
+starts the JVM."""
 
 
 def default_session(master: str = "local[*]") -> Any:
     """A SparkSession for absnb: quiet, quick to free the slots of failed tasks, quick
     to start Python workers (:mod:`absnb.runtime.daemon` forks them with absnb imported)
-    and small (:data:`SESSION_MEMORY`)."""
+    and small and quick to start (:data:`SESSION_MEMORY`)."""
     from pyspark.sql import SparkSession
 
     if master.startswith("local"):

@@ -1,5 +1,6 @@
 """default_session's Python workers run the driver's interpreter (a virtual environment's),
-not whatever ``python3`` comes first on the PATH, and its JVM's heap is 512 MiB."""
+not whatever ``python3`` comes first on the PATH, and its JVM's heap is 512 MiB; the JVM
+compiles with C1 only and collects with the serial collector (a quicker start)."""
 
 from __future__ import annotations
 
@@ -21,9 +22,11 @@ import absnb
 from absnb.runtime.spark import default_session
 spark = default_session("local[1]")
 ran = spark.sparkContext.parallelize([0], 1).map(lambda _: sys.executable).collect()
-heap = spark.sparkContext._jvm.java.lang.Runtime.getRuntime().maxMemory()
+jvm = spark.sparkContext._jvm
+heap = jvm.java.lang.Runtime.getRuntime().maxMemory()
+flags = list(jvm.java.lang.management.ManagementFactory.getRuntimeMXBean().getInputArguments())
 print(json.dumps({"exec": spark.sparkContext.pythonExec, "ran": ran, "file": absnb.__file__,
-                  "heap": heap}))
+                  "heap": heap, "flags": flags}))
 spark.stop()
 """
 
@@ -40,7 +43,7 @@ def child(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     """What CHILD prints: a default session started in a fresh interpreter, once."""
     if shutil.which("java") is None:
         pytest.skip("Java is not installed")
-    env = {k: v for k, v in os.environ.items() if k != "PYSPARK_PYTHON"}
+    env = {k: v for k, v in os.environ.items() if k not in ("PYSPARK_PYTHON", "JAVA_TOOL_OPTIONS")}
     # the package under test, from a directory that does not hold it
     env["PYTHONPATH"] = str(Path(absnb.__file__).parent.parent)
     out = subprocess.run(
@@ -58,3 +61,10 @@ def child(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
 
 def test_default_session_has_a_small_heap(child: dict[str, Any]) -> None:
     assert child["heap"] <= 512 * 2**20
+
+
+def test_default_session_starts_its_jvm_quickly(child: dict[str, Any]) -> None:
+    """C1 only and the serial collector, from the session's own configuration (the child
+    inherits no JAVA_TOOL_OPTIONS): the driver's JVM only schedules and serves rows."""
+    assert "-XX:TieredStopAtLevel=1" in child["flags"]
+    assert "-XX:+UseSerialGC" in child["flags"]
