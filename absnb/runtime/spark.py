@@ -76,7 +76,7 @@ starts the JVM."""
 def default_session(master: str = "local[*]") -> Any:
     """A SparkSession for absnb: quiet, quick to free the slots of failed tasks, quick
     to start Python workers (:mod:`absnb.runtime.daemon` forks them with absnb imported)
-    and small and quick to start (:data:`SESSION_MEMORY`)."""
+    and small, with a JVM quick to start (:data:`SESSION_MEMORY`)."""
     from pyspark.sql import SparkSession
 
     if master.startswith("local"):
