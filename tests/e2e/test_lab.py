@@ -294,6 +294,11 @@ def wait_changed(page, root, before: str, step: int | None = None) -> str:
         timeout=30_000,
         polling=ACTION_POLL_MS,
     )
+    return settled(page, root)
+
+
+def settled(page, root) -> str:
+    """The widget's graphs once they have not changed for ``SETTLED_MS``."""
     graphs = page.evaluate(GRAPHS_JS, root)
     while True:
         page.wait_for_timeout(SETTLED_MS)
@@ -357,7 +362,9 @@ def drive(page, root, name: str) -> None:
             timeout=30_000,
             polling=ACTION_POLL_MS,
         )
-        graphs = page.evaluate(GRAPHS_JS, root)
+        # The crash's text can show before its redraw lands (a loaded machine): the graphs
+        # Recover must change are the crash's, once drawn.
+        graphs = settled(page, root)
         click(root, "Recover (full)")
         graphs = wait_changed(page, root, graphs, n + 3)
         check_geometry(page, root, f"{name} after Crash and Recover")
