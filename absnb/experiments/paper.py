@@ -147,8 +147,8 @@ def paper_job(
 ) -> Job:
     """The Figure 5 job (:func:`~absnb.jobs.paper_topology.paper_topology`) at ``scale``:
     :data:`BASE_RECORDS` and :data:`BASE_KEYS` times ``scale``, ``parallelism`` tasks per
-    operator; with ``incremental`` (the default), its per-key states take incremental
-    snapshots (:mod:`absnb.operators.keyed_state`), whatever the protocol."""
+    operator; with ``incremental`` (the default), its large per-key state takes
+    incremental snapshots (:mod:`absnb.operators.keyed_state`), whatever the protocol."""
     if scale <= 0:
         raise ValueError(f"scale must be > 0, not {scale}")
     records = max(1, round(BASE_RECORDS * scale))

@@ -137,18 +137,10 @@ def _merged(parts: list[dict[Any, Any] | None]) -> dict[Any, Any] | None:
 
 class IncrementalKeyed(Operator):
     """An operator whose state is a :class:`KeyedState` snapshotted incrementally, when
-    its ``incremental`` is set (else a plain dict); its :meth:`process_batch` must hand
-    the keys it updates to :meth:`KeyedState.note`."""
+    its ``incremental`` is set; its :meth:`process_batch` must hand the keys it updates
+    to :meth:`KeyedState.note`."""
 
-    def __init__(self, incremental: bool = False) -> None:
-        self.incremental = incremental
-
-    def initial_state(self) -> dict[Any, Any]:
-        return KeyedState() if self.incremental else {}
-
-    def __repr__(self) -> str:
-        name = type(self).__name__
-        return f"{name}(incremental=True)" if self.incremental else f"{name}()"
+    incremental = False
 
     def snapshot_state(self, state: Any, checkpoint_id: int) -> Any:
         if isinstance(state, KeyedState):

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from absnb.core.ids import TaskId
 from absnb.core.incremental import IncrementalState
 from absnb.core.snapshot import TaskSnapshot
-from absnb.jobs.paper_topology import GroupCount, KeyedSum, LatestCountSink
+from absnb.jobs.paper_topology import KeyedSum
 from absnb.operators.keyed_state import KeyedState
 from absnb.runtime.storage import CheckpointStorage, CorruptCheckpointWarning
 from absnb.runtime.storage_fs import CommittedCheckpointLostError, StorageError
@@ -20,42 +20,36 @@ from absnb.runtime.storage_fs import CommittedCheckpointLostError, StorageError
 JOB = "keyed"
 TASK = TaskId("sum", 0, 1)
 OP = KeyedSum(incremental=True)
-KEYED = {  # the paper job's three keyed operators, each fed (key, n) pairs as its input
-    "sum_per_key": (OP, lambda pairs: pairs),
-    "count_per_group": (GroupCount(incremental=True), lambda pairs: [k for k, _ in pairs]),
-    "sink": (LatestCountSink(incremental=True), lambda pairs: pairs),
-}
 
 
 class Driver:
     """One incremental task, its storage, and what its state was at each checkpoint."""
 
-    def __init__(self, root: Path, retain: int = 2, operator: str = "sum_per_key") -> None:
-        self.op, self.values = KEYED[operator]
+    def __init__(self, root: Path, retain: int = 2) -> None:
         self.storage = CheckpointStorage(root, retain=retain)
-        self.state = self.op.initial_state()
+        self.state = OP.initial_state()
         self.truth: dict[int, dict[int, int]] = {}
         self.next_id = 1
 
     def update(self, pairs: list[tuple[int, int]]) -> None:
-        self.state, _ = self.op.process_batch(self.state, self.values(pairs))
+        self.state, _ = OP.process_batch(self.state, pairs)
 
     def checkpoint(self, *, complete: bool = True) -> IncrementalState:
         """Take, write and (unless not ``complete``) complete and confirm a checkpoint."""
         n, self.next_id = self.next_id, self.next_id + 1
-        self.state = self.op.snapshot_state(self.state, n)
-        part = self.op.copy_state(self.state)
+        self.state = OP.snapshot_state(self.state, n)
+        part = OP.copy_state(self.state)
         self.storage.write_task(JOB, TaskSnapshot(TASK, n, part))
         if complete:
             self.storage.complete(JOB, n, [TASK], fingerprint="fp", protocol="abs")
             self.truth[n] = dict(self.state)
-            self.state = self.op.notify_checkpoint_complete(self.state, n)
+            self.state = OP.notify_checkpoint_complete(self.state, n)
         return part
 
     def restored(self, committed: int | None = None) -> tuple[int, dict[int, int]]:
         snapshot = self.storage.latest(JOB, "fp", committed=committed)
         assert snapshot is not None
-        return snapshot.checkpoint_id, dict(self.op.copy_state(snapshot.tasks[TASK].state))
+        return snapshot.checkpoint_id, dict(OP.copy_state(snapshot.tasks[TASK].state))
 
 
 def test_snapshots_after_the_first_hold_only_the_changed_keys(tmp_path: Path) -> None:
@@ -69,25 +63,6 @@ def test_snapshots_after_the_first_hold_only_the_changed_keys(tmp_path: Path) ->
     assert second.base == 1
     assert second.entries == {3: 7, 7: 2}
     assert (second.depth, second.chain_entries, second.size) == (1, 102, 100)
-    assert d.restored() == (2, d.truth[2])
-
-
-@pytest.mark.parametrize(
-    ("operator", "entries"),
-    [("count_per_group", {3: 3, 7: 2}), ("sink", {3: 5})],  # the sink keeps 5 > 1 for key 3
-)
-def test_the_group_counts_and_the_sink_snapshot_only_what_changed(
-    tmp_path: Path, operator: str, entries: dict[int, int]
-) -> None:
-    """``count_per_group`` counts every update; the sink keeps a group's highest count,
-    so its second snapshot holds key 3 at 5 and not key 7, whose 1 was no news."""
-    d = Driver(tmp_path, operator=operator)
-    d.update([(k, 1) for k in range(100)])
-    first = d.checkpoint()
-    d.update([(3, 5), (7, 1), (3, 1)])
-    second = d.checkpoint()
-    assert (first.incremental, len(first.entries)) == (False, 100)
-    assert (second.incremental, second.base, second.entries) == (True, 1, entries)
     assert d.restored() == (2, d.truth[2])
 
 
@@ -185,17 +160,15 @@ operations = st.lists(
 )
 
 
-@pytest.mark.parametrize("operator", list(KEYED))
 @settings(max_examples=60, deadline=None)
 @given(ops=operations, retain=st.integers(1, 3))
 def test_every_restore_equals_the_state_at_its_checkpoint(
-    tmp_path_factory: pytest.TempPathFactory, operator: str, ops: list, retain: int
+    tmp_path_factory: pytest.TempPathFactory, ops: list, retain: int
 ) -> None:
     """Any mix of updates, completed and aborted checkpoints: the newest complete one
     restores exactly the state the task had when it took it (exactly-once needs no less),
-    whatever retention removed; for each keyed operator of the paper's job (the sink keeps
-    a group's highest count, so an update below it changes nothing and must not be noted)."""
-    d = Driver(tmp_path_factory.mktemp("chk"), retain=retain, operator=operator)
+    whatever retention removed."""
+    d = Driver(tmp_path_factory.mktemp("chk"), retain=retain)
     for kind, arg in ops:
         if kind == "update":
             d.update(arg)
