@@ -28,10 +28,8 @@ def spark() -> Iterator[Any]:
     if shutil.which("java") is None:
         pytest.skip("Java is not installed (PySpark needs it)")
     from absnb.runtime.spark import default_session
-    from tests.runtime.jvm import fast_jvm_start
 
-    with fast_jvm_start():
-        session = default_session("local[2]")
+    session = default_session("local[2]")  # its JVM on C1 (SESSION_MEMORY)
     yield session
     session.stop()
 
