@@ -36,8 +36,8 @@ at a time (:func:`pytest_xdist_make_scheduler`), so a notebook's cells run in or
 kernel, as nbval needs, and a file's fixtures are made once; the long, independent tests of
 :data:`ONE_BY_ONE` are dealt out one by one instead. What was measured slowest starts first
 (:data:`SLOW_FIRST`), so that the run does not end with one worker alone on a long test.
-``-n auto`` runs :data:`WORKERS` workers (a file's tests alone in one process); ``-n 0`` (the
-default, pyproject.toml's addopts) or ``--pdb`` runs everything in one process.
+``-n auto`` (the default, pyproject.toml's addopts) runs :data:`WORKERS` workers (a file's
+tests alone in one process); ``-n 0`` or ``--pdb`` runs everything in one process.
 """
 
 from __future__ import annotations
