@@ -19,7 +19,6 @@ within one call, not absolute numbers across machines.
 
 from __future__ import annotations
 
-import gc
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -31,6 +30,7 @@ from absnb.jobs.paper_topology import PAPER_BASELINE_SECONDS as PAPER_BASELINE_S
 from absnb.jobs.paper_topology import PAPER_FIGURE6 as PAPER_FIGURE6
 from absnb.jobs.paper_topology import paper_topology
 from absnb.operators.base import Operator
+from absnb.runtime.memory import release_freed
 from absnb.runtime.metrics import CpuMeter
 
 if TYPE_CHECKING:
@@ -272,7 +272,7 @@ def _rows(
         # for the previous run's leftovers (its workers winding down, garbage), and that
         # cost must not land on the same protocol every time.
         for protocol, interval, p in [*plan[r % len(plan) :], *plan[: r % len(plan)]]:
-            gc.collect()
+            release_freed()  # the last run's garbage, and the pages it freed
             job_ = make(scale, p)
             with CpuMeter() as cpu:
                 run = runtime.run(

@@ -47,6 +47,7 @@ from absnb.runtime.event_log import EventLog
 from absnb.runtime.failures import Injections, committing_to
 from absnb.runtime.host_report import host_result, probe_report
 from absnb.runtime.inbox import Inbox, take
+from absnb.runtime.memory import release_freed
 from absnb.runtime.pacing import SourcePacing
 from absnb.runtime.plan import HostPlan, HostResult, terminates_by_quiescence
 from absnb.runtime.priority import Overtaking
@@ -497,4 +498,10 @@ def run_host(plan: HostPlan) -> HostResult:
     except BaseException as e:
         report_setup_failure(plan, e)
         raise
-    return host.run()
+    try:
+        return host.run()
+    finally:
+        # Spark keeps this worker for its next task: free the tasks' state now, and give
+        # the pages back, rather than hold the heap the state grew to while it waits.
+        del host
+        release_freed()

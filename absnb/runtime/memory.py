@@ -11,10 +11,15 @@ Linux gives a process's PSS in ``/proc/PID/smaps_rollup`` (kernel 4.14 and later
 by the process's owner); where it cannot be read (another system, an older kernel, no
 permission), :class:`Footprint` has no PSS and :class:`MemorySampler` reports summed RSS,
 saying so (:attr:`MemorySampler.method`).
+
+:func:`release_freed` hands the memory a process freed back to the system: a Python worker
+that Spark keeps for its next task otherwise holds the heap its last task's state grew to.
 """
 
 from __future__ import annotations
 
+import ctypes
+import gc
 import os
 import threading
 from collections.abc import Callable, Iterable
@@ -31,10 +36,28 @@ Reader: TypeAlias = "Callable[[int], str | None]"
 """Reads process ``pid``'s ``smaps_rollup`` text; None where it cannot be read."""
 
 
+def release_freed() -> bool:
+    """Collect garbage, then ask the C allocator to return its free pages to the system
+    (glibc's ``malloc_trim``): a large dict freed by Python goes back to the allocator,
+    which keeps it for reuse unless told otherwise. True if the allocator was asked; False
+    where it has no ``malloc_trim`` (not glibc), after collecting all the same."""
+    gc.collect()
+    try:
+        trim = ctypes.CDLL(None).malloc_trim
+    except (AttributeError, OSError):
+        return False
+    trim(0)
+    return True
+
+
 def read_smaps_rollup(pid: int, proc: Path = Path("/proc")) -> str | None:
-    """``/proc/PID/smaps_rollup``'s text, or None where it is missing or unreadable."""
+    """``/proc/PID/smaps_rollup``'s text, or None where it is missing or unreadable; empty
+    while the process exits (its address space already released: the kernel answers
+    ESRCH, as for a process killed while it tears down a large heap)."""
     try:
         return (proc / str(pid) / "smaps_rollup").read_text()
+    except ProcessLookupError:
+        return ""
     except OSError:
         return None
 
