@@ -1,5 +1,6 @@
 """default_session's Python workers run the driver's interpreter (a virtual environment's),
-not whatever ``python3`` comes first on the PATH, and its JVM's heap is 512 MiB; the JVM
+not whatever ``python3`` comes first on the PATH, and its JVM's heap is 512 MiB at most and
+starts small; the JVM
 compiles with C1 only and collects with the serial collector (a quicker start)."""
 
 from __future__ import annotations
@@ -24,9 +25,11 @@ spark = default_session("local[1]")
 ran = spark.sparkContext.parallelize([0], 1).map(lambda _: sys.executable).collect()
 jvm = spark.sparkContext._jvm
 heap = jvm.java.lang.Runtime.getRuntime().maxMemory()
+memory = jvm.java.lang.management.ManagementFactory.getMemoryMXBean()
+committed = memory.getHeapMemoryUsage().getCommitted()
 flags = list(jvm.java.lang.management.ManagementFactory.getRuntimeMXBean().getInputArguments())
 print(json.dumps({"exec": spark.sparkContext.pythonExec, "ran": ran, "file": absnb.__file__,
-                  "heap": heap, "flags": flags}))
+                  "heap": heap, "committed": committed, "flags": flags}))
 spark.stop()
 """
 
@@ -61,6 +64,13 @@ def child(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
 
 def test_default_session_has_a_small_heap(child: dict[str, Any]) -> None:
     assert child["heap"] <= 512 * 2**20
+
+
+def test_default_session_starts_its_heap_small(child: dict[str, Any]) -> None:
+    """The heap starts at 32 MiB and grows as the JVM needs, instead of starting at a 64th
+    of the machine's memory: after a first small job it has not grown past 256 MiB."""
+    assert "-Xms32m" in child["flags"]
+    assert child["committed"] <= 256 * 2**20
 
 
 def test_default_session_starts_its_jvm_quickly(child: dict[str, Any]) -> None:
