@@ -10,8 +10,16 @@ it imports them once, and every worker forked from it starts with them loaded. N
 them starts a thread on import, which the daemon must not have before it forks. Where the
 daemon cannot import absnb (shipped to the executors with the job rather than installed),
 it runs as PySpark's own and the workers import absnb themselves.
+
+Before it forks, the daemon freezes its objects out of the garbage collector's reach
+(``gc.freeze``, Python's advice for a server that forks its workers): a worker's
+collections then never write to the headers of the objects it shares with the daemon, so
+fewer of those pages are copied into each worker (an idle worker held 43 MiB of its own
+instead of 48 MiB after the bench's warm-up), and a collection in a host has 6,600
+objects to look at, not 44,000.
 """
 
+import gc
 import importlib
 
 import pyspark.daemon
@@ -33,4 +41,5 @@ if __name__ == "__main__":
             importlib.import_module(name)
         except ImportError:
             break
+    gc.freeze()
     pyspark.daemon.manager()

@@ -78,3 +78,17 @@ def test_default_session_starts_its_jvm_quickly(child: dict[str, Any]) -> None:
     inherits no JAVA_TOOL_OPTIONS): the driver's JVM only schedules and serves rows."""
     assert "-XX:TieredStopAtLevel=1" in child["flags"]
     assert "-XX:+UseSerialGC" in child["flags"]
+
+
+def _worker_facts(_: Any) -> Any:
+    import gc
+
+    yield {"preloaded": "absnb.runtime.host" in sys.modules, "frozen": gc.get_freeze_count()}
+
+
+def test_workers_fork_from_a_daemon_with_absnb_loaded_and_frozen(spark: Any) -> None:
+    """absnb.runtime.daemon imports the hosts' modules, then freezes its objects out of the
+    collector's reach, before it forks: a worker starts with both."""
+    (facts,) = spark.sparkContext.parallelize([0], 1).mapPartitions(_worker_facts).collect()
+    assert facts["preloaded"]
+    assert facts["frozen"] > 10_000
