@@ -59,14 +59,59 @@ POLL_MS = 500
 core busy for as long as the notebook runs)."""
 
 
+STALLED_JS = f"""() => {{
+    const s = ({RUN_STATE_JS})();
+    return s.running === 0 && s.kernel === 'idle' && s.errors === 0 && s.ran < s.cells;
+}}"""
+"""Run All stopped short without an error: nothing queued or running, the kernel idle, and
+code cells not run. Seen once: JupyterLab replaced the kernel as the run began (its
+"Select Kernel" dialog accepted), the first cell ran, the others were never run, and the
+test waited out its whole timeout."""
+
+STALL_S = 10.0
+"""How long a stalled run must stay so before Run All is given again: a run in progress
+shows its queued cells as running, so this is no pause between two cells."""
+
+RESTARTS = 2
+"""How many times a stalled Run All is given again before the test fails."""
+
+
 def run_all_cells(page, timeout_s: float) -> dict[str, Any]:
     """Run > Run All Cells, wait until the run is over (within ``timeout_s``), and return
     the notebook's JSON as the page holds it.
 
     The click is retried until a cell is queued: a click made while the kernel is still
     connecting runs nothing, silently, and a kernel restarted by JupyterLab at start-up can
-    raise a "Select Kernel" dialog that swallows the run (both seen here).
+    raise a "Select Kernel" dialog that swallows the run (both seen here). A run that
+    stops short without an error (:data:`STALLED_JS`) is started again, from the top.
     """
+    deadline = time.monotonic() + timeout_s
+    restarts = 0
+    _start(page)
+    while True:
+        left = max(deadline - time.monotonic(), 1.0)
+        page.wait_for_function(
+            f"() => ({DONE_JS})() || ({STALLED_JS})()", timeout=left * 1000, polling=POLL_MS
+        )
+        if page.evaluate(DONE_JS):
+            break
+        page.wait_for_timeout(STALL_S * 1000)
+        if page.evaluate(DONE_JS):
+            break
+        if not page.evaluate(STALLED_JS):
+            continue  # it was moving after all
+        state = page.evaluate(RUN_STATE_JS)
+        assert restarts < RESTARTS, f"Run All stopped short {restarts + 1} times: {state}"
+        restarts += 1
+        print(f"Run All stopped short ({state}): running it again")
+        _start(page)
+    content: dict[str, Any] = page.evaluate(NOTEBOOK_JS)
+    return content
+
+
+def _start(page) -> None:
+    """Forget the cells' execution counts, then Run > Run All Cells until a cell is queued
+    (accepting a "Select Kernel" dialog in the way)."""
     page.evaluate(FORGET_COUNTS_JS)
     deadline = time.monotonic() + 180
     while not page.evaluate(STARTED_JS):
@@ -88,9 +133,6 @@ def run_all_cells(page, timeout_s: float) -> dict[str, Any]:
         except Exception:
             if not dialog.count():  # Escape would dismiss a dialog as "No Kernel"
                 page.keyboard.press("Escape")
-    page.wait_for_function(DONE_JS, timeout=timeout_s * 1000, polling=POLL_MS)
-    content: dict[str, Any] = page.evaluate(NOTEBOOK_JS)
-    return content
 
 
 def check_all_ran(page, name: str) -> None:
