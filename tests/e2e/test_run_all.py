@@ -28,7 +28,7 @@ class Locator:
     def count(self) -> int:
         return 0  # no dialog
 
-    def click(self, timeout: float = 0) -> None:
+    def click(self, **options: Any) -> None:
         if "Run All" in self.label:
             self.page.run_all()
 
@@ -79,7 +79,7 @@ class ScriptedPage:
             return {"ran": self.state["ran"], "runs": self.runs}
         return self._holds(script)
 
-    def wait_for_function(self, script: str, timeout: float, polling: int) -> None:
+    def wait_for_function(self, script: str, **options: Any) -> None:
         if not self._holds(script):
             raise TimeoutError(script)
 
