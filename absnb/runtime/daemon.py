@@ -15,8 +15,8 @@ Before it forks, the daemon freezes its objects out of the garbage collector's r
 (``gc.freeze``, Python's advice for a server that forks its workers): a worker's
 collections then never write to the headers of the objects it shares with the daemon, so
 fewer of those pages are copied into each worker (an idle worker held 43 MiB of its own
-instead of 48 MiB after the bench's warm-up), and a collection in a host has 6,600
-objects to look at, not 44,000.
+instead of 48 MiB after the bench's warm-up), and a worker's collections look at the
+objects it made itself (6,600 after the warm-up, instead of 44,000).
 """
 
 import gc
