@@ -156,8 +156,10 @@ def test_a_killed_child_tearing_down_its_heap_leaves_the_tree_its_pss() -> None:
         assert child.stdout is not None
         assert child.stdout.readline().strip() == "ready"
         child.kill()
-        samples = []
+        deadline = time.monotonic() + 30
+        samples = [tree_memory(psutil.Process().pid, read=read_smaps_rollup)]  # at least one
         while psutil.Process(child.pid).status() != psutil.STATUS_ZOMBIE:
+            assert time.monotonic() < deadline, "the killed child did not exit"
             samples.append(tree_memory(psutil.Process().pid, read=read_smaps_rollup))
         assert all(s.pss is not None for s in samples)
     finally:
