@@ -34,6 +34,21 @@ def spark() -> Iterator[Any]:
     session.stop()
 
 
+@pytest.fixture(scope="session")
+def jvm_archive_path() -> Any:
+    """This machine's class-data archive for the driver's JVM (.ci/setup builds it; built
+    here, once, where it is missing)."""
+    if shutil.which("java") is None:
+        pytest.skip("Java is not installed (PySpark needs it)")
+    from absnb.runtime import jvm_archive
+
+    path = jvm_archive.archive_path()
+    assert path is not None, "ABSNB_JVM_ARCHIVE=off: unset it to test the archive"
+    if not jvm_archive.usable(path):
+        jvm_archive.build(path)
+    return path
+
+
 @pytest.fixture(autouse=True)
 def _spark_test_guard(request: pytest.FixtureRequest) -> Iterator[None]:
     """Like pytest-timeout's thread method, for the tests that use Spark: past

@@ -1,14 +1,11 @@
 """default_session's Python workers run the driver's interpreter (a virtual environment's),
 not whatever ``python3`` comes first on the PATH, and its JVM's heap is 512 MiB at most and
-starts small; the JVM
-compiles with C1 only and collects with the serial collector (a quicker start)."""
+starts small; the JVM compiles with C1 only, collects with the serial collector and maps
+Spark's classes from the class-data archive (a quicker start)."""
 
 from __future__ import annotations
 
-import json
-import os
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -16,22 +13,7 @@ from typing import Any
 import pytest
 
 import absnb
-
-CHILD = """
-import json, sys
-import absnb
-from absnb.runtime.spark import default_session
-spark = default_session("local[1]")
-ran = spark.sparkContext.parallelize([0], 1).map(lambda _: sys.executable).collect()
-jvm = spark.sparkContext._jvm
-heap = jvm.java.lang.Runtime.getRuntime().maxMemory()
-memory = jvm.java.lang.management.ManagementFactory.getMemoryMXBean()
-committed = memory.getHeapMemoryUsage().getCommitted()
-flags = list(jvm.java.lang.management.ManagementFactory.getRuntimeMXBean().getInputArguments())
-print(json.dumps({"exec": spark.sparkContext.pythonExec, "ran": ran, "file": absnb.__file__,
-                  "heap": heap, "committed": committed, "flags": flags}))
-spark.stop()
-"""
+from tests.runtime.jvm import session_child
 
 
 def test_local_workers_run_the_drivers_interpreter(child: dict[str, Any]) -> None:
@@ -42,23 +24,13 @@ def test_local_workers_run_the_drivers_interpreter(child: dict[str, Any]) -> Non
 
 
 @pytest.fixture(scope="module")
-def child(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    """What CHILD prints: a default session started in a fresh interpreter, once."""
+def child(tmp_path_factory: pytest.TempPathFactory, jvm_archive_path: Path) -> dict[str, Any]:
+    """A default session started in a fresh interpreter, once (tests/runtime/jvm.py's
+    ``session_child``), with the machine's archive."""
     if shutil.which("java") is None:
         pytest.skip("Java is not installed")
-    env = {k: v for k, v in os.environ.items() if k not in ("PYSPARK_PYTHON", "JAVA_TOOL_OPTIONS")}
-    # the package under test, from a directory that does not hold it
-    env["PYTHONPATH"] = str(Path(absnb.__file__).parent.parent)
-    out = subprocess.run(
-        [sys.executable, "-c", CHILD],
-        cwd=tmp_path_factory.mktemp("child"),
-        env=env,
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=180,
-    )
-    result: dict[str, Any] = json.loads(out.stdout.strip().splitlines()[-1])
+    result = session_child(tmp_path_factory.mktemp("child"))
+    result["archive"] = str(jvm_archive_path)
     return result
 
 
@@ -78,6 +50,14 @@ def test_default_session_starts_its_jvm_quickly(child: dict[str, Any]) -> None:
     inherits no JAVA_TOOL_OPTIONS): the driver's JVM only schedules and serves rows."""
     assert "-XX:TieredStopAtLevel=1" in child["flags"]
     assert "-XX:+UseSerialGC" in child["flags"]
+
+
+def test_default_session_maps_sparks_classes_from_the_archive(child: dict[str, Any]) -> None:
+    """This machine's class-data archive (absnb.runtime.jvm_archive), checked by the JVM:
+    Spark's classes come from it, not from the jars."""
+    assert f"-XX:SharedArchiveFile={child['archive']}" in child["flags"]
+    assert "-XX:+VerifySharedSpaces" in child["flags"]
+    assert child["loaded"] == "shared objects file (top)"
 
 
 def _worker_facts(_: Any) -> Any:
