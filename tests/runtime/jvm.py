@@ -32,10 +32,13 @@ spark.stop()
 """
 """What :func:`session_child` runs: a default session and a one-task job."""
 
-FAST_JVM = str(SESSION_MEMORY["spark.driver.extraJavaOptions"])
+FAST_JVM = f"{SESSION_MEMORY['spark.driver.extraJavaOptions']} {jvm_archive.java_options()}"
 """The options :func:`~absnb.runtime.spark.default_session` starts the driver's JVM with
-(C1 only, the serial collector: about half the CPU time to start); the tests' jobs are far
-too small to miss C2."""
+(C1 only, the serial collector: about half the CPU time to start), and the class-data
+archive where there is one: JVMs started with the driver's class path map it (the cluster
+tests took 54 and 57 s of the machine's CPU with it, 63 and 64 s without), the others
+(Spark's launcher, for one) refuse it with one warning line in their logs. The tests' jobs
+are far too small to miss C2."""
 
 
 def log_classes(log: Path) -> str:
