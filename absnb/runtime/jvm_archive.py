@@ -22,6 +22,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -127,11 +128,12 @@ def usable(path: Path) -> bool:
 
 
 def java_options() -> str:
-    """The driver JVM's options that map the archive, or ``""`` when there is none whole."""
+    """The driver JVM's options that map the archive, or ``""`` when there is none whole;
+    a path with spaces is quoted (Spark splits ``extraJavaOptions`` as a shell would)."""
     path = archive_path()
     if path is None or not usable(path):
         return ""
-    return f"-XX:SharedArchiveFile={path} -XX:+VerifySharedSpaces"
+    return f"{shlex.quote(f'-XX:SharedArchiveFile={path}')} -XX:+VerifySharedSpaces"
 
 
 def build(path: Path | None = None) -> Path:

@@ -81,7 +81,8 @@ starts the JVM."""
 def default_session(master: str = "local[*]") -> Any:
     """A SparkSession for absnb: quiet, quick to free the slots of failed tasks, quick
     to start Python workers (:mod:`absnb.runtime.daemon` forks them with absnb imported)
-    and small, with a JVM quick to start (:data:`SESSION_MEMORY`)."""
+    and small, with a JVM quick to start (:data:`SESSION_MEMORY`, and the class-data
+    archive of :mod:`absnb.runtime.jvm_archive` where one is built)."""
     from pyspark.sql import SparkSession
 
     if master.startswith("local"):

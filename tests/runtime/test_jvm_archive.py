@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import shutil
 from pathlib import Path
 
@@ -140,3 +141,17 @@ def test_the_command_says_what_stops_it(
     monkeypatch.setenv("JAVA_HOME", "/nonexistent-jdk")
     assert jvm_archive.main([]) == 1
     assert "install Java 17" in capsys.readouterr().err
+
+
+def test_a_path_with_spaces_stays_one_option(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Spark splits ``spark.driver.extraJavaOptions`` as a shell would."""
+    folder = tmp_path / "my envs"
+    folder.mkdir()
+    path = whole_archive(folder)
+    monkeypatch.setenv(jvm_archive.ENV, str(path))
+    assert shlex.split(jvm_archive.java_options()) == [
+        f"-XX:SharedArchiveFile={path}",
+        "-XX:+VerifySharedSpaces",
+    ]
