@@ -14,7 +14,9 @@ Spark runs and of Spark's jars, so another JDK or another PySpark looks for its 
 damaged archive is never mapped: a truncated one (whose mapping would crash the JVM) fails
 the size recorded beside it (``FILE.json``, written after the archive), and the JVM checks
 the archive's checksums (``-XX:+VerifySharedSpaces``) and starts without it if one differs,
-with one warning line on its stderr. ``ABSNB_JVM_ARCHIVE`` names another file, or ``off``.
+with one warning line in its output. A folder holding files on the JVM's class path (a
+``SPARK_CONF_DIR`` with a ``spark-defaults.conf``) keeps the JVM from writing an archive or
+using one. ``ABSNB_JVM_ARCHIVE`` names another file, or ``off``.
 """
 
 from __future__ import annotations
@@ -141,7 +143,8 @@ def build(path: Path | None = None) -> Path:
     child interpreter starts a session, runs a small job and ends its JVM, which writes
     the archive to a temporary file; that file, then its size beside it, replace the old.
 
-    Raises RuntimeError naming the problem when there is no ``java`` or the child fails."""
+    Raises RuntimeError naming the problem when there is no ``java`` or the child fails
+    or takes over :data:`BUILD_TIMEOUT_S`."""
     path = path or archive_path()
     if path is None and os.environ.get(ENV) == "off":
         raise RuntimeError(f"no archive to build: {ENV}=off (unset it, or name a file)")
@@ -158,14 +161,19 @@ def build(path: Path | None = None) -> Path:
     env = dict(os.environ, JDK_JAVA_OPTIONS=f"-XX:ArchiveClassesAtExit={tmp}")
     env[ENV] = "off"  # the child's JVM records; it maps no archive of its own
     try:
-        done = subprocess.run(
-            [sys.executable, "-c", _CHILD],
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=BUILD_TIMEOUT_S,
-            check=False,
-        )
+        try:
+            done = subprocess.run(
+                [sys.executable, "-c", _CHILD],
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=BUILD_TIMEOUT_S,
+                check=False,
+            )
+        except subprocess.TimeoutExpired as e:
+            raise RuntimeError(
+                f"building the JVM archive {path} took over {BUILD_TIMEOUT_S:g} s: stopped"
+            ) from e
         if done.returncode != 0 or not tmp.exists():
             tail = "\n".join(done.stderr.strip().splitlines()[-5:])
             raise RuntimeError(

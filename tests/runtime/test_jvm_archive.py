@@ -155,3 +155,13 @@ def test_a_path_with_spaces_stays_one_option(
         f"-XX:SharedArchiveFile={path}",
         "-XX:+VerifySharedSpaces",
     ]
+
+
+def test_a_build_that_hangs_is_stopped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = whole_archive(tmp_path)
+    monkeypatch.setattr(jvm_archive, "_CHILD", "import time; time.sleep(30)")
+    monkeypatch.setattr(jvm_archive, "BUILD_TIMEOUT_S", 0.5)
+    with pytest.raises(RuntimeError, match=r"took over 0\.5 s"):
+        jvm_archive.build(path)
+    assert jvm_archive.usable(path)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.jsa", "a.jsa.json"]
