@@ -5,7 +5,6 @@ Spark's classes from the class-data archive (a quicker start)."""
 
 from __future__ import annotations
 
-import shutil
 import sys
 from pathlib import Path
 from typing import Any
@@ -26,9 +25,7 @@ def test_local_workers_run_the_drivers_interpreter(child: dict[str, Any]) -> Non
 @pytest.fixture(scope="module")
 def child(tmp_path_factory: pytest.TempPathFactory, jvm_archive_path: Path) -> dict[str, Any]:
     """A default session started in a fresh interpreter, once (tests/runtime/jvm.py's
-    ``session_child``), with the machine's archive."""
-    if shutil.which("java") is None:
-        pytest.skip("Java is not installed")
+    ``session_child``), with the machine's archive (the fixture skips without Java)."""
     result = session_child(tmp_path_factory.mktemp("child"))
     result["archive"] = str(jvm_archive_path)
     return result
