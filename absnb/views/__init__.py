@@ -9,6 +9,8 @@
   transactions and committed output as tables, and drawn beside the graph.
 - :mod:`absnb.views.widgets`: the stepper widget (its controls in
   :mod:`absnb.views.controls`); :mod:`absnb.views.side_by_side`: protocols compared.
+- :mod:`absnb.views.prose`: sentences about a run, formatted by the cell that computes
+  their numbers (:func:`say`).
 - :mod:`absnb.views.pictures`: static pictures (``<img>`` of SVG) for untrusted notebooks.
 
 The names below are imported from their module when first used (PEP 562), so that
@@ -24,6 +26,7 @@ from absnb.core.lazy import lazy_names
 if TYPE_CHECKING:
     from absnb.views.cut import Cut
     from absnb.views.graph import graph_svg, show_graph, to_dot
+    from absnb.views.prose import counted, say
     from absnb.views.run_view import RunView, show_run
     from absnb.views.side_by_side import SideBySide, compare
     from absnb.views.tables import snapshot_diff, snapshot_tables, task_table
@@ -60,6 +63,8 @@ _HOME = {
     "compare": "side_by_side",
     "stepper_widget": "widgets",
     "RunView": "run_view",
+    "counted": "prose",
+    "say": "prose",
     "show_run": "run_view",
 }
 """Each public name and the module of :mod:`absnb.views` that defines it."""
@@ -71,9 +76,11 @@ __all__ = [
     "StepperWidget",
     "committed_table",
     "compare",
+    "counted",
     "graph_svg",
     "message_arrows",
     "output_copies",
+    "say",
     "show_graph",
     "show_run",
     "show_timeline",
