@@ -27,5 +27,6 @@ def test_a_value_the_template_never_uses_is_refused() -> None:
 @given(st.integers(min_value=0, max_value=10**7))
 def test_counted_is_singular_for_one_only(n: int) -> None:
     text = counted(n, "checkpoint")
-    assert text.startswith(f"{n:,} ") and text.endswith("checkpoint" if n == 1 else "checkpoints")
+    assert text.startswith(f"{n:,} ")
+    assert text.endswith("checkpoint" if n == 1 else "checkpoints")
     assert counted(n, "copy", "copies").endswith("copy" if n == 1 else "copies")
