@@ -44,3 +44,6 @@ _ = controls.w.ButtonStyle().font_weight
 
 # pytest-xdist's scheduler calls it (conftest.py's FileScheduling overrides it).
 _ = _._split_scope
+
+# http.server calls it for every request (tests/e2e/test_book.py serves the book quietly).
+_.log_message
