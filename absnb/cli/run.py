@@ -66,7 +66,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     header = TraceHeader.of(world)
     report = Report(stepper.world, header, assess(stepper.world), aborted=aborted)
     report.schedule = f"random schedule, seed {args.seed}, " + (
-        f"a checkpoint every {interval} steps" if interval else "no checkpoints"
+        f"periodic checkpoints more than {interval} steps apart while input remains"
+        if interval
+        else "no checkpoints"
     )
     report.extra = {"seed": args.seed, "checkpoint_interval": interval or None}
     if crash_task is not None and crash_at is not None:

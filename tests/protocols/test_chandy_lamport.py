@@ -1,4 +1,4 @@
-"""Chandy-Lamport, script by script (seed 001 and REFERENCE.md).
+"""Chandy-Lamport, script by script (seed 001, as notebook 01 walks through it).
 
 The initiator records its state, sends markers and records every input. The first marker
 a process receives (on c) records its state with c empty, sends markers on and records

@@ -1,4 +1,4 @@
-"""Seed 001 (REFERENCE.md, Chandy-Lamport): the bank walkthrough, step by step, same numbers.
+"""Seed 001 (notebook 01, Chandy-Lamport): the bank walkthrough, step by step, same numbers.
 
 A=10,000 and B=5,000. A sends 1,000 to B; A initiates the snapshot; B sends 1,000 and
 2,000 to A; the 1,000 reaches B, then the marker (B records 3,000); 1,000 and 2,000 reach A

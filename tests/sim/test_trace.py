@@ -25,7 +25,7 @@ HEADER = (
     '"params": {"accounts": {"A": 10000, "B": 5000}}, "protocol": "chandy-lamport"}'
 )
 SEED_001 = f"""\
-# Seed 001 (REFERENCE.md): A=10,000 and B=5,000.
+# Seed 001 (notebook 01): A=10,000 and B=5,000.
 {HEADER}
 
 # A sends 1,000 to B; A initiates and records A'=9,000.
