@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import sys
 from collections.abc import Callable, Sequence
 
@@ -30,29 +31,40 @@ from absnb.core.errors import AbsnbError
 
 def cmd_bench(args: argparse.Namespace) -> int:
     """``absnb bench``."""
+    from absnb.cli.spark_log import shown_on_failure, start_session
     from absnb.experiments.bench import bench_json, print_bench, run_bench
     from absnb.experiments.paper import EXPERIMENTS
+    from absnb.experiments.sessions import scratch_runtime
 
     if args.backpressure:
         from absnb.experiments.backpressure import on_spark, print_backpressure, simulate
         from absnb.runtime.spark import SparkRuntime
 
         sim = simulate()
-        runtime = SparkRuntime(master=args.master)
+        runtime = SparkRuntime(start_session(args.master, args))
         try:
-            spark = on_spark(runtime, lines=max(20, int(40 * args.scale)))
+            with shown_on_failure(runtime.spark):
+                spark = on_spark(runtime, lines=max(20, int(40 * args.scale)))
         finally:
             runtime.spark.stop()
         print_backpressure(sim, spark)
         return 0
-    result = run_bench(
-        scale=args.scale,
-        only=args.only or EXPERIMENTS,
-        repeats=args.repeats,
-        master=args.master,
-        storage_latency=args.storage_latency,
-        min_pause=args.min_pause,
+    runtime = scratch_runtime(
+        start_session(args.master, args), storage_latency=args.storage_latency
     )
+    try:
+        with shown_on_failure(runtime.spark):
+            result = run_bench(
+                scale=args.scale,
+                only=args.only or EXPERIMENTS,
+                repeats=args.repeats,
+                master=args.master,
+                storage_latency=args.storage_latency,
+                min_pause=args.min_pause,
+                runtime=runtime,
+            )
+    finally:
+        shutil.rmtree(runtime.checkpoint_dir, ignore_errors=True)
     print_bench(result)
     if args.json == "-":
         print(bench_json(result))

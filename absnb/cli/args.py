@@ -278,6 +278,11 @@ def build_parser() -> argparse.ArgumentParser:
     spark = run.add_argument_group("Spark (--runtime spark)")
     spark.add_argument("--master", default="local[*]", help="Spark master URL (local[*])")
     spark.add_argument(
+        "--verbose",
+        action="store_true",
+        help="show Spark's own log (the JVM's lines) as it runs; also ABSNB_SPARK_LOG=1",
+    )
+    spark.add_argument(
         "--input", type=path_spec, metavar="PATH", help="word_count: text files to count"
     )
     spark.add_argument(
@@ -388,6 +393,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--master",
         default="local[4]",
         help="the Spark master to run on (default local[4]; e.g. spark://host:7077)",
+    )
+    bench.add_argument(
+        "--verbose",
+        action="store_true",
+        help="show Spark's own log (the JVM's lines) as it runs; also ABSNB_SPARK_LOG=1",
     )
     bench.add_argument(
         "--json",

@@ -53,12 +53,13 @@ def run_on_spark(args: argparse.Namespace) -> int:
         job, protocol, interval, failures, args.max_restarts, args.allow_deadlock, source_rate
     )
     get_protocol(protocol, job.graph, allow_deadlock=args.allow_deadlock)  # names the choices
+    from absnb.cli.spark_log import shown_on_failure, start_session
     from absnb.runtime import RestartLimitError
     from absnb.runtime.spark import SparkRuntime, quiet_task_failures
 
-    runtime = SparkRuntime(master=args.master)
+    runtime = SparkRuntime(start_session(args.master, args))
     try:
-        with quiet_task_failures(runtime.spark):
+        with quiet_task_failures(runtime.spark), shown_on_failure(runtime.spark):
             run = runtime.run(
                 job,
                 protocol,

@@ -1,0 +1,89 @@
+"""The command line's Spark runs show absnb's report, not the JVM's log; --verbose and
+ABSNB_SPARK_LOG bring the log back, and a failed run shows the log's last lines."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from absnb.cli.spark_log import log_tail, shown_on_failure, wants_log
+
+ROOT = Path(__file__).resolve().parents[1]
+JVM_LINES = (
+    "Using incubator modules",
+    "resolves to a loopback address",
+    "log4j",
+    "Setting default log level",
+    "NativeCodeLoader",
+    " WARN ",
+)
+"""What the JVM prints on its own: a quiet run shows none of it."""
+
+needs_java = pytest.mark.skipif(shutil.which("java") is None, reason="Spark needs Java")
+
+
+def _absnb(tmp_path: Path, *argv: str, **env: str) -> subprocess.CompletedProcess[str]:
+    environ = {k: v for k, v in os.environ.items() if k != "ABSNB_SPARK_LOG"}
+    environ.update(PYTHONPATH=str(ROOT), **env)
+    return subprocess.run(
+        [sys.executable, "-m", "absnb", "run", "--runtime", "spark", "--job", "word_count",
+         "--master", "local[2]", "--interval", "0.5", *argv],
+        capture_output=True, text=True, cwd=tmp_path, env=environ, timeout=300,
+    )  # fmt: skip
+
+
+@needs_java
+def test_a_spark_run_prints_the_report_and_no_jvm_line(tmp_path: Path) -> None:
+    done = _absnb(tmp_path)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "exactly-once: yes" in done.stdout
+    said = done.stdout + done.stderr
+    assert [line for line in JVM_LINES if line in said] == []
+
+
+@needs_java
+def test_verbose_and_the_environment_variable_bring_spark_s_log_back(tmp_path: Path) -> None:
+    for done in (_absnb(tmp_path, "--verbose"), _absnb(tmp_path, ABSNB_SPARK_LOG="1")):
+        assert done.returncode == 0, done.stderr[-3000:]
+        assert "exactly-once: yes" in done.stdout
+        assert [line for line in JVM_LINES if line in done.stderr], done.stderr[-2000:]
+
+
+@needs_java
+def test_a_failed_run_shows_spark_s_log_and_the_error(tmp_path: Path) -> None:
+    done = _absnb(tmp_path, "--crash", "count[1]@1", "--max-restarts", "0")
+    assert done.returncode == 1
+    assert "Spark's log (" in done.stderr
+    assert "injected failure of count[1]" in done.stderr
+
+
+def test_log_tail_is_the_file_s_last_lines_headed_by_its_path(tmp_path: Path) -> None:
+    log = tmp_path / "spark.log"
+    log.write_text("".join(f"line {i}\n" for i in range(100)))
+    spark = SimpleNamespace(conf=SimpleNamespace(get=lambda key, default: str(log)))
+    tail = log_tail(spark, lines=3).splitlines()
+    assert tail == [f"Spark's log ({log}), its last 3 lines:", "line 97", "line 98", "line 99"]
+    with pytest.raises(RuntimeError, match="boom"), shown_on_failure(spark):
+        raise RuntimeError("boom")
+    nowhere = SimpleNamespace(conf=SimpleNamespace(get=lambda key, default: None))
+    assert log_tail(nowhere) == ""
+
+
+@pytest.mark.parametrize(
+    ("verbose", "env", "expected"),
+    [(False, None, False), (True, None, True), (False, "1", True), (False, "0", False)],
+)
+def test_wants_log(
+    verbose: bool, env: str | None, expected: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if env is None:
+        monkeypatch.delenv("ABSNB_SPARK_LOG", raising=False)
+    else:
+        monkeypatch.setenv("ABSNB_SPARK_LOG", env)
+    assert wants_log(SimpleNamespace(verbose=verbose)) is expected
