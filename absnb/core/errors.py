@@ -65,3 +65,11 @@ class InvalidTypeError(AbsnbError, TypeError):
 class OperatorOutputError(AbsnbError, TypeError):
     """A user operator returned something other than ``(state, outputs)`` with the outputs a
     list or tuple."""
+
+
+class JavaNotFoundError(AbsnbError, RuntimeError):
+    """Spark needs Java and none was found; Jupyter shows the message alone, on one line."""
+
+    def _render_traceback_(self) -> list[str]:
+        """IPython's hook: the message, not a page of traceback."""
+        return [f"{type(self).__name__}: {self}"]

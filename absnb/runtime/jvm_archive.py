@@ -57,7 +57,7 @@ raise SystemExit(gateway.proc.wait(timeout=120))  # the JVM's status: 0 once it 
 loads), then a clean exit of the JVM, which writes the archive."""
 
 
-def _java() -> Path | None:
+def java_path() -> Path | None:
     """The ``java`` Spark's launcher runs: ``$JAVA_HOME/bin/java``, else the PATH's."""
     home = os.environ.get("JAVA_HOME")
     found = os.path.join(home, "bin", "java") if home else shutil.which("java")
@@ -97,7 +97,7 @@ def archive_path() -> Path | None:
         return None
     if chosen:
         return Path(chosen)
-    java = _java()
+    java = java_path()
     if java is None:
         return None
     import pyspark

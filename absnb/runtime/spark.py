@@ -22,7 +22,7 @@ from contextlib import contextmanager
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, cast
 
-from absnb.core.errors import AbsnbError
+from absnb.core.errors import AbsnbError, JavaNotFoundError
 from absnb.core.ids import CheckpointId, TaskId
 from absnb.jobs.base import Job
 from absnb.protocols import CheckpointCoordinator, get_protocol
@@ -85,6 +85,14 @@ def default_session(master: str = "local[*]") -> Any:
     archive of :mod:`absnb.runtime.jvm_archive` where one is built)."""
     from pyspark.sql import SparkSession
 
+    from absnb.runtime.jvm_archive import java_path
+
+    if java_path() is None:
+        raise JavaNotFoundError(
+            "Spark needs Java 17 and none was found (no java in JAVA_HOME or on the PATH): "
+            "install it (Debian/Ubuntu: apt-get install openjdk-17-jre-headless) or set "
+            "JAVA_HOME; the simulator's notebooks and `absnb run` need no Java"
+        )
     if master.startswith("local"):
         # Workers on this machine run this interpreter (a virtual environment's, say), not
         # whatever `python3` is first on the PATH; PYSPARK_PYTHON still chooses.
