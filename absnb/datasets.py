@@ -9,11 +9,12 @@
 Where ``datasets/`` is looked for, first match wins:
 
 1. the folder named by the environment variable ``ABSNB_DATASETS``;
-2. ``datasets/`` beside the ``absnb`` package (the repository, when installed editable);
-3. ``datasets/`` in the current directory or one of its parents (a notebook that runs in
-   ``notebooks/`` of a checkout, with absnb installed non-editable as on Binder).
+2. the copy the package carries, ``absnb/_course/datasets/`` (an installed wheel);
+3. ``datasets/`` beside the ``absnb`` package (the repository, when installed editable);
+4. ``datasets/`` in the current directory or one of its parents (a notebook that runs in
+   ``notebooks/`` of a checkout, or of a folder ``absnb notebooks`` wrote).
 
-For 2 and 3 a folder counts only if it holds ``make_text.py``, so that another package's
+For 2 to 4 a folder counts only if it holds ``make_text.py``, so that another package's
 ``datasets/`` folder is never taken for absnb's.
 
 Each sample is written by a seeded script beside it (``python datasets/make_text.py`` and
@@ -35,10 +36,15 @@ _MARKER = "make_text.py"
 _MAKERS = {"text": "make_text.py", "bank": "make_bank.py", "numbers.txt": "make_numbers.py"}
 
 
+COURSE = Path(__file__).resolve().parent / "_course"
+"""Where a wheel carries the course: ``datasets/`` and ``notebooks/`` (setup.py copies them
+there when the wheel is built; an editable install has no such folder)."""
+
+
 def _candidates() -> list[Path]:
     here = Path(__file__).resolve().parent.parent / "datasets"
     cwd = Path.cwd().resolve()
-    return [here, *(folder / "datasets" for folder in (cwd, *cwd.parents))]
+    return [COURSE / "datasets", here, *(folder / "datasets" for folder in (cwd, *cwd.parents))]
 
 
 def datasets_dir() -> Path:
@@ -65,9 +71,9 @@ def datasets_dir() -> Path:
         if (folder / _MARKER).is_file():
             return folder
     raise DatasetNotFoundError(
-        f"no absnb datasets/ folder found (looked in {candidates[0]} and in datasets/ of "
-        f"{Path.cwd()} and its parents): run from a checkout of absnb, or set {ENV_VAR} "
-        "to the folder that holds the samples"
+        f"no absnb datasets/ folder found (looked in {candidates[0]}, {candidates[1]} and "
+        f"in datasets/ of {Path.cwd()} and its parents): install absnb from its wheel, run "
+        f"from a checkout of absnb, or set {ENV_VAR} to the folder that holds the samples"
     )
 
 

@@ -87,6 +87,10 @@ def _command(name: str) -> Callable[[argparse.Namespace], int]:
         from absnb.cli.explore import cmd_explore
 
         return cmd_explore
+    if name == "notebooks":
+        from absnb.cli.notebooks import cmd_notebooks
+
+        return cmd_notebooks
     return cmd_bench
 
 

@@ -16,7 +16,7 @@ from absnb.jobs import BUILDERS
 from absnb.jobs.custom import is_custom
 from absnb.protocols import PROTOCOLS
 
-COMMANDS = ("run", "replay", "explore", "bench")
+COMMANDS = ("run", "replay", "explore", "bench", "notebooks")
 RUNTIMES = ("sim", "spark")
 
 
@@ -411,6 +411,19 @@ def build_parser() -> argparse.ArgumentParser:
         help="run the checkpointing-under-backpressure experiment instead (aligned, "
         "unaligned, aligned with a timeout, at-least-once; simulator and Spark)",
     )
-    for sub in (run, rep, exp, bench):
+    books = commands.add_parser(
+        "notebooks", help="write the course's notebooks and the data they read into a folder"
+    )
+    books.add_argument(
+        "dir",
+        nargs="?",
+        default="absnb-notebooks",
+        metavar="DIR",
+        help="the folder to write (default ./absnb-notebooks): DIR/notebooks and DIR/datasets",
+    )
+    books.add_argument(
+        "--force", action="store_true", help="overwrite files that differ from the course's"
+    )
+    for sub in (run, rep, exp, bench, books):
         sub.set_defaults(subparser=sub)
     return parser

@@ -1,0 +1,104 @@
+"""``absnb notebooks [DIR] [--force]``: the course, written where a student can open it.
+
+Writes ``DIR/notebooks/`` (the eight notebooks, stored with their outputs, and nbval's
+sanitize rules) and ``DIR/datasets/`` (the samples and trace files they read), laid out
+as in the repository so that every relative path in a notebook holds. The course comes
+from the installed package (a wheel carries it in ``absnb/_course/``) or, in an editable
+install, from the repository's own folders. A file already in DIR that differs from the
+course's (a student's edits) is never overwritten without ``--force``: the command then
+names the files and writes nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+from pathlib import Path
+
+from absnb.core.errors import AbsnbError
+from absnb.datasets import COURSE
+from absnb.views.prose import counted
+
+PARTS = ("notebooks", "datasets")
+"""The course's two folders, written side by side."""
+
+
+class CourseNotFoundError(AbsnbError, FileNotFoundError):
+    """This absnb carries no course (neither a wheel's copy nor a repository beside it)."""
+
+
+def course_root() -> Path:
+    """The folder holding the course's ``notebooks/`` and ``datasets/``.
+
+    Raises:
+        CourseNotFoundError: neither the package's copy nor a repository beside it is there.
+    """
+    repository = Path(__file__).resolve().parents[2]
+    for root in (COURSE, repository):
+        if all((root / part).is_dir() for part in PARTS) and any(
+            (root / "notebooks").glob("*.ipynb")
+        ):
+            return root
+    raise CourseNotFoundError(
+        f"this absnb carries no course (looked in {COURSE} and {repository}): install it from "
+        "its wheel (pip install absnb) or from a clone of its repository"
+    )
+
+
+def course_files(root: Path) -> list[Path]:
+    """The course's files, relative to ``root``: notebooks, sanitize rules and datasets."""
+    files = [
+        p.relative_to(root)
+        for p in sorted((root / "notebooks").iterdir())
+        if p.suffix == ".ipynb" or p.name == "nbval_sanitize.cfg"
+    ]
+    for p in sorted((root / "datasets").rglob("*")):
+        if p.is_file() and "__pycache__" not in p.parts and p.suffix != ".pyc":
+            files.append(p.relative_to(root))
+    return files
+
+
+def write_course(target: Path, force: bool = False) -> tuple[list[Path], list[Path]]:
+    """Copy the course into ``target``; returns (files written, files already the same).
+
+    Raises:
+        NotADirectoryError: ``target`` (or a folder inside it) is a file.
+        FileExistsError: files in ``target`` differ from the course's and ``force`` is False;
+            nothing was written.
+    """
+    if target.exists() and not target.is_dir():
+        raise NotADirectoryError(f"{target} is a file: name a folder to write the course into")
+    root = course_root()
+    files = course_files(root)
+    same = [f for f in files if (target / f).is_file() and _same(root / f, target / f)]
+    changed = [f for f in files if (target / f).exists() and f not in same]
+    if changed and not force:
+        names = ", ".join(str(target / f) for f in changed[:5])
+        more = f" and {len(changed) - 5} more" if len(changed) > 5 else ""
+        raise FileExistsError(
+            f"{names}{more} {'differs' if len(changed) == 1 else 'differ'} from the course's: "
+            "nothing was written; move them away, write into another folder, or pass --force "
+            "to overwrite them"
+        )
+    written = [f for f in files if f not in same]
+    for f in written:
+        (target / f).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(root / f, target / f)
+    return written, same
+
+
+def _same(a: Path, b: Path) -> bool:
+    return a.stat().st_size == b.stat().st_size and a.read_bytes() == b.read_bytes()
+
+
+def cmd_notebooks(args: argparse.Namespace) -> int:
+    """``absnb notebooks``."""
+    target = Path(args.dir)
+    written, same = write_course(target, force=args.force)
+    if written:
+        print(f"wrote {counted(len(written), 'file')} into {target} (notebooks/ and datasets/)")
+    else:
+        print(f"{target} holds the course already, unchanged ({counted(len(same), 'file')})")
+    start = target / "notebooks" / "00_start_here.ipynb"
+    print(f"open it with: jupyter lab {start}")
+    return 0
