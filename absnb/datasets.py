@@ -71,8 +71,8 @@ def datasets_dir() -> Path:
         if (folder / _MARKER).is_file():
             return folder
     raise DatasetNotFoundError(
-        f"no absnb datasets/ folder found (looked in {candidates[0]}, {candidates[1]} and "
-        f"in datasets/ of {Path.cwd()} and its parents): install absnb from its wheel, run "
+        f"no absnb datasets/ folder found (looked in {', '.join(map(str, candidates[:2]))} "
+        f"and in datasets/ of {Path.cwd()} and its parents): install absnb from its wheel, run "
         f"from a checkout of absnb, or set {ENV_VAR} to the folder that holds the samples"
     )
 
