@@ -187,3 +187,19 @@ def pytest_collectstart(collector):
     path = getattr(collector, "path", None)
     if path is not None and path.suffix == ".ipynb" and hasattr(collector, "skip_compare"):
         collector.skip_compare = tuple(dict.fromkeys((*collector.skip_compare, *SKIP_COMPARE)))
+
+
+TRANSLATED_SPARK = ("05_", "06_", "07_")
+"""The Spark notebooks: in Korean and Chinese (``notebooks/ko/``, ``notebooks/zh/``) their
+stored outputs come from their own run, and nbval does not run them again (the suite's time
+stands); tests/i18n checks that their code cells are the English ones and their catalogs
+current. The simulator notebooks (00-04) run in every language."""
+
+
+def pytest_ignore_collect(collection_path, config):
+    """Leaves out the translated Spark notebooks (:data:`TRANSLATED_SPARK`)."""
+    path = Path(collection_path)
+    translated = path.parent.name in ("ko", "zh") and path.parent.parent.name == "notebooks"
+    if path.suffix == ".ipynb" and translated and path.name.startswith(TRANSLATED_SPARK):
+        return True
+    return None

@@ -1,8 +1,9 @@
 """The wheel carries the course: setuptools' build_py also copies the repository's
-``datasets/`` and ``notebooks/`` into the package (``absnb/_course/``), so that an absnb
-installed anywhere finds its samples (:mod:`absnb.datasets`) and writes its notebooks out
-(``absnb notebooks DIR``). An editable install reads the repository's folders instead.
-Everything else about the package is in pyproject.toml."""
+``datasets/`` and ``notebooks/`` (with ``notebooks/ko`` and ``notebooks/zh``) into the
+package (``absnb/_course/``), so that an absnb installed anywhere finds its samples
+(:mod:`absnb.datasets`) and writes its notebooks out (``absnb notebooks DIR``). An
+editable install reads the repository's folders instead. Everything else about the
+package is in pyproject.toml."""
 
 from __future__ import annotations
 
@@ -26,10 +27,11 @@ class BuildWithCourse(build_py):
         course = Path(self.build_lib) / "absnb" / "_course"
         shutil.rmtree(course, ignore_errors=True)
         shutil.copytree(ROOT / "datasets", course / "datasets", ignore=SKIP)
-        (course / "notebooks").mkdir(parents=True)
-        for notebook in sorted((ROOT / "notebooks").iterdir()):
-            if notebook.suffix == ".ipynb" or notebook.name == "nbval_sanitize.cfg":
-                shutil.copy2(notebook, course / "notebooks" / notebook.name)
+        for folder in ("", "ko", "zh"):  # the English course, then the Korean and Chinese
+            (course / "notebooks" / folder).mkdir(parents=True, exist_ok=True)
+            for notebook in sorted((ROOT / "notebooks" / folder).glob("*.ipynb")):
+                shutil.copy2(notebook, course / "notebooks" / folder / notebook.name)
+        shutil.copy2(ROOT / "notebooks" / "nbval_sanitize.cfg", course / "notebooks")
 
 
 setup(cmdclass={"build_py": BuildWithCourse})

@@ -36,6 +36,7 @@ from absnb.core.ids import ChannelId, TaskId
 from absnb.core.messages import CancelCheckpointMarker, CheckpointBarrier, Marker, Record
 from absnb.core.snapshot import GlobalSnapshot, TaskSnapshot
 from absnb.harness import TaskHarness
+from absnb.i18n import get_language, set_language
 from absnb.jobs import Job, bank_transfer, build_job, cyclic, word_count
 from absnb.protocols import PROTOCOLS, CheckpointCoordinator, get_protocol
 from absnb.sim import (
@@ -119,8 +120,10 @@ __all__ = [
     "exactly_once",
     "explore",
     "find_deadlock",
+    "get_language",
     "get_protocol",
     "reference_output",
+    "set_language",
     "snapshot_problems",
     "word_count",
     "world_problems",

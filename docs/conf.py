@@ -1,8 +1,17 @@
 """Sphinx configuration of absnb's book: the notebooks as chapters, the user guide, the API.
 
-Build it (warnings are errors, every cross-reference must resolve):
+Build it (warnings are errors, every cross-reference must resolve), in English and then in
+Korean and Chinese beside it (every page links to the same page in the other two):
 
     python -m sphinx -W --keep-going -n -b html docs docs/_build/html
+    python -m sphinx -W --keep-going -n -b html -D language=ko docs docs/_build/html/ko
+    python -m sphinx -W --keep-going -n -b html -D language=zh_CN docs docs/_build/html/zh
+
+In Korean and Chinese the chapters are the translated notebooks (``notebooks/ko``,
+``notebooks/zh``) and the other pages are translated from the catalogs in ``docs/locales``
+(``sphinx-intl update -p docs/_build/gettext -d docs/locales -l ko -l zh_CN`` after
+``python -m sphinx -b gettext docs docs/_build/gettext``). The API reference is the
+docstrings, in English.
 """
 
 from __future__ import annotations
@@ -10,16 +19,25 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-# The course lives in notebooks/ at the repository's top; the book takes a fresh copy of
-# it as its chapters (docs/notebooks/, ignored by git), so links between notebooks resolve
-# inside the book as they do in JupyterLab.
 _HERE = Path(__file__).resolve().parent
-shutil.rmtree(_HERE / "notebooks", ignore_errors=True)
-shutil.copytree(
-    _HERE.parent / "notebooks",
-    _HERE / "notebooks",
-    ignore=shutil.ignore_patterns(".ipynb_checkpoints", "*.cfg"),
-)
+BOOKS = {"en": "", "ko": "ko", "zh_CN": "zh"}
+"""Each language of the book (Sphinx's code) and its folder under the English book and
+under ``notebooks/``."""
+NAMES = {"en": "English", "ko": "한국어", "zh_CN": "中文"}
+
+
+def _copy_notebooks(app: object, config: object) -> None:
+    """The course lives in notebooks/ at the repository's top (the translations in
+    notebooks/ko and notebooks/zh); the book takes a fresh copy of the language's notebooks
+    as its chapters (docs/notebooks/, ignored by git), so links between notebooks resolve
+    inside the book as they do in JupyterLab."""
+    language = getattr(config, "language", None) or "en"
+    source = _HERE.parent / "notebooks" / BOOKS[language]
+    shutil.rmtree(_HERE / "notebooks", ignore_errors=True)
+    (_HERE / "notebooks").mkdir()
+    for notebook in sorted(source.glob("*.ipynb")):
+        shutil.copy2(notebook, _HERE / "notebooks" / notebook.name)
+
 
 project = "absnb"
 author = "the absnb authors"
@@ -48,7 +66,25 @@ myst_heading_anchors = 3
 
 exclude_patterns = ["_build", "**/.ipynb_checkpoints"]
 
+# The Korean and Chinese books: the catalogs of docs/locales (sphinx-intl's layout).
+locale_dirs = ["locales/"]
+gettext_compact = False
+# A paragraph whose English changed is shown in English until its translation is reviewed.
+gettext_allow_fuzzy_translations = False
+
 html_theme = "furo"
+templates_path = ["_templates"]
+html_sidebars = {
+    "**": [
+        "sidebar/brand.html",
+        "sidebar/search.html",
+        "languages.html",
+        "sidebar/scroll-start.html",
+        "sidebar/navigation.html",
+        "sidebar/scroll-end.html",
+    ]
+}
+html_context = {"books": [(BOOKS[code], NAMES[code]) for code in BOOKS]}
 html_title = "absnb"
 html_static_path: list[str] = ["_static"]
 
@@ -76,3 +112,4 @@ def _skip_slot_fields(
 
 def setup(app: object) -> None:
     app.connect("autodoc-skip-member", _skip_slot_fields)  # type: ignore[attr-defined]
+    app.connect("config-inited", _copy_notebooks)  # type: ignore[attr-defined]

@@ -212,6 +212,23 @@ def test_replay_text(capsys: pytest.CaptureFixture[str]) -> None:
     assert "in transit on B->A: [1,000, 2,000]" in out
 
 
+def test_a_shipped_trace_is_replayed_by_its_name_from_any_folder(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``traces/seed_001.jsonl`` names the sample under datasets/ wherever the command runs
+    (a notebook in notebooks/ or notebooks/ko/ prints the same line); a file of that name
+    in the working folder comes first."""
+    monkeypatch.chdir(tmp_path)
+    assert main(["replay", "traces/seed_001.jsonl"]) == 0
+    out = capsys.readouterr().out
+    assert "replay of traces/seed_001.jsonl: 11 actions" in out
+    assert "  B  3,000  (offset 2)" in out
+    (tmp_path / "traces").mkdir()
+    (tmp_path / "traces" / "seed_001.jsonl").write_text("not a trace\n", encoding="utf-8")
+    assert main(["replay", "traces/seed_001.jsonl"]) != 0
+    assert "traces/seed_001.jsonl, line 1: not valid JSON" in capsys.readouterr().err
+
+
 def test_saved_run_replays_to_the_same_report(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:

@@ -96,6 +96,38 @@ def test_the_wheel_carries_the_course_and_runs_outside_the_repository(
     assert "checkpoint 1: triggered at step 1, complete at step 8" in replayed.stdout
 
 
+@pytest.mark.parametrize("lang", ["ko", "zh"])
+def test_the_wheel_carries_the_course_in_korean_and_chinese(
+    installed: Path, tmp_path: Path, lang: str
+) -> None:
+    """``absnb notebooks --lang`` writes the translated course, and the installed catalogs
+    translate the widgets (the wheel carries ``absnb/locales``); its first notebook passes
+    nbval where it was written."""
+    python, absnb = installed / "bin" / "python", installed / "bin" / "absnb"
+    wrote = _run(absnb, "notebooks", "course", "--lang", lang, cwd=tmp_path).stdout
+    assert f"open it with: jupyter lab course/notebooks/{lang}/00_start_here.ipynb" in wrote
+    shipped = sorted((ROOT / "notebooks" / lang).glob("*.ipynb"))
+    assert len(shipped) == 8
+    for notebook in shipped:
+        copy = tmp_path / "course" / "notebooks" / lang / notebook.name
+        assert copy.read_bytes() == notebook.read_bytes()
+    step = _run(
+        python, "-c", f"import absnb; absnb.set_language({lang!r}); "
+        "from absnb.i18n import gettext; print(gettext('Step ▶'))", cwd=tmp_path,
+    ).stdout.strip()  # fmt: skip
+    assert step
+    assert step != "Step ▶"
+    books = tmp_path / "course" / "notebooks"
+    done = _run(
+        python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist",
+        "--nbval", "--nbval-current-env", "--nbval-sanitize-with",
+        books / "nbval_sanitize.cfg", books / lang / "00_start_here.ipynb",
+        cwd=books / lang, timeout=600,
+    )  # fmt: skip
+    assert " passed" in done.stdout
+    assert "failed" not in done.stdout
+
+
 def test_notebooks_00_to_04_pass_nbval_in_the_installed_course(
     installed: Path, tmp_path: Path
 ) -> None:

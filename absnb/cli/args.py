@@ -424,6 +424,13 @@ def build_parser() -> argparse.ArgumentParser:
     books.add_argument(
         "--force", action="store_true", help="overwrite files that differ from the course's"
     )
+    books.add_argument(
+        "--lang",
+        choices=("en", "ko", "zh"),
+        default="en",
+        help="the course's language: en (default), ko (한국어: DIR/notebooks/ko) or "
+        "zh (中文: DIR/notebooks/zh)",
+    )
     for sub in (run, rep, exp, bench, books):
         sub.set_defaults(subparser=sub)
     return parser

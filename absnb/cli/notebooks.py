@@ -1,13 +1,14 @@
-"""``absnb notebooks [DIR] [--force]``: the course, written where a student can open it.
+"""``absnb notebooks [DIR] [--lang ko] [--force]``: the course, written where a student can
+open it.
 
 Writes ``DIR/notebooks/`` (the eight notebooks, stored with their outputs, and nbval's
-sanitize rules) and ``DIR/datasets/`` (the samples and trace files they read), laid out
-as in the repository so that every relative path in a notebook holds. The course comes
-from the installed package (a wheel carries it in ``absnb/_course/``) or, in an editable
-install, from the repository's own folders. A file already in DIR that differs from the
-course's (a student's edits) is never overwritten without ``--force``: the command then
-names the files and writes nothing.
-"""
+sanitize rules; with ``--lang ko`` or ``--lang zh`` the Korean or Chinese ones, in
+``DIR/notebooks/ko/`` or ``DIR/notebooks/zh/``) and ``DIR/datasets/`` (the samples and
+trace files they read), laid out as in the repository so that every relative path in a
+notebook holds. The course comes from the installed package (a wheel carries it in
+``absnb/_course/``) or, in an editable install, from the repository's own folders. A file
+already in DIR that differs from the course's (a student's edits) is never overwritten
+without ``--force``: the command then names the files and writes nothing."""
 
 from __future__ import annotations
 
@@ -45,21 +46,28 @@ def course_root() -> Path:
     )
 
 
-def course_files(root: Path) -> list[Path]:
-    """The course's files, relative to ``root``: notebooks, sanitize rules and datasets."""
-    files = [
-        p.relative_to(root)
-        for p in sorted((root / "notebooks").iterdir())
-        if p.suffix == ".ipynb" or p.name == "nbval_sanitize.cfg"
-    ]
+def notebooks_dir(lang: str) -> Path:
+    """Where the notebooks in ``lang`` are, relative to the course's root."""
+    return Path("notebooks") if lang == "en" else Path("notebooks") / lang
+
+
+def course_files(root: Path, lang: str = "en") -> list[Path]:
+    """The course's files in ``lang``, relative to ``root``: notebooks, sanitize rules and
+    datasets."""
+    folder = root / notebooks_dir(lang)
+    files = [p.relative_to(root) for p in sorted(folder.glob("*.ipynb"))]
+    files.append(Path("notebooks") / "nbval_sanitize.cfg")
     for p in sorted((root / "datasets").rglob("*")):
         if p.is_file() and "__pycache__" not in p.parts and p.suffix != ".pyc":
             files.append(p.relative_to(root))
     return files
 
 
-def write_course(target: Path, force: bool = False) -> tuple[list[Path], list[Path]]:
-    """Copy the course into ``target``; returns (files written, files already the same).
+def write_course(
+    target: Path, force: bool = False, lang: str = "en"
+) -> tuple[list[Path], list[Path]]:
+    """Copy the course in ``lang`` into ``target``; returns (files written, files already
+    the same).
 
     Raises:
         NotADirectoryError: ``target`` (or a folder inside it) is a file.
@@ -69,7 +77,7 @@ def write_course(target: Path, force: bool = False) -> tuple[list[Path], list[Pa
     if target.exists() and not target.is_dir():
         raise NotADirectoryError(f"{target} is a file: name a folder to write the course into")
     root = course_root()
-    files = course_files(root)
+    files = course_files(root, lang)
     same = [f for f in files if (target / f).is_file() and _same(root / f, target / f)]
     changed = [f for f in files if (target / f).exists() and f not in same]
     if changed and not force:
@@ -94,11 +102,11 @@ def _same(a: Path, b: Path) -> bool:
 def cmd_notebooks(args: argparse.Namespace) -> int:
     """``absnb notebooks``."""
     target = Path(args.dir)
-    written, same = write_course(target, force=args.force)
+    written, same = write_course(target, force=args.force, lang=args.lang)
     if written:
         print(f"wrote {counted(len(written), 'file')} into {target} (notebooks/ and datasets/)")
     else:
         print(f"{target} holds the course already, unchanged ({counted(len(same), 'file')})")
-    start = target / "notebooks" / "00_start_here.ipynb"
+    start = target / notebooks_dir(args.lang) / "00_start_here.ipynb"
     print(f"open it with: jupyter lab {start}")
     return 0

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from absnb.core.ids import ChannelId, TaskId
+from absnb.i18n import gettext as _
 from absnb.protocols.coordinator import CompletedCheckpoint, PendingCheckpoint
 from absnb.sim.checks import (
     exactly_once,
@@ -103,14 +104,15 @@ def pending_line(world: World, p: PendingCheckpoint, when: str = "") -> str:
 def judge_exactly_once(world: World, stopped: bool) -> tuple[bool | None, str]:
     """(verdict, explanation): the output against the failure-free output."""
     if world.failed is not None:
-        return None, f"not judged: the run stops with {world.failed} failed"
+        return None, _("not judged: the run stops with {task} failed").format(task=world.failed)
     if stopped:
-        return None, f"not judged: the run stops at step {world.clock} with work left to do"
+        why = _("not judged: the run stops at step {n} with work left to do")
+        return None, why.format(n=world.clock)
     if exactly_once(world):
-        return True, "yes, the output equals the failure-free output"
+        return True, _("yes, the output equals the failure-free output")
     if not world.is_finished():
-        return False, "no, the run stopped before it consumed all its input"
-    return False, "no, the output differs from the failure-free output"
+        return False, _("no, the run stopped before it consumed all its input")
+    return False, _("no, the output differs from the failure-free output")
 
 
 def conserved(world: World) -> bool | None:
@@ -225,29 +227,35 @@ def snapshot_lines(report: Report, done: CompletedCheckpoint) -> list[str]:
 
 def verdict_lines(v: Verdicts, aborted: int = 0) -> list[str]:
     """The verdicts, one per line (with details indented)."""
-    lines = ["feasible: " + ("yes, every completed snapshot is consistent" if v.feasible else "no")]
+    lines = [
+        _("feasible: yes, every completed snapshot is consistent")
+        if v.feasible
+        else _("feasible: no")
+    ]
     lines.extend(f"  {p}" for p in v.problems)
     if v.deadlock:
-        lines.append(f"termination: no, {v.deadlock}")
+        lines.append(_("termination: no, {why}").format(why=v.deadlock))
     elif v.terminated is None:
-        lines.append(
-            f"termination: not judged: the run stops while {len(v.pending)} checkpoint"
-            f"{'s are' if len(v.pending) > 1 else ' is'} pending"
+        pending = (
+            _("termination: not judged: the run stops while {n} checkpoints are pending")
+            if len(v.pending) > 1
+            else _("termination: not judged: the run stops while {n} checkpoint is pending")
         )
+        lines.append(pending.format(n=len(v.pending)))
     elif aborted:
-        lines.append(
-            f"termination: yes, no checkpoint is left pending ({aborted} aborted, see above)"
-        )
+        left = _("termination: yes, no checkpoint is left pending ({n} aborted, see above)")
+        lines.append(left.format(n=aborted))
     else:
-        lines.append("termination: yes, every checkpoint completed")
-    lines.append(f"exactly-once: {v.why}")
+        lines.append(_("termination: yes, every checkpoint completed"))
+    lines.append(_("exactly-once: {why}").format(why=v.why))
     if v.conserved is not None:
         total = show_value(v.total)
-        lines.append(
-            f"conserved: yes, {total} in every snapshot and at the end"
+        conserved = (
+            _("conserved: yes, {total} in every snapshot and at the end")
             if v.conserved
-            else f"conserved: no, the money does not add up to {total}"
+            else _("conserved: no, the money does not add up to {total}")
         )
+        lines.append(conserved.format(total=total))
     return lines
 
 

@@ -31,6 +31,7 @@ from absnb.core.messages import (
     OnChannel,
     RecordBatch,
 )
+from absnb.i18n import gettext as _
 from absnb.sim.actions import Crash, Deliver, Recover, RecoveryMode
 from absnb.sim.events import Event
 from absnb.sim.format import show_message
@@ -54,7 +55,20 @@ KIND_NAMES: dict[MessageKind, tuple[str, str]] = {
     "cancel": ("cancellation marker", "cancellation markers"),
     "end": ("end of input", "ends of input"),
 }
-"""What the legends call each kind of message: one, and several."""
+"""What the legends call each kind of message: one, and several (in English)."""
+
+
+def kind_name(kind: MessageKind, several: bool = False) -> str:
+    """What the legends call one message of ``kind`` (several: ``several``), in the
+    language set."""
+    names = {
+        "record": (_("record"), _("records")),
+        "barrier": (_("barrier"), _("barriers")),
+        "marker": (_("marker"), _("markers")),
+        "cancel": (_("cancellation marker"), _("cancellation markers")),
+        "end": (_("end of input"), _("ends of input")),
+    }
+    return names[kind][several]
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 import ipywidgets as w
 
+from absnb.i18n import gettext as _
 from absnb.sim.actions import Action, Deliver, Emit
 from absnb.sim.format import show_message, show_value
 from absnb.sim.world import World
@@ -65,18 +66,20 @@ class Controls:
 
     def __init__(self, tasks: Sequence[str], *, big: bool = False) -> None:
         self.step = button(
-            "Step ▶", "apply the next action (key: → or PageDown)", "primary", big=big
+            _("Step ▶"), _("apply the next action (key: → or PageDown)"), "primary", big=big
         )
-        self.back = button("◀ Back", "undo the last step (key: ← or PageUp)", big=big)
+        self.back = button(_("◀ Back"), _("undo the last step (key: ← or PageUp)"), big=big)
         self.step.add_class("absnb-step")
         self.back.add_class("absnb-back")
-        self.reset = button("Reset", "back to the start", big=big)
-        self.play = w.Play(value=0, min=0, max=1_000_000, step=1, interval=700, description="Play")
+        self.reset = button(_("Reset"), _("back to the start"), big=big)
+        self.play = w.Play(
+            value=0, min=0, max=1_000_000, step=1, interval=700, description=_("Play")
+        )
         self.goto = w.IntSlider(
             value=0,
             min=0,
             max=GOTO_AHEAD,
-            description="go to step",
+            description=_("go to step"),
             continuous_update=False,
             style={"description_width": "initial"},
             layout=w.Layout(width="280px"),
@@ -86,21 +89,23 @@ class Controls:
             min=100,
             max=2000,
             step=100,
-            description="ms / step",
+            description=_("ms / step"),
             continuous_update=False,
             layout=w.Layout(width="260px"),
         )
         w.jslink((self.speed, "value"), (self.play, "interval"))
-        self.trigger = button("Trigger checkpoint", "the coordinator starts a checkpoint", "info")
-        self.crash_task = w.Dropdown(
-            options=list(tasks), description="task", layout=w.Layout(width="170px")
+        self.trigger = button(
+            _("Trigger checkpoint"), _("the coordinator starts a checkpoint"), "info"
         )
-        self.crash = button("Crash", "the chosen task fails", "danger")
+        self.crash_task = w.Dropdown(
+            options=list(tasks), description=_("task"), layout=w.Layout(width="170px")
+        )
+        self.crash = button(_("Crash"), _("the chosen task fails"), "danger")
         self.recover_full = button(
-            "Recover (full)", "restart every task from the latest completed checkpoint"
+            _("Recover (full)"), _("restart every task from the latest completed checkpoint")
         )
         self.recover_partial = button(
-            "Recover (partial)", "restart the failed task and its upstream tasks only"
+            _("Recover (partial)"), _("restart the failed task and its upstream tasks only")
         )
         self.message = w.HTML()
 
@@ -128,13 +133,20 @@ def choice_label(world: World, action: Action) -> str:
     channel (``deliver source[0]->count[0]: barrier 1``), an emit the line it reads."""
     if isinstance(action, Deliver):
         q = world.channels[action.channel]
-        more = f" (+{len(q) - 1} behind)" if len(q) > 1 else ""
-        return f"deliver {action.channel}: {show_message(q[0])}{more}" if q else str(action)
+        more = _(" (+{n} behind)").format(n=len(q) - 1) if len(q) > 1 else ""
+        if not q:
+            return str(action)
+        return (
+            _("deliver {channel}: {message}").format(
+                channel=action.channel, message=show_message(q[0])
+            )
+            + more
+        )
     if isinstance(action, Emit):
         t = action.task
         offset, lines = world.tasks[t].offset, world.inputs[t]
         if offset < len(lines):
-            return f"{t} emits {show_value(lines[offset])!r}"
+            return _("{task} emits {line!r}").format(task=t, line=show_value(lines[offset]))
     return str(action)
 
 
@@ -146,21 +158,21 @@ def crash_note(world: World) -> str:
         return ""
     latest = world.coordinator.latest()
     source = (
-        f"checkpoint {latest.checkpoint_id} (the latest completed one)"
+        _("checkpoint {n} (the latest completed one)").format(n=latest.checkpoint_id)
         if latest
-        else "the start: no checkpoint has completed yet, so the run begins again"
+        else _("the start: no checkpoint has completed yet, so the run begins again")
     )
     upstream = sorted(str(t) for t in world.graph.upstream(failed) if t != failed)
-    others = ", ".join(upstream) if upstream else "no upstream task"
-    name = html.escape(str(failed))
-    return (
-        f"<div class='absnb-crash'><b>{name} has failed.</b> Nothing moves until a recovery; "
+    others = ", ".join(upstream) if upstream else _("no upstream task")
+    text = _(
+        "<b>{name} has failed.</b> Nothing moves until a recovery; "
         "<b>Step does not recover on its own</b>: choose one. "
-        f"<b>Recover (full)</b> restarts every task from {html.escape(source)}: each "
+        "<b>Recover (full)</b> restarts every task from {source}: each "
         "task loads its recorded state, each channel is emptied and refilled with its "
         "recorded state, sources rewind to their recorded offsets. "
-        f"<b>Recover (partial)</b> restarts only {name} and its upstream tasks "
-        f"({html.escape(others)}) from the same checkpoint; they replay their inputs in "
+        "<b>Recover (partial)</b> restarts only {name} and its upstream tasks "
+        "({others}) from the same checkpoint; they replay their inputs in "
         "the order they first consumed them and downstream tasks drop what they have "
-        "already seen.</div>"
-    )
+        "already seen."
+    ).format(name=html.escape(str(failed)), source=html.escape(source), others=html.escape(others))
+    return f"<div class='absnb-crash'>{text}</div>"

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, NamedTuple
 
 from absnb.core.ids import TaskId
+from absnb.i18n import gettext as _
 from absnb.sim.events import Event
 from absnb.views.arrows import (
     Arrow,
@@ -310,7 +311,7 @@ def layout(
     scale = Scale(first, now, width, left, right, top, gap)
     placer = Placer(left, width - right, TITLE_PX * 1.8)
     for line, row in zip(lines, row_of, strict=True):
-        x, _ = scale.px(line.points[0])
+        x, _y = scale.px(line.points[0])
         kind = "by hand" if line.cut.status == "by hand" else "checkpoint"
         placer.place(_cut_label(line), kind, [(x, top - ROW_PX * (row + 1))])
     bottom = top + gap * (len(tasks) - 1)
@@ -324,7 +325,7 @@ def layout(
     _place_crossings(placer, scale, strokes, lines, crossings)
     height = max([bottom + 60, *(lb.box.y1 for lb in placer.labels)]) + 16
     return Diagram(
-        title or f"{graph.name} under {world.protocol.name}",
+        title or _("{job} under {protocol}").format(job=graph.name, protocol=world.protocol.name),
         tasks,
         first,
         now,
@@ -382,7 +383,10 @@ def _bands(
 
 
 def _cut_label(line: CutLine) -> str:
-    return line.cut.label + (" (pending)" if line.cut.status == "pending" else "")
+    label = line.cut.label
+    if line.cut.checkpoint_id is not None and label == f"checkpoint {line.cut.checkpoint_id}":
+        label = _("checkpoint {n}").format(n=line.cut.checkpoint_id)
+    return label + (_(" (pending)") if line.cut.status == "pending" else "")
 
 
 def _cut_rows(lines: Sequence[CutLine], probe: Scale) -> list[int]:
@@ -391,7 +395,7 @@ def _cut_rows(lines: Sequence[CutLine], probe: Scale) -> list[int]:
     rows = Placer(probe.left, probe.width - probe.right, -float("inf"))
     row_of = []
     for line in lines:
-        x, _ = probe.px(line.points[0])
+        x, _y = probe.px(line.points[0])
         label = rows.place(_cut_label(line), "", [(x, -ROW_PX * r) for r in range(len(lines))])
         assert label is not None  # one row per cut always fits
         row_of.append(round(-label.y / ROW_PX))
@@ -401,7 +405,7 @@ def _cut_rows(lines: Sequence[CutLine], probe: Scale) -> list[int]:
 def _place_steps(placer: Placer, scale: Scale, first: float, now: float, tick_y: float) -> None:
     """The step numbers of the time axis."""
     for step in _ticks(first, now, scale):
-        x, _ = scale.px(Point(step, 0))
+        x, _y = scale.px(Point(step, 0))
         placer.place(f"{step:g}", "step", [(x, tick_y)])
 
 
@@ -416,13 +420,15 @@ def _place_failures(
     """A label by each crash, and one under the time axis for each recovery."""
     for crash in crashes:
         x, y = scale.px(Point(crash.step, lanes[crash.task]))
-        placer.place(f"{crash.task} crashes", "crash", around(x, y, 6))
+        placer.place(_("{task} crashes").format(task=crash.task), "crash", around(x, y, 6))
     for rec in recoveries:
-        x, _ = scale.px(Point(rec.step, 0))
-        what = f"checkpoint {rec.checkpoint_id}" if rec.checkpoint_id else "the initial state"
-        placer.place(
-            f"recover from {what}", "recovery", [(x, tick_y + 30 * k) for k in range(1, 7)]
+        x, _y = scale.px(Point(rec.step, 0))
+        what = (
+            _("recover from checkpoint {n}").format(n=rec.checkpoint_id)
+            if rec.checkpoint_id
+            else _("recover from the initial state")
         )
+        placer.place(what, "recovery", [(x, tick_y + 30 * k) for k in range(1, 7)])
 
 
 def _place_crossings(
@@ -440,7 +446,9 @@ def _place_crossings(
         if s.emphasis == "offending" and classify(s.arrow, lines[cr.cut].cut) == "offending":
             px, py = scale.px(cr.at)
             placer.place(
-                f"✗ {s.arrow.label}: received before, sent after", "offending", around(px, py, 12)
+                _("✗ {message}: received before, sent after").format(message=s.arrow.label),
+                "offending",
+                around(px, py, 12),
             )
     placed_states = 0
     for cr in genuine:
@@ -449,5 +457,6 @@ def _place_crossings(
         s = strokes[cr.stroke]
         if classify(s.arrow, lines[cr.cut].cut) == "channel state":
             px, py = scale.px(cr.at)
-            if placer.place(f"channel state {s.arrow.label}", "channel state", around(px, py, 3)):
+            text = _("channel state {message}").format(message=s.arrow.label)
+            if placer.place(text, "channel state", around(px, py, 3)):
                 placed_states += 1

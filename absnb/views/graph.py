@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from absnb.core.errors import AbsnbError
 from absnb.core.ids import ChannelId, TaskId
 from absnb.core.messages import CancelCheckpointMarker, CheckpointBarrier, Marker
+from absnb.i18n import gettext as _
 from absnb.protocols.two_phase_commit import TwoPhaseCommitState
 from absnb.sim.format import show_message, show_value
 from absnb.views.graph_layout import in_order, quote
@@ -34,6 +35,7 @@ from absnb.views.palette import (
     RECORDING_COLOUR,
     STATUS_BORDERS,
     STATUS_COLOURS,
+    font,
 )
 
 if TYPE_CHECKING:
@@ -212,15 +214,21 @@ def _recording(world: World, short: bool = False) -> dict[ChannelId, str]:
         handler = world.tasks[t].handler
         for c in handler.recorded_channels():
             counts = handler.recorded_count(c)
-            verb = "recording" if chandy else "logging"
+            verb = _("recording") if chandy else _("logging")
             if not counts:
                 out[c] = verb
             elif len(counts) > 1:
-                each = ", ".join(f"snapshot {n}: {k}" for n, k in counts)
+                each = ", ".join(_("snapshot {n}: {k}").format(n=n, k=k) for n, k in counts)
                 out[c] = f"{verb} ({each})"
             else:
-                noun = "" if short else " recorded" if chandy else " logged"
-                out[c] = f"{verb}: {counts[0][1]}{noun}"
+                some = (
+                    _("{verb}: {k}")
+                    if short
+                    else _("{verb}: {k} recorded")
+                    if chandy
+                    else _("{verb}: {k} logged")
+                )
+                out[c] = some.format(verb=verb, k=counts[0][1])
     return out
 
 
@@ -241,12 +249,14 @@ def transaction_lines(state: TwoPhaseCommitState[Any], max_pending: int = 3) -> 
     lines: list[str] = []
     if state.current is not None:
         k, name = state.written, short_txn(state.current, state.task)
-        lines.append(f"open {name}: {k} record{'' if k == 1 else 's'}")
+        one = _("open {name}: {k} record") if k == 1 else _("open {name}: {k} records")
+        lines.append(one.format(name=name, k=k))
     for n, txn in state.pending[:max_pending]:
-        lines.append(f"{short_txn(txn, state.task)} pre-committed for {n}")
+        pre = _("{txn} pre-committed for {n}")
+        lines.append(pre.format(txn=short_txn(txn, state.task), n=n))
     if len(state.pending) > max_pending:
-        lines.append(f"+{len(state.pending) - max_pending} more pre-committed")
-    return lines or ["no open transaction"]
+        lines.append(_("+{k} more pre-committed").format(k=len(state.pending) - max_pending))
+    return lines or [_("no open transaction")]
 
 
 def node_status(kind: str, text: str) -> str:
@@ -255,13 +265,16 @@ def node_status(kind: str, text: str) -> str:
     task not in a snapshot (its white fill and the legend say so)."""
     taken = text.split("checkpoint", 1)[1].lstrip("s ").rstrip(")") if "taken" in text else ""
     if kind == "taken":
-        return f"taken: {taken}"
+        return _("taken: {ids}").format(ids=taken)
     if kind == "aligning":
-        return f"aligning {text.split()[2]}: {text.split('(')[1].split()[0]}"
+        got = text.split("(")[1].split()[0]
+        return _("aligning {n}: {got}").format(n=text.split()[2], got=got)
     if kind == "halted":
-        return f"halted, taken: {taken}" if taken else "halted"
+        return _("halted, taken: {ids}").format(ids=taken) if taken else _("halted")
     if kind == "restoring":
-        return f"replaying {text.split('replaying ', 1)[1].split()[0]}"
+        return _("replaying {n}").format(n=text.split("replaying ", 1)[1].split()[0])
+    if kind == "failed":
+        return _("FAILED")
     return "" if kind == "idle" else text
 
 
@@ -275,7 +288,7 @@ def _task_node(world: World, t: TaskId, max_state_items: int | None, short: bool
     elif state := short_state(st.state, max_state_items):
         lines.extend(escape(part) for part in wrap(state, width))
     if world.graph.kind(t) in ("source", "process"):
-        lines.append(f"offset {st.offset:,}/{len(world.inputs[t]):,}")
+        lines.append(_("offset {n:,}/{of:,}").format(n=st.offset, of=len(world.inputs[t])))
     if note := node_status(kind, status):
         if short:  # a wrapped line keeps "taken: 1" together (a no-break space)
             note = note.replace(": ", ":\u00a0")
@@ -293,7 +306,7 @@ def _channel_edge(
     attrs: list[str] = []
     blocked = c in world.blocked
     if blocked:
-        held = f"blocked: {len(q):,}" if short else f"blocked: {len(q):,} buffered"
+        held = (_("blocked: {n:,}") if short else _("blocked: {n:,} buffered")).format(n=len(q))
         lines.append(f'<FONT COLOR="{BLOCKED_COLOUR}"><B>{held}</B></FONT>')
         attrs += [f'color="{BLOCKED_COLOUR}"', "penwidth=2.5"]
     note = recording.get(c)
@@ -330,18 +343,22 @@ def _title(world: World, short: bool = False) -> str:
     coord = world.coordinator
     done = len(coord.completed)
     head = [f"<B>{escape(world.graph.name)}</B>", escape(world.protocol.name)]
-    parts = [f"step {world.clock:,}", f"{done} checkpoint{'' if done == 1 else 's'} completed"]
+    step = _("step {n:,}").format(n=world.clock)
+    completed = _("1 checkpoint completed") if done == 1 else _("{n} checkpoints completed")
+    parts = [step, completed.format(n=done)]
     if short:
-        head = [f"<B>{escape(world.protocol.name)}</B>", f"step {world.clock:,}"]
-        parts = [f"completed: {done}"]
+        head = [f"<B>{escape(world.protocol.name)}</B>", step]
+        parts = [_("completed: {n}").format(n=done)]
     if coord.pending:
         ids = ", ".join(str(n) for n in sorted(coord.pending))
-        parts.append(f"pending: {ids}")
+        parts.append(_("pending: {ids}").format(ids=ids))
     if coord.declined:
-        ids = ", ".join(f"{n} by {escape(str(t))}" for n, t, _ in coord.declined)
-        parts.append(f"declined: {ids}")
+        by = _("{n} by {task}")
+        ids = ", ".join(by.format(n=n, task=escape(str(t))) for n, t, _why in coord.declined)
+        parts.append(_("declined: {ids}").format(ids=ids))
     if coord.expired:
-        parts.append(f"timed out: {', '.join(str(n) for n in coord.expired)}")
+        ids = ", ".join(str(n) for n in coord.expired)
+        parts.append(_("timed out: {ids}").format(ids=ids))
     return " · ".join(head) + "<BR/>" + " · ".join(parts)
 
 
@@ -380,9 +397,9 @@ def to_dot(
     out = [
         f"digraph {quote(graph.name)} {{",
         "  rankdir=TB; nodesep=0.25; ranksep=0.3;",
-        f"  labelloc=t; fontname=Helvetica; fontsize={FONT_SIZE}; label=<{label}>;",
-        f'  node [shape=box style="rounded,filled" fontname=Helvetica fontsize={FONT_SIZE}];',
-        f'  edge [fontname=Helvetica fontsize={FONT_SIZE} color="{EDGE_COLOUR}"];',
+        f"  labelloc=t; fontname={font()}; fontsize={FONT_SIZE}; label=<{label}>;",
+        f'  node [shape=box style="rounded,filled" fontname={font()} fontsize={FONT_SIZE}];',
+        f'  edge [fontname={font()} fontsize={FONT_SIZE} color="{EDGE_COLOUR}"];',
     ]
     for i, (name, spec) in enumerate(graph.operators.items()):
         nodes = [_task_node(world, t, max_state_items, short) for t in graph.tasks_of(name)]
@@ -391,7 +408,9 @@ def to_dot(
             continue
         out.append(f"  subgraph cluster_{i} {{")
         # short: no label (the tasks' names say the operator), so the graph is lower
-        about = f"{escape(name)} ({escape(spec.kind)}, parallelism {spec.parallelism})"
+        about = _("{name} ({kind}, parallelism {n})").format(
+            name=escape(name), kind=escape(spec.kind), n=spec.parallelism
+        )
         out.append(
             f"    label=<{'' if short else about}>; "
             f'style="rounded,dashed"; color="#999999"; fontsize={FONT_SIZE - 2};'

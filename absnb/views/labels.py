@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import NamedTuple
+from unicodedata import east_asian_width
 
 LABEL_PX = 18
 """Font size of every label on the diagram: readable on a projector at 1280 px wide."""
@@ -40,9 +41,16 @@ class Label(NamedTuple):
     box: Box
 
 
+def wide(text: str) -> int:
+    """How many of ``text``'s characters are wide (Korean, Chinese and Japanese: East
+    Asian width W or F), each a whole em where others take :data:`CHAR_EM`."""
+    return sum(east_asian_width(c) in "WF" for c in text)
+
+
 def text_box(text: str, x: float, y: float, size: float = LABEL_PX) -> Box:
     """The bounding box of ``text`` centred on ``(x, y)`` (estimated, generously)."""
-    w = len(text) * size * CHAR_EM / 2 + 4
+    k = wide(text)
+    w = ((len(text) - k) * size * CHAR_EM + k * size) / 2 + 4
     h = size * 0.7
     return Box(x - w, y - h, x + w, y + h)
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from absnb.core.messages import Marker
+from absnb.i18n import gettext as _
 from absnb.views.palette import (
     BARRIER_COLOUR,
     BLOCKED_COLOUR,
@@ -18,15 +19,18 @@ from absnb.views.palette import (
 if TYPE_CHECKING:
     from absnb.sim.world import World
 
-STATUS_WORDS: dict[str, str] = {
-    "idle": "not in a snapshot",
-    "aligning": "aligning",
-    "taken": "state taken",
-    "halted": "halted",
-    "restoring": "restoring",
-    "failed": "failed",
-}
-"""The legend's word per status kind."""
+
+def status_word(kind: str) -> str:
+    """The legend's word for a status kind, in the language set."""
+    words = {
+        "idle": _("not in a snapshot"),
+        "aligning": _("aligning"),
+        "taken": _("state taken"),
+        "halted": _("halted"),
+        "restoring": _("restoring"),
+        "failed": _("failed"),
+    }
+    return words[kind]
 
 
 def legend(world: World) -> str:
@@ -45,14 +49,14 @@ def legend(world: World) -> str:
     size = FONT_SIZE - 2
     cells = [
         f'<TD BGCOLOR="{STATUS_COLOURS[k]}" BORDER="1"><FONT POINT-SIZE="{size}">'
-        f"{STATUS_WORDS[k]}</FONT></TD>"
+        f"{status_word(k)}</FONT></TD>"
         for k in kinds
     ]
     marks = []
     if can.blocks_inputs:
-        marks.append(f'<FONT COLOR="{BLOCKED_COLOUR}"><B>blocked</B></FONT>')
+        marks.append(f'<FONT COLOR="{BLOCKED_COLOUR}"><B>{_("blocked")}</B></FONT>')
     if can.records_channel_state:
-        marks.append(f'<FONT COLOR="{RECORDING_COLOUR}"><B>recorded</B></FONT>')
+        marks.append(f'<FONT COLOR="{RECORDING_COLOUR}"><B>{_("recorded")}</B></FONT>')
     if can.max_concurrent != 0 and can.message is Marker:
         marks.append(f'<FONT COLOR="{MARKER_COLOUR}"><B>◆marker</B></FONT>')
     elif can.max_concurrent != 0:

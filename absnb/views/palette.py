@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from absnb.i18n import get_language
+
 STATUS_COLOURS: dict[str, str] = {
     "idle": "#ffffff",
     "aligning": "#f7e98e",
@@ -32,3 +34,17 @@ BARRIER_COLOUR = "#b35c00"
 MARKER_COLOUR = "#7b3294"
 FONT_SIZE = 18
 """Point size of labels: drawn at one pixel per point (:mod:`absnb.views.pictures`), 18 px."""
+
+FONTS: dict[str, str] = {
+    "en": "Helvetica",
+    "ko": '"Noto Sans CJK KR"',
+    "zh": '"Noto Sans CJK SC"',
+}
+"""The graph's font per language, as a DOT value: Graphviz sizes each box from the font's
+metrics, so Korean and Chinese labels need a font with their glyphs (Debian's
+``fonts-noto-cjk``), and the browser draws the SVG with the same one."""
+
+
+def font() -> str:
+    """The DOT ``fontname`` for the language set (:func:`absnb.set_language`)."""
+    return FONTS[get_language()]

@@ -19,6 +19,7 @@ from typing import Any
 
 import ipywidgets as w
 
+from absnb.i18n import gettext as _
 from absnb.jobs.base import Job
 from absnb.sim.actions import Action, Crash, Recover, TriggerCheckpoint
 from absnb.sim.schedulers import RandomScheduler
@@ -44,8 +45,10 @@ class SideBySide:
         self.panes = [StepperWidget(s, timeline=False, log_lines=5, compact=True) for s in steppers]
         first = self.panes[0].world
         self.controls = c = Controls([str(t) for t in first.graph.tasks])
-        self.chooser = w.Dropdown(description="next", layout=w.Layout(width="460px"))
-        self.do = button("Do it in every pane", "apply the chosen action in every pane", "success")
+        self.chooser = w.Dropdown(description=_("next"), layout=w.Layout(width="460px"))
+        self.do = button(
+            _("Do it in every pane"), _("apply the chosen action in every pane"), "success"
+        )
         self._syncing = False
         c.step.on_click(lambda _: self._each(lambda p: p.step()))
         c.back.on_click(lambda _: self._each(lambda p: p.back()))
@@ -67,8 +70,8 @@ class SideBySide:
                     p.graph,
                     p.status,
                     p.controls.message,
-                    panel("Latest completed snapshot", p.snapshot, min_width="0"),
-                    panel("Trace", p.log, min_width="0"),
+                    panel(_("Latest completed snapshot"), p.snapshot, min_width="0"),
+                    panel(_("Trace"), p.log, min_width="0"),
                 ],
                 layout=w.Layout(min_width="0", overflow="hidden", padding="0 8px 0 0"),
             )
@@ -131,7 +134,7 @@ class SideBySide:
         finally:
             self._syncing = False
         if any(failed) and not all(failed):
-            c.message.value = "A pane has failed and another has not: Reset or Back."
+            c.message.value = _("A pane has failed and another has not: Reset or Back.")
         elif all(failed):
             c.message.value = panes[0].controls.message.value
         else:
@@ -156,10 +159,10 @@ class SideBySide:
     def describe(self) -> str:
         names = ", ".join(p.world.protocol.name for p in self.panes)
         world = self.panes[0].world
-        return (
-            f"side-by-side panes of {world.graph.name} ({names}) at step {world.clock} "
+        return _(
+            "side-by-side panes of {job} ({protocols}) at step {n} "
             "(run the notebook to step through them)"
-        )
+        ).format(job=world.graph.name, protocols=names, n=world.clock)
 
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
         bundle = self.widget._repr_mimebundle_(**kwargs)

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from absnb.i18n import gettext as _
 from absnb.views import timeline_static as svg
-from absnb.views.arrows import KIND_NAMES, MessageKind
+from absnb.views.arrows import KIND_NAMES, MessageKind, kind_name
 from absnb.views.diagram import Diagram, Stroke
 from absnb.views.labels import LABEL_PX
 
@@ -120,7 +121,7 @@ def figure_of(d: Diagram) -> go.Figure:
     layout = {
         "title": {"text": d.title, "font": {"size": 22}},
         "font": {"size": LABEL_PX},
-        "xaxis": {"title": {"text": "step"}, "range": [d.first - 0.5, d.now + 0.5]},
+        "xaxis": {"title": {"text": _("step")}, "range": [d.first - 0.5, d.now + 0.5]},
         "yaxis": {
             "tickmode": "array",
             "tickvals": list(range(n)),
@@ -177,7 +178,7 @@ def _message_traces(d: Diagram) -> list[Any]:
         data.append(
             _stroke_trace(
                 bad,
-                name="offending: received before the cut, sent after",
+                name=_("offending: received before the cut, sent after"),
                 colour=svg.OFFENDING,
                 dash="solid",
                 width=6,
@@ -188,7 +189,7 @@ def _message_traces(d: Diagram) -> list[Any]:
         data.append(
             _stroke_trace(
                 lost,
-                name="discarded by recovery",
+                name=_("discarded by recovery"),
                 colour=svg.LOST,
                 dash="dot",
                 width=1.5,
@@ -210,7 +211,7 @@ def _kind_traces(strokes: list[Stroke], kind: MessageKind, dense: bool) -> list[
         data.append(
             _stroke_trace(
                 delivered,
-                name=KIND_NAMES[kind][1],
+                name=kind_name(kind, several=True),
                 colour=colour,
                 dash="dot" if control else "solid",
                 width=width,
@@ -220,7 +221,7 @@ def _kind_traces(strokes: list[Stroke], kind: MessageKind, dense: bool) -> list[
         data.append(
             _stroke_trace(
                 flying,
-                name=f"{KIND_NAMES[kind][1]} in flight",
+                name=_("{messages} in flight").format(messages=kind_name(kind, several=True)),
                 colour=colour,
                 dash="dash",
                 width=width,
@@ -241,7 +242,7 @@ def _replay_marks(d: Diagram) -> list[Any]:
                 [s.end.x for s in dropped],
                 [s.end.y for s in dropped],
                 [s.arrow.describe() for s in dropped],
-                name="dropped duplicates",
+                name=_("dropped duplicates"),
                 symbol="circle-x-open",
                 colour="#222222",
                 size=13,
@@ -254,7 +255,7 @@ def _replay_marks(d: Diagram) -> list[Any]:
                 [s.start.x for s in replayed],
                 [s.start.y for s in replayed],
                 [s.arrow.describe() for s in replayed],
-                name="replayed from snapshot",
+                name=_("replayed from snapshot"),
                 symbol="square-open",
                 colour=svg.RECOVERY,
                 size=12,
@@ -263,14 +264,24 @@ def _replay_marks(d: Diagram) -> list[Any]:
     return data
 
 
-_CUT_NAMES = {"completed": "checkpoint cuts", "pending": "pending cuts", "by hand": "cuts by hand"}
+def cut_name(status: str) -> str:
+    """The legend's name of a kind of cut, in the language set."""
+    names = {
+        "completed": _("checkpoint cuts"),
+        "pending": _("pending cuts"),
+        "by hand": _("cuts by hand"),
+    }
+    return names[status]
+
+
 _CUT_DASHES = {"completed": "solid", "pending": "dash", "by hand": "dashdot"}
 
 
 def _cut_traces(d: Diagram) -> list[Any]:
     """The cut lines, one trace per status (completed, pending, by hand)."""
     data = []
-    for status, name in _CUT_NAMES.items():
+    for status in _CUT_DASHES:
+        name = cut_name(status)
         of = [line for line in d.cuts if line.cut.status == status]
         if not of:
             continue
@@ -279,7 +290,8 @@ def _cut_traces(d: Diagram) -> list[Any]:
         hover: list[str] = []
         for line in of:
             what = f"{line.cut.label}: " + ", ".join(
-                f"{t} at {p.x:g}" for t, p in zip(d.tasks, line.points, strict=True)
+                _("{task} at {step:g}").format(task=t, step=p.x)
+                for t, p in zip(d.tasks, line.points, strict=True)
             )
             cx += [p.x for p in line.points] + [None]
             cy += [p.y for p in line.points] + [None]
@@ -320,7 +332,7 @@ def _snapshot_marks(d: Diagram) -> list[Any]:
                     px,
                     py,
                     ptext,
-                    name="states chosen by hand" if by_hand else "task snapshots",
+                    name=_("states chosen by hand") if by_hand else _("task snapshots"),
                     symbol="circle" if by_hand else "diamond",
                     colour=svg.BY_HAND if by_hand else svg.CUT,
                     size=14,
@@ -348,10 +360,15 @@ def _failure_marks(d: Diagram) -> list[Any]:
     if d.recoveries:
         rtext = []
         for r in d.recoveries:
-            what = f"checkpoint {r.checkpoint_id}" if r.checkpoint_id else "the initial state"
+            what = (
+                _("checkpoint {n}").format(n=r.checkpoint_id)
+                if r.checkpoint_id
+                else _("the initial state")
+            )
             rtext.append(
-                f"recover ({r.mode}) at {r.step} from {what}: "
-                f"{', '.join(str(t) for t in r.tasks)} restart"
+                _("recover ({mode}) at {step} from {what}: {tasks} restart").format(
+                    mode=r.mode, step=r.step, what=what, tasks=", ".join(str(t) for t in r.tasks)
+                )
             )
         data.append(
             _points(

@@ -18,8 +18,9 @@ import html
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from absnb.i18n import gettext as _
 from absnb.sim.events import Event
-from absnb.views.arrows import KIND_NAMES
+from absnb.views.arrows import KIND_NAMES, kind_name
 from absnb.views.cut import Cut
 from absnb.views.diagram import (
     LANE_PX,
@@ -169,28 +170,34 @@ def _legend_entries(d: Diagram) -> list[tuple[str, str, float, str]]:
     entries: list[tuple[str, str, float, str]] = []
     kinds = {s.arrow.kind for s in d.strokes}
     if "record" in kinds:
-        entries.append((RECORD, "", 2.0, "record"))
+        entries.append((RECORD, "", 2.0, _("record")))
     controls = [k for k in KIND_NAMES if k in kinds and k != "record"]
     if controls:
-        entries.append((CONTROL, "3 5", 3.0, " / ".join(KIND_NAMES[k][0] for k in controls)))
+        entries.append((CONTROL, "3 5", 3.0, " / ".join(kind_name(k) for k in controls)))
     states = {s.state for s in d.strokes}
     emphases = {s.emphasis for s in d.strokes}
     if "in flight" in states:
-        entries.append((RECORD, "10 6", 2.0, "in flight (not yet delivered)"))
+        entries.append((RECORD, "10 6", 2.0, _("in flight (not yet delivered)")))
     if "channel state" in emphases:
-        entries.append((RECORD, "", 3.5, "channel state: sent before the cut, received after"))
+        entries.append((RECORD, "", 3.5, _("channel state: sent before the cut, received after")))
     if "offending" in emphases:
-        entries.append((OFFENDING, "", 5.0, "✗ received before the cut, sent after: inconsistent"))
+        entries.append(
+            (OFFENDING, "", 5.0, _("✗ received before the cut, sent after: inconsistent"))
+        )
     if "lost" in states:
-        entries.append((LOST, "3 4", 2.0, "discarded by a recovery"))
+        entries.append((LOST, "3 4", 2.0, _("discarded by a recovery")))
     statuses = {line.cut.status for line in d.cuts}
     for status in ("completed", "pending", "by hand"):
         if status in statuses:
             colour = BY_HAND if status == "by hand" else CUT
-            name = "cut by hand" if status == "by hand" else f"cut of a {status} checkpoint"
+            name = {
+                "by hand": _("cut by hand"),
+                "completed": _("cut of a completed checkpoint"),
+                "pending": _("cut of a pending checkpoint"),
+            }[status]
             entries.append((colour, _CUT_DASH[status], 4.0, name))
     if d.bands:
-        entries.append(("url(#down)", "", 14.0, "task down: crash to recovery"))
+        entries.append(("url(#down)", "", 14.0, _("task down: crash to recovery")))
     return entries
 
 
@@ -230,13 +237,13 @@ def _lanes(d: Diagram) -> list[str]:
     y0, y1 = top - 0.5 * sc.gap, bottom + 0.5 * sc.gap
     out = []
     for start, end, _task in d.bands:
-        x0, _ = sc.px(Point(start, 0))
-        x1, _ = sc.px(Point(end, 0))
+        x0, _y = sc.px(Point(start, 0))
+        x1, _y = sc.px(Point(end, 0))
         out.append(
             f'<rect x="{_n(x0)}" y="{_n(y0)}" width="{_n(max(x1 - x0, 14))}" '
             f'height="{_n(y1 - y0)}" fill="url(#down)"/>'
         )
-    xn, _ = sc.px(Point(d.now, 0))
+    xn, _y = sc.px(Point(d.now, 0))
     out.append(
         f'<line x1="{_n(xn)}" y1="{_n(y0)}" x2="{_n(xn)}" y2="{_n(y1)}" stroke="#555555" '
         'stroke-width="1.5" stroke-dasharray="2 4"/>'
@@ -251,7 +258,7 @@ def _lanes(d: Diagram) -> list[str]:
     tick_y = bottom + 0.3 * sc.gap + 20
     out.append(_text(sc.left - 14, tick_y, "step", fill="#444444", anchor="end"))
     for r in d.recoveries:
-        x, _ = sc.px(Point(r.step, 0))
+        x, _y = sc.px(Point(r.step, 0))
         out.append(
             f'<line x1="{_n(x)}" y1="{_n(y0)}" x2="{_n(x)}" y2="{_n(y1)}" stroke="{RECOVERY}" '
             'stroke-width="3" stroke-dasharray="1 5" stroke-linecap="round"/>'

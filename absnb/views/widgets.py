@@ -23,6 +23,7 @@ from typing import Any
 import ipywidgets as w
 
 from absnb.core.errors import AbsnbError
+from absnb.i18n import gettext as _
 from absnb.jobs.base import Job
 from absnb.sim.actions import Action, Crash, Recover, TriggerCheckpoint
 from absnb.sim.events import Event
@@ -64,15 +65,20 @@ def diagram_svg(trace: Sequence[Event], world: World) -> str:
 
 
 def _status(world: World) -> str:
-    parts = [f"step {world.clock}", f"protocol {world.protocol.name}"]
-    done = [c.checkpoint_id for c in world.coordinator.completed]
-    parts.append(f"checkpoints completed: {', '.join(map(str, done)) or 'none'}")
+    parts = [
+        _("step {n}").format(n=world.clock),
+        _("protocol {name}").format(name=world.protocol.name),
+    ]
+    done = ", ".join(str(c.checkpoint_id) for c in world.coordinator.completed)
+    parts.append(_("checkpoints completed: {ids}").format(ids=done or _("none")))
     if world.coordinator.pending:
-        parts.append(f"pending: {', '.join(map(str, world.coordinator.pending))}")
+        pending = ", ".join(map(str, world.coordinator.pending))
+        parts.append(_("pending: {ids}").format(ids=pending))
     if world.failed is not None:
-        parts.append(f"<b style='color:#c03c00'>✖ {world.failed} has failed</b>")
+        failed = _("{task} has failed").format(task=world.failed)
+        parts.append(f"<b style='color:#c03c00'>✖ {failed}</b>")
     elif world.is_finished():
-        parts.append("<b>finished</b>")
+        parts.append(f"<b>{_('finished')}</b>")
     return " · ".join(parts)
 
 
@@ -137,8 +143,8 @@ class StepperWidget:
         StepperWidget._count += 1
         root_class = f"absnb-stepper-{StepperWidget._count}"
         c = self.controls = Controls([str(t) for t in stepper.world.graph.tasks], big=present)
-        self.chooser = w.Dropdown(description="next", layout=w.Layout(width="460px"))
-        self.do = button("Do it", "apply the action chosen on the left", "success")
+        self.chooser = w.Dropdown(description=_("next"), layout=w.Layout(width="460px"))
+        self.do = button(_("Do it"), _("apply the action chosen on the left"), "success")
         self.status = w.HTML()
         self.graph = w.HTML()
         self.graph.add_class("absnb-graph")
@@ -160,9 +166,9 @@ class StepperWidget:
         c.recover_partial.on_click(lambda _: self.apply(Recover("partial")))
         self.do.on_click(lambda _: self._do_chosen())
         panels = [
-            panel("Latest completed snapshot", self.snapshot),
-            *([panel("Transactions", self.transactions)] if self.transactions else []),
-            panel("Trace (latest last)", self.log),
+            panel(_("Latest completed snapshot"), self.snapshot),
+            *([panel(_("Transactions"), self.transactions)] if self.transactions else []),
+            panel(_("Trace (latest last)"), self.log),
         ]
         below = w.HBox(panels, layout=w.Layout(flex_flow="row wrap"))
         keys = w.HTML(_keyboard_html(root_class) + STICKY_CSS)
@@ -195,7 +201,7 @@ class StepperWidget:
         elif self.world.failed is not None:
             self.controls.message.value = crash_note(self.world)
         else:
-            self._run(self.stepper.step, nothing_left="Nothing left to do: the run is over.")
+            self._run(self.stepper.step, nothing_left=_("Nothing left to do: the run is over."))
 
     def back(self) -> None:
         """Undo the last step (Step takes it again)."""
@@ -233,7 +239,7 @@ class StepperWidget:
                 elif self.world.failed is not None:
                     return crash_note(self.world)
                 elif self.stepper.step() is None:
-                    return f"The run is over after step {len(self.stepper.trace)}."
+                    return _("The run is over after step {n}.").format(n=len(self.stepper.trace))
             return ""
 
         self._run(move)
@@ -275,13 +281,13 @@ class StepperWidget:
     def _file_tools(self) -> w.Widget:
         self.path = w.Text(
             value=f"{self.world.graph.name}-{self.world.protocol.name}.trace.jsonl",
-            description="trace file",
+            description=_("trace file"),
             layout=w.Layout(width="360px"),
         )
-        save = button("Save trace", "write the run so far to the trace file")
-        load = button("Load trace", "read the trace file: Step and the slider replay it")
-        export = button("Export SVG", "links to the graph (and diagram) as SVG files")
-        self.upload = w.FileUpload(accept=".jsonl,.json", description="Upload trace")
+        save = button(_("Save trace"), _("write the run so far to the trace file"))
+        load = button(_("Load trace"), _("read the trace file: Step and the slider replay it"))
+        export = button(_("Export SVG"), _("links to the graph (and diagram) as SVG files"))
+        self.upload = w.FileUpload(accept=".jsonl,.json", description=_("Upload trace"))
         self.links = w.HTML()
         save.on_click(lambda _: self._file_action(lambda: self.save_trace(self.path.value)))
         load.on_click(lambda _: self._file_action(lambda: self.load_trace(self.path.value)))
@@ -308,7 +314,7 @@ class StepperWidget:
         read it); returns what was done."""
         s = self.stepper
         save_trace(path, s.initial, s.actions, s.trace, info={"scheduler": repr(s.scheduler)})
-        return f"saved {len(s.trace)} steps to {path}"
+        return _("saved {n} steps to {path}").format(n=len(s.trace), path=path)
 
     def load_trace(self, path: str | Path) -> str:
         """Start over on a trace file's world, with its actions to be replayed by Step and
@@ -322,7 +328,9 @@ class StepperWidget:
         self.redo = list(reversed(trace.actions))
         self.controls.crash_task.options = [str(t) for t in trace.world.graph.tasks]
         self.redraw()
-        return f"loaded {len(trace.actions)} steps from {path}: Step or the slider replays them"
+        return _("loaded {n} steps from {path}: Step or the slider replays them").format(
+            n=len(trace.actions), path=path
+        )
 
     def _on_upload(self, change: dict[str, Any]) -> None:
         files = change["new"]
@@ -399,10 +407,10 @@ class StepperWidget:
     def describe(self) -> str:
         """One line for a text-only front end: what the widget shows now."""
         w_ = self.world
-        return (
-            f"stepper widget: {w_.graph.name}, protocol {w_.protocol.name}, step {w_.clock} "
+        return _(
+            "stepper widget: {graph}, protocol {protocol}, step {n} "
             "(run the notebook to step through it)"
-        )
+        ).format(graph=w_.graph.name, protocol=w_.protocol.name, n=w_.clock)
 
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
         bundle = self.widget._repr_mimebundle_(**kwargs)

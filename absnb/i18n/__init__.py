@@ -1,0 +1,70 @@
+"""absnb in English, Korean and Chinese, from one source.
+
+The English text is the source: the package's strings (buttons, status lines, legends,
+verdicts) are marked with :func:`gettext`, the notebooks' prose is cut into paragraphs, and
+both are translated in gettext catalogs (``absnb/locales/<locale>/LC_MESSAGES``), one for
+the package and one per notebook. :func:`set_language` picks the language every view and
+:func:`absnb.views.say` speaks from then on; ``python -m absnb.i18n`` updates the catalogs
+and writes the translated notebooks (:mod:`absnb.i18n.notebooks`).
+
+>>> set_language("ko"); gettext("Step"); set_language("en")
+'스텝'
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from absnb.i18n.catalogs import LANGUAGES, translations
+
+__all__ = ["LANGUAGES", "get_language", "gettext", "language", "set_language"]
+
+_current = "en"
+
+
+def set_language(lang: str) -> None:
+    """Speak ``lang`` from now on: ``"en"``, ``"ko"`` (한국어) or ``"zh"`` (中文).
+
+    Raises:
+        ValueError: ``lang`` is not one of them (the message lists them).
+    """
+    global _current
+    _current = checked(lang)
+
+
+def get_language() -> str:
+    """The language set by :func:`set_language` (``"en"`` until one is set)."""
+    return _current
+
+
+def checked(lang: str) -> str:
+    """``lang`` if absnb speaks it.
+
+    Raises:
+        ValueError: it does not; the message lists the languages it does.
+    """
+    if lang not in LANGUAGES:
+        known = ", ".join(f"{code!r} ({name})" for code, name in LANGUAGES.items())
+        raise ValueError(f"absnb does not speak {lang!r}; pick one of {known}")
+    return lang
+
+
+@contextmanager
+def language(lang: str) -> Iterator[None]:
+    """Speak ``lang`` inside the ``with`` block, and the language before it after."""
+    global _current
+    before, _current = _current, checked(lang)
+    try:
+        yield
+    finally:
+        _current = before
+
+
+def gettext(message: str, lang: str | None = None) -> str:
+    """``message`` in ``lang`` (the current language when None); the English ``message``
+    itself where no reviewed translation exists."""
+    lang = _current if lang is None else lang
+    if lang == "en":
+        return message
+    return translations(lang).get(message, message)
