@@ -120,3 +120,54 @@ CONTROLS_STAY_JS = """(r) => {
     return {buttons, hidden, graphBottom: g.bottom, viewTop: view.top,
             viewBottom: view.bottom, rowHeight: row.getBoundingClientRect().height};
 }"""
+
+# Every text of a widget's graphs as the browser drew it: a node's text outside its box
+# (the font Graphviz measured is not the one drawn), a text past the picture's right edge,
+# and the wide characters (Korean, Chinese) drawn as the empty box of a missing glyph: one
+# that draws exactly as an unassigned code point does in the same font.
+LABELS_JS = """(root) => {
+    const overflow = [], missing = new Set();
+    const canvas = document.createElement('canvas');
+    canvas.width = 40; canvas.height = 40;
+    const ctx = canvas.getContext('2d', {willReadFrequently: true});
+    const draw = (ch, family) => {
+        ctx.clearRect(0, 0, 40, 40);
+        ctx.font = `28px ${family}`;
+        ctx.fillText(ch, 4, 32);
+        return Array.from(ctx.getImageData(0, 0, 40, 40).data).join(',');
+    };
+    const seen = new Map();
+    let texts = 0, wide = 0;
+    for (const svg of root.querySelectorAll('.absnb-graph svg')) {
+        const view = svg.viewBox.baseVal;
+        for (const t of svg.querySelectorAll('text')) {
+            texts += 1;
+            const b = t.getBBox();
+            if (view && view.width && b.x + b.width > view.x + view.width + 1) {
+                overflow.push(`${t.textContent} (past the picture's edge)`);
+            }
+            const family = t.getAttribute('font-family') || 'sans-serif';
+            for (const ch of t.textContent) {
+                if (ch.codePointAt(0) < 0x1100) continue;
+                wide += 1;
+                const key = family + ch;
+                if (!seen.has(key)) {
+                    seen.set(key, draw(ch, family) === draw('\\u{10FFFD}', family));
+                }
+                if (seen.get(key)) missing.add(ch);
+            }
+        }
+        for (const node of svg.querySelectorAll('g.node')) {
+            const shape = node.querySelector('path, polygon, ellipse');
+            if (!shape) continue;
+            const s = shape.getBBox();
+            for (const t of node.querySelectorAll('text')) {
+                const b = t.getBBox();
+                if (b.x < s.x - 1 || b.x + b.width > s.x + s.width + 1) {
+                    overflow.push(`${node.querySelector('title').textContent}: ${t.textContent}`);
+                }
+            }
+        }
+    }
+    return {texts, wide, overflow, missing: Array.from(missing)};
+}"""

@@ -51,10 +51,12 @@ from pathlib import Path
 
 import pytest
 
+from absnb.i18n import gettext
 from tests.e2e.page_scripts import (
     CONTROLS_STAY_JS,
     GEOMETRY_JS,
     GRAPHS_JS,
+    LABELS_JS,
     OUTPUTS_JS,
     VISIBLE_JS,
 )
@@ -66,7 +68,13 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
 SCREENSHOTS = HERE / "screenshots"
 
-NOTEBOOKS = sorted((REPO / "notebooks").glob("*.ipynb"))
+TRANSLATED = (
+    REPO / "notebooks" / "ko" / "00_start_here.ipynb",
+    REPO / "notebooks" / "zh" / "02_abs_word_count.ipynb",
+)
+"""One Korean and one Chinese notebook, each with a stepper: their buttons, graphs and
+legends in the notebook's language, drawn whole (:func:`check_labels`)."""
+NOTEBOOKS = sorted((REPO / "notebooks").glob("*.ipynb")) + list(TRANSLATED)
 if os.environ.get("ABSNB_E2E_NOTEBOOK"):  # an ad-hoc run against another notebook
     NOTEBOOKS = [Path(os.environ["ABSNB_E2E_NOTEBOOK"]).resolve()]
 RUN_ALL_TIMEOUT_S = 600.0
@@ -223,6 +231,28 @@ def check_outputs(page, notebook: Path, where: str, expected: list[int] | None) 
     assert not problems, f"{notebook.name} {where}:\n" + "\n".join(problems)
 
 
+def language_of(notebook: Path) -> str:
+    """The language a notebook speaks: its folder's (``notebooks/ko``) or English."""
+    return notebook.parent.name if notebook.parent.name in ("ko", "zh") else "en"
+
+
+def shown_name(notebook: Path) -> str:
+    """A notebook's path under notebooks/ (``00_start_here.ipynb``, ``ko/00_start_here.ipynb``):
+    its test's id, and where the lab's copy is."""
+    lang = language_of(notebook)
+    return notebook.name if lang == "en" else f"{lang}/{notebook.name}"
+
+
+def check_labels(page, root, where: str) -> None:
+    """Every text of the widget's graphs lies inside its node's box and the picture, and no
+    Korean or Chinese character is drawn as a missing glyph's empty box."""
+    found = page.evaluate(LABELS_JS, root)
+    assert found["texts"], f"{where}: the graphs show no text"
+    assert not found["overflow"], f"{where}: labels overflow their boxes: {found['overflow'][:5]}"
+    assert not found["missing"], f"{where}: glyphs drawn as empty boxes: {found['missing'][:20]}"
+    print(f"{where}: {found['texts']} labels inside their boxes, {found['wide']} wide characters")
+
+
 def check_geometry(page, root, where: str) -> int:
     nodes = page.evaluate(GEOMETRY_JS, root)
     bad = [
@@ -313,8 +343,10 @@ def steps_taken(page, root) -> int:
     return int(page.evaluate(STEP_JS, root))
 
 
-def click(root, label: str) -> None:
-    root.query_selector(f"xpath=.//button[normalize-space(.)='{label}']").click()
+def click(root, label: str, lang: str = "en") -> None:
+    """Click the widget's button that reads ``label`` in ``lang``."""
+    text = gettext(label, lang)
+    root.query_selector(f"xpath=.//button[normalize-space(.)='{text}']").click()
 
 
 STICKY_ROW_PX = 60
@@ -336,37 +368,42 @@ def check_controls_stay(page, root, name: str) -> None:
         assert b["onTop"], f"{b['cls']} covered: {where}"
 
 
-def drive(page, root, name: str) -> None:
-    """Step, the → key, Back, Crash and Recover, the slider on one widget; geometry after
-    each."""
+def drive(page, root, name: str, lang: str = "en") -> None:
+    """Step, the → key, Back, Crash and Recover, the slider on one widget (its buttons read
+    in ``lang``); geometry and labels after each."""
     root.scroll_into_view_if_needed()
     graphs = page.evaluate(GRAPHS_JS, root)
     assert graphs, f"{name}: the widget shows no graph"
     check_geometry(page, root, f"{name} before stepping")
+    check_labels(page, root, f"{name} before stepping")
     n = steps_taken(page, root)
-    click(root, "Step ▶")
+    click(root, "Step ▶", lang)
     graphs = wait_changed(page, root, graphs, n + 1)
     check_geometry(page, root, f"{name} after Step")
     root.query_selector(".absnb-step").focus()
     page.keyboard.press("ArrowRight")
     graphs = wait_changed(page, root, graphs, n + 2)
-    click(root, "◀ Back")
+    click(root, "◀ Back", lang)
     graphs = wait_changed(page, root, graphs, n + 1)
     check_geometry(page, root, f"{name} after Back")
-    crash = root.query_selector("xpath=.//button[normalize-space(.)='Crash']")
+    crash_label = gettext("Crash", lang)
+    crash = root.query_selector(f"xpath=.//button[normalize-space(.)='{crash_label}']")
     if crash is not None and crash.is_enabled():
         crash.click()
+        # what comes next, in words (in English, checked word for word)
+        says = "Step does not recover" if lang == "en" else ""
         page.wait_for_function(
-            "(r) => (r.querySelector('.absnb-crash') || {innerText: ''}).innerText"
-            ".includes('Step does not recover')",
-            arg=root,
+            "([r, says]) => ((r.querySelector('.absnb-crash') || {innerText: ''}).innerText"
+            ".includes(says) && r.querySelector('.absnb-crash').innerText.length > 40)",
+            arg=[root, says],
             timeout=30_000,
             polling=ACTION_POLL_MS,
         )
         # The crash's text can show before its redraw lands (a loaded machine): the graphs
         # Recover must change are the crash's, once drawn.
         graphs = settled(page, root)
-        click(root, "Recover (full)")
+        check_labels(page, root, f"{name} after Crash")
+        click(root, "Recover (full)", lang)
         graphs = wait_changed(page, root, graphs, n + 3)
         check_geometry(page, root, f"{name} after Crash and Recover")
     slider = root.query_selector(".widget-slider .noUi-target, .widget-slider .slider")
@@ -375,11 +412,12 @@ def drive(page, root, name: str) -> None:
     page.mouse.click(box["x"] + box["width"] * 0.9, box["y"] + box["height"] / 2)
     graphs = wait_changed(page, root, graphs)
     check_geometry(page, root, f"{name} after the slider")
+    check_labels(page, root, f"{name} after the slider")
 
 
 def open_notebook(page, base: str, notebook: Path, code_cells: int) -> None:
     """Open the copy of ``notebook`` and wait until all its code cells are in the page."""
-    page.goto(f"{base}/lab/tree/notebooks/{notebook.name}?token={TOKEN}&reset")
+    page.goto(f"{base}/lab/tree/notebooks/{shown_name(notebook)}?token={TOKEN}&reset")
     page.wait_for_function(
         "(n) => document.querySelectorAll('.jp-Notebook .jp-CodeCell').length === n",
         arg=code_cells,
@@ -403,14 +441,16 @@ def show_first_picture(page) -> None:
     )
 
 
-@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda p: p.name)
+@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=shown_name)
 def test_notebook_in_the_browser(lab, notebook, request):
     from playwright.sync_api import sync_playwright
 
     base, folder = lab
-    shutil.copy(notebook, folder / notebook.name)
+    lang = language_of(notebook)
+    (folder / shown_name(notebook)).parent.mkdir(exist_ok=True)
+    shutil.copy(notebook, folder / shown_name(notebook))
     expected = expected_pictures(notebook)
-    stem = notebook.stem
+    stem = notebook.stem if lang == "en" else f"{lang}-{notebook.stem}"
     print(f"\nscreenshots: {SCREENSHOTS}")
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
@@ -455,7 +495,7 @@ def test_notebook_in_the_browser(lab, notebook, request):
                     if (width, height) == VIEWPORTS[0]:
                         check_visible(page, root, f"{notebook.name} widget {i} at {size}")
                         shoot(page, f"{stem}-{size}-visible-{i}")
-                    drive(page, root, f"{notebook.name} widget {i} at {size}")
+                    drive(page, root, f"{shown_name(notebook)} widget {i} at {size}", lang)
                 check_controls_stay(page, roots[0], f"{notebook.name} at {size}")
                 shoot(page, f"{stem}-{size}-scrolled")
                 roots[0].evaluate("(r) => r.scrollIntoView({block: 'start'})")
