@@ -10,6 +10,7 @@ the API reference is the docstrings, in English: neither is extracted here.
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import sys
@@ -24,6 +25,8 @@ LANGUAGES = ("ko", "zh_CN")
 SKIPPED = ("api.pot", "glossary.pot")
 """Templates of pages not translated through these catalogs: the API reference (the
 docstrings, in English) and the glossary (written in the three languages)."""
+_CODE = re.compile(r"`[^`]*`")
+_WORDS = re.compile(r"[A-Za-z]{2}")
 COMMAND = "python docs/i18n.py update, translate the entries it names, then check again"
 
 
@@ -60,6 +63,12 @@ def update() -> None:
     )
 
 
+def has_words(message: str) -> bool:
+    """Whether ``message`` has words outside its code (`` `absnb.core` `` alone has none:
+    the English is shown, as it would be translated)."""
+    return _WORDS.search(_CODE.sub("", message)) is not None
+
+
 def problems() -> list[str]:
     """Every paragraph of the book with no reviewed translation, by language and page."""
     found = []
@@ -71,7 +80,7 @@ def problems() -> list[str]:
             po = LOCALES / lang / "LC_MESSAGES" / page.with_suffix(".po")
             catalog = read_po(po.open("rb"), locale=lang) if po.exists() else None
             for message in template:
-                if not message.id:
+                if not message.id or not has_words(str(message.id)):
                     continue
                 have = catalog.get(message.id) if catalog is not None else None
                 words = " ".join(str(message.id).split()[:8])

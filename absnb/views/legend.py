@@ -54,9 +54,11 @@ def legend(world: World) -> str:
     ]
     marks = []
     if can.blocks_inputs:
-        marks.append(f'<FONT COLOR="{BLOCKED_COLOUR}"><B>{_("blocked")}</B></FONT>')
+        blocked = _("blocked")
+        marks.append(f'<FONT COLOR="{BLOCKED_COLOUR}"><B>{blocked}</B></FONT>')
     if can.records_channel_state:
-        marks.append(f'<FONT COLOR="{RECORDING_COLOUR}"><B>{_("recorded")}</B></FONT>')
+        recorded = _("recorded")
+        marks.append(f'<FONT COLOR="{RECORDING_COLOUR}"><B>{recorded}</B></FONT>')
     if can.max_concurrent != 0 and can.message is Marker:
         marks.append(f'<FONT COLOR="{MARKER_COLOUR}"><B>◆marker</B></FONT>')
     elif can.max_concurrent != 0:

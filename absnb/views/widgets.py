@@ -78,7 +78,8 @@ def _status(world: World) -> str:
         failed = _("{task} has failed").format(task=world.failed)
         parts.append(f"<b style='color:#c03c00'>✖ {failed}</b>")
     elif world.is_finished():
-        parts.append(f"<b>{_('finished')}</b>")
+        finished = _("finished")
+        parts.append(f"<b>{finished}</b>")
     return " · ".join(parts)
 
 
