@@ -102,9 +102,8 @@ def code_messages(code: str) -> Iterator[str]:
     """The literal templates ``code`` passes to ``say`` and the literal nouns it passes to
     ``counted``, in order."""
     lines = [line for line in code.split("\n") if not line.lstrip().startswith(("%", "!"))]
-    for node in ast.walk(ast.parse("\n".join(lines))):
-        if not isinstance(node, ast.Call):
-            continue
+    calls = [node for node in ast.walk(ast.parse("\n".join(lines))) if isinstance(node, ast.Call)]
+    for node in sorted(calls, key=lambda call: (call.lineno, call.col_offset)):
         name = getattr(node.func, "id", getattr(node.func, "attr", None))
         if name == "say" and node.args:
             yield from _strings(node.args[0])

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from absnb.core.errors import AbsnbError
 from absnb.core.ids import ChannelId, TaskId
 from absnb.core.messages import CancelCheckpointMarker, CheckpointBarrier, Marker
+from absnb.i18n import get_language, language
 from absnb.i18n import gettext as _
 from absnb.protocols.two_phase_commit import TwoPhaseCommitState
 from absnb.sim.format import show_message, show_value
@@ -486,7 +487,18 @@ class GraphView:
 
     def __init__(self, world: World, **kw: Any) -> None:
         self.dot = to_dot(world, **kw)
+        self._english = self.dot
+        if get_language() != "en":
+            with language("en"):
+                self._english = to_dot(world, **kw)
         self._name = f"{world.graph.name} {world.protocol.name} step={world.clock}"
+
+    def shows(self, text: str) -> bool:
+        """Whether the graph shows ``text``, a label as the English graph writes it
+        (``"aligning 1: 1/2"``, ``"blocked: 2 buffered"``): in Korean or Chinese, whether
+        it shows that label's translation. A notebook's assertion then holds in every
+        language."""
+        return text in self._english
 
     def svg(self) -> str:
         """The SVG text (Graphviz)."""

@@ -346,3 +346,28 @@ def test_tasks_of_an_operator_stay_in_index_order_at_every_step() -> None:
             for op in ("source", "count", "sink"):
                 assert left(svg, f"{op}[0]") < left(svg, f"{op}[1]"), (protocol, op)
             stepper.step()
+
+
+def test_a_graph_shows_an_english_label_in_every_language() -> None:
+    """``GraphView.shows`` answers for the label as English writes it, so that a notebook's
+    assertion holds in Korean and Chinese; the picture itself speaks the language set."""
+    import absnb
+    from absnb.i18n import gettext, language
+    from absnb.views.graph import show_graph
+
+    stepper = absnb.Stepper(
+        absnb.World(absnb.word_count(), "abs", checkpoint_interval=4),
+        absnb.RandomScheduler(seed=3),
+    )
+    for _ in range(9):
+        stepper.step()
+    english = show_graph(stepper.world)
+    assert english.shows("taken: 1")
+    assert "taken: 1" in english.dot
+    assert not english.shows("aligning 1: 1/2")
+    with language("ko"):
+        korean = show_graph(stepper.world)
+    assert korean.shows("taken: 1")
+    assert not korean.shows("aligning 1: 1/2")
+    assert "taken: 1" not in korean.dot
+    assert gettext("taken: {ids}", "ko").format(ids="1") in korean.dot
