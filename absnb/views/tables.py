@@ -15,6 +15,7 @@ import pandas as pd
 from absnb.core.errors import SnapshotMismatchError
 from absnb.core.ids import ChannelId, TaskId
 from absnb.core.snapshot import GlobalSnapshot
+from absnb.i18n import gettext as _
 from absnb.protocols import PROTOCOLS
 from absnb.views.graph import NONE, short_state, task_status
 
@@ -27,6 +28,21 @@ SNAPSHOT_TASK_COLUMNS = ["task", "operator", "state", "raw_state"]
 CHANNEL_COLUMNS = ["channel", "kind", "records", "count"]
 OFFSET_COLUMNS = ["task", "offset"]
 DIFF_COLUMNS = ["item", "kind", "a", "b", "changed"]
+
+
+def column_names() -> dict[str, str]:
+    """The snapshot tables' column headers as shown, in the language set (the frames keep
+    their English column names, which code reads)."""
+    return {
+        "task": _("task"),
+        "operator": _("operator"),
+        "state": _("state"),
+        "offset": _("offset"),
+        "channel": _("channel"),
+        "kind": _("kind"),
+        "records": _("records"),
+        "count": _("count"),
+    }
 
 
 def _offsets(values: list[int | None]) -> pd.Series:
@@ -103,19 +119,26 @@ class SnapshotTables:
 
     def _sections(self) -> list[tuple[str, pd.DataFrame, str]]:
         none = (
-            "none recorded"
+            _("none recorded")
             if _capability(self.protocol, "records_channel_state", True)
-            else f"none: {_capability(self.protocol, 'short_title', '')} records task states only"
+            else _("none: {protocol} records task states only").format(
+                protocol=_capability(self.protocol, "short_title", "")
+            )
         )
+        shown = column_names()
         return [
-            ("task states", self.tasks[["task", "operator", "state"]], "no tasks"),
-            ("channels", self.channels, none),
-            ("source offsets", self.offsets, "no sources or processes"),
+            (
+                _("task states"),
+                self.tasks[["task", "operator", "state"]].rename(columns=shown),
+                _("no tasks"),
+            ),
+            (_("channels"), self.channels.rename(columns=shown), none),
+            (_("source offsets"), self.offsets.rename(columns=shown), _("no sources or processes")),
         ]
 
     def _title(self) -> str:
         by = f" ({self.protocol})" if self.protocol else ""
-        return f"Checkpoint {self.checkpoint_id}{by}"
+        return _("Checkpoint {n}").format(n=self.checkpoint_id) + by
 
     def _repr_html_(self) -> str:
         parts = [f"<h4>{html.escape(self._title())}</h4>"]

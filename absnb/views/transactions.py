@@ -26,6 +26,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from absnb.i18n import gettext as _
 from absnb.sim.format import show_value
 from absnb.views.graph import NONE, GraphView, escape, short_state, to_dot
 from absnb.views.graph_layout import quote
@@ -213,9 +214,8 @@ def transactions_html(source: Any, *, max_records: int | None = 4) -> str:
         table = store.table()
         parts.append(f"<div><b>{html.escape(str(store.name))}</b></div>")
         if table:
-            head = "".join(
-                f"<th>{c}</th>" for c in ("transaction", "status", "checkpoint", "records")
-            )
+            names = (_("transaction"), _("status"), _("checkpoint"), _("records"))
+            head = "".join(f"<th>{c}</th>" for c in names)
             body = []
             for txn in table:
                 colour = TXN_COLOURS.get(txn.status, "#ffffff")
@@ -228,17 +228,31 @@ def transactions_html(source: Any, *, max_records: int | None = 4) -> str:
                 )
                 body.append(
                     f"<tr><td>{html.escape(str(txn.name))}</td>"
-                    f"<td style='background:{colour}'>{html.escape(txn.status)}</td>"
+                    f"<td style='background:{colour}'>{html.escape(status_word(txn.status))}</td>"
                     f"<td>{ckpt}</td><td>{shown}</td></tr>"
                 )
             parts.append(
                 "<table style='font-size:11px'><tr>" + head + "</tr>" + "".join(body) + "</table>"
             )
         else:
-            parts.append("<i>no transactions</i>")
+            empty = _("no transactions")
+            parts.append(f"<i>{empty}</i>")
         n = len(store.rows)
-        parts.append(f"<div>committed: {n} record{'' if n == 1 else 's'}</div>")
-    return "\n".join(parts) if parts else "<i>no external system</i>"
+        committed = _("committed: 1 record") if n == 1 else _("committed: {n} records")
+        parts.append(f"<div>{committed.format(n=n)}</div>")
+    none = _("no external system")
+    return "\n".join(parts) if parts else f"<i>{none}</i>"
+
+
+def status_word(status: str) -> str:
+    """A transaction's status as shown, in the language set."""
+    words = {
+        "open": _("open"),
+        "pre-committed": _("pre-committed"),
+        "committed": _("committed"),
+        "aborted": _("aborted"),
+    }
+    return words.get(status, status)
 
 
 # -- drawing -------------------------------------------------------------------------------
@@ -247,27 +261,33 @@ def _store_label(store: Any, max_transactions: int, max_records: int) -> str:
     cells = 'BORDER="0" CELLBORDER="1" CELLSPACING="0" CELLPADDING="3"'
     rows = [
         f'<TR><TD COLSPAN="4"><B>{escape(str(store.name))}</B></TD></TR>',
-        "<TR><TD><I>transaction</I></TD><TD><I>status</I></TD><TD><I>for</I></TD>"
-        "<TD><I>records</I></TD></TR>",
+        "".join(
+            f"<TD><I>{name}</I></TD>"
+            for name in (_("transaction"), _("status"), _("for"), _("records"))
+        ).join(("<TR>", "</TR>")),
     ]
     if len(table) > max_transactions:
         earlier = len(table) - max_transactions
-        rows.append(f'<TR><TD COLSPAN="4">… {earlier} earlier</TD></TR>')
+        more = _("{n} earlier").format(n=earlier)
+        rows.append(f'<TR><TD COLSPAN="4">… {more}</TD></TR>')
         table = table[-max_transactions:]
     if not table:
-        rows.append('<TR><TD COLSPAN="4"><I>no transactions</I></TD></TR>')
+        none = _("no transactions")
+        rows.append(f'<TR><TD COLSPAN="4"><I>{none}</I></TD></TR>')
     for txn in table:
         colour = TXN_COLOURS.get(txn.status, "#ffffff")
         ckpt = "" if txn.checkpoint_id is None else f"ckpt {txn.checkpoint_id}"
         records = _records(txn)
         rows.append(
             f"<TR><TD>{escape(str(txn.name))}</TD>"
-            f'<TD BGCOLOR="{colour}">{escape(txn.status)}</TD>'
+            f'<TD BGCOLOR="{colour}">{escape(status_word(txn.status))}</TD>'
             f"<TD>{ckpt}</TD><TD>{'?' if records is None else len(records)}</TD></TR>"
         )
     visible = list(store.rows)
     n = len(visible)
-    text = f"committed output: {n} record{'' if n == 1 else 's'}"
+    text = (
+        _("committed output: 1 record") if n == 1 else _("committed output: {n} records")
+    ).format(n=n)
     if visible:
         text += "<BR/>" + escape(short_state(visible, max_records))
     rows.append(f'<TR><TD COLSPAN="4" BGCOLOR="#f5f5f5">{text}</TD></TR>')
@@ -288,13 +308,13 @@ def transactions_dot(
     body = dot.rstrip()
     assert body.endswith("}"), "to_dot output ends with the graph's closing brace"
     out = [body[:-1].rstrip("\n")]
+    outside = _("external system (outside the job)")
     for i, store in enumerate(stores):
         node = quote(f"external:{i}")
         label = _store_label(store, max_transactions, max_records)
         out += [
             f"  subgraph cluster_external_{i} {{",
-            '    label=<external system (outside the job)>; style="rounded,dashed"; '
-            f'color="{LINK_COLOUR}"; fontsize=10;',
+            f'    label=<{outside}>; style="rounded,dashed"; color="{LINK_COLOUR}"; fontsize=10;',
             f'    {node} [shape=plain style="" label=<{label}>];',
             "  }",
         ]

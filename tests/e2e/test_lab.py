@@ -393,8 +393,8 @@ def drive(page, root, name: str, lang: str = "en") -> None:
         # what comes next, in words (in English, checked word for word)
         says = "Step does not recover" if lang == "en" else ""
         page.wait_for_function(
-            "([r, says]) => ((r.querySelector('.absnb-crash') || {innerText: ''}).innerText"
-            ".includes(says) && r.querySelector('.absnb-crash').innerText.length > 40)",
+            "([r, says]) => { const c = r.querySelector('.absnb-crash');"
+            " return !!c && c.innerText.includes(says) && c.innerText.length > 40; }",
             arg=[root, says],
             timeout=30_000,
             polling=ACTION_POLL_MS,
