@@ -1,6 +1,8 @@
-"""The book as a reader opens it: the home page and a notebook chapter, drawn whole.
+"""The book as a reader opens it: the home page and a notebook chapter, drawn whole, in
+English, Korean and Chinese, with a switch to the same page in the other languages.
 
-The book is built from the repository (as `.ci/run` builds it) into a temporary folder,
+The book is built from the repository (as `.ci/run` builds it, the Korean and Chinese books
+in its ko/ and zh/ folders) into a temporary folder,
 served on loopback and opened in Debian's chromium at a projector's 1280x720. Every picture
 of the page must be drawn (an ``<img>`` loaded with a size, an inline ``<svg>`` with a
 box), and a chapter must show as many pictures as its notebook stores.
@@ -56,8 +58,14 @@ def book(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         skip_or_fail("the book's browser test needs " + ", ".join(missing))
     out = tmp_path_factory.mktemp("book")
     build = [sys.executable, "-m", "sphinx", "-q", "-W", "--keep-going", "-n", "-b", "html"]
-    done = subprocess.run([*build, "docs", str(out)], cwd=ROOT, capture_output=True, text=True)
-    assert done.returncode == 0, f"the book does not build:\n{done.stderr[-3000:]}"
+    for language, folder in (("en", out), ("ko", out / "ko"), ("zh_CN", out / "zh")):
+        done = subprocess.run(
+            [*build, "-D", f"language={language}", "docs", str(folder)],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+        )
+        assert done.returncode == 0, f"the {language} book does not build:\n{done.stderr[-3000:]}"
     handler = functools.partial(_Quiet, directory=str(out))
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
@@ -70,7 +78,12 @@ def book(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 @pytest.mark.parametrize(
     ("page", "notebook"),
-    [("index.html", None), ("notebooks/02_abs_word_count.html", "02_abs_word_count.ipynb")],
+    [
+        ("index.html", None),
+        ("notebooks/02_abs_word_count.html", "02_abs_word_count.ipynb"),
+        ("ko/notebooks/00_start_here.html", "ko/00_start_here.ipynb"),
+        ("zh/notebooks/02_abs_word_count.html", "zh/02_abs_word_count.ipynb"),
+    ],
 )
 def test_the_book_draws_its_pictures(book: str, page: str, notebook: str | None) -> None:
     from playwright.sync_api import sync_playwright
@@ -97,5 +110,35 @@ def test_the_book_draws_its_pictures(book: str, page: str, notebook: str | None)
                         tab.locator("article img").first.scroll_into_view_if_needed()
                         tab.screenshot(path=str(Path(shots) / f"book_{name}_{width}_img.png"))
                 tab.close()
+        finally:
+            browser.close()
+
+
+SCRIPTS = {"ko": "[\\uac00-\\ud7a3]", "zh": "[\\u4e00-\\u9fff]"}
+
+
+def test_every_page_switches_to_the_same_page_in_the_other_languages(book: str) -> None:
+    """From a guide page in English to Korean, to Chinese and back, by the sidebar's
+    links: the same page each time, in its language (its ``lang`` and its words)."""
+    import re
+
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        try:
+            tab = browser.new_page(viewport={"width": 1280, "height": 720})
+            tab.goto(f"{book}/guide/python.html", wait_until="load")
+            for name, folder, lang in (("한국어", "ko", "ko"), ("中文", "zh", "zh-CN")):
+                tab.locator(".absnb-languages a", has_text=name).click()
+                tab.wait_for_load_state("load")
+                assert tab.url.endswith(f"/{folder}/guide/python.html"), tab.url
+                assert tab.evaluate("document.documentElement.lang") == lang
+                heading = tab.inner_text("article h1")
+                assert re.search(SCRIPTS[folder], heading), heading
+            tab.locator(".absnb-languages a", has_text="English").click()
+            tab.wait_for_load_state("load")
+            assert tab.url == f"{book}/guide/python.html"
+            assert tab.inner_text("article h1").startswith("In Python")
         finally:
             browser.close()
