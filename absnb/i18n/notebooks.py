@@ -46,6 +46,8 @@ class Block:
     text: str
     cell: int
     cell_id: str
+    sentence: bool = False
+    """A code cell's template for ``say`` (its ``{fields}`` are formatted), not Markdown."""
 
 
 def read_notebook(path: Path) -> dict[str, Any]:
@@ -119,7 +121,7 @@ def notebook_messages(notebook: dict[str, Any]) -> list[Block]:
         if cell["cell_type"] == "markdown":
             found += [Block(b, index, cell_id) for b in blocks(text) if translatable(b)]
         elif cell["cell_type"] == "code" and ("say(" in text or "counted(" in text):
-            found += [Block(m, index, cell_id) for m in code_messages(text)]
+            found += [Block(m, index, cell_id, sentence=True) for m in code_messages(text)]
     return found
 
 

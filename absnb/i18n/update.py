@@ -75,7 +75,7 @@ def notebook_template(path: Path) -> Catalog:
             block.text,
             locations=[(path.name, block.cell)],
             auto_comments=[f"cell {block.cell}, id {block.cell_id}"],
-            flags=["python-brace-format"] if "{" in block.text and "\n" not in block.text else [],
+            flags=["python-brace-format"] if block.sentence and "{" in block.text else [],
         )
     return template
 
@@ -169,7 +169,9 @@ def catalog_problems(lang: str, name: str, template: Catalog) -> list[str]:
             found.append(f"{lang}: {where}: no translation of “{words}…”")
         elif have.fuzzy:
             found.append(f"{lang}: {where}: the translation of “{words}…” is not reviewed")
-        elif fields(str(message.id)) != fields(str(have.string)):
+        elif "python-brace-format" in message.flags and fields(str(message.id)) != fields(
+            str(have.string)
+        ):
             found.append(f"{lang}: {where}: the translation of “{words}…” has other fields")
     return found
 
