@@ -14,7 +14,7 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
-from babel.messages.catalog import Catalog
+from babel.messages.catalog import Catalog, Message
 from babel.messages.extract import extract_from_dir
 from babel.messages.pofile import write_po
 
@@ -35,6 +35,8 @@ COMMAND = (
 )
 """What brings the catalogs and translated notebooks up to date (named by every problem)."""
 
+SENTENCE = "a say() template: its translation keeps every {field}"
+"""The comment that marks a code cell's sentence in a catalog (Markdown has no fields)."""
 TRANSLATED = tuple(code for code in LANGUAGES if code != "en")
 _FIELD = re.compile(r"\{(\w*)[^{}]*\}")
 
@@ -74,8 +76,8 @@ def notebook_template(path: Path) -> Catalog:
         template.add(
             block.text,
             locations=[(path.name, block.cell)],
-            auto_comments=[f"cell {block.cell}, id {block.cell_id}"],
-            flags=["python-brace-format"] if block.sentence and "{" in block.text else [],
+            auto_comments=[f"cell {block.cell}, id {block.cell_id}"]
+            + ([SENTENCE] if block.sentence else []),
         )
     return template
 
@@ -169,11 +171,15 @@ def catalog_problems(lang: str, name: str, template: Catalog) -> list[str]:
             found.append(f"{lang}: {where}: no translation of “{words}…”")
         elif have.fuzzy:
             found.append(f"{lang}: {where}: the translation of “{words}…” is not reviewed")
-        elif "python-brace-format" in message.flags and fields(str(message.id)) != fields(
-            str(have.string)
-        ):
+        elif formatted(name, message) and fields(str(message.id)) != fields(str(have.string)):
             found.append(f"{lang}: {where}: the translation of “{words}…” has other fields")
     return found
+
+
+def formatted(name: str, message: Message) -> bool:
+    """Whether ``message`` of the catalog ``name`` is formatted with ``str.format``: every
+    string of the package's catalog, and a notebook's ``say()`` templates (not Markdown)."""
+    return name == "absnb.po" or SENTENCE in message.auto_comments
 
 
 def fields(text: str) -> list[str]:
