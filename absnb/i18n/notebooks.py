@@ -37,6 +37,7 @@ __all__ = [
 
 _WORDS = re.compile(r"[A-Za-z]{2}")
 _FENCE = re.compile(r"^\s*(```|~~~)")
+_MARKUP = re.compile(r"<[^>]*>|`[^`]*`")
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,8 +90,11 @@ def blocks(markdown: str) -> list[str]:
 
 
 def translatable(block: str) -> bool:
-    """Whether ``block`` has words to translate (a fenced code block has none)."""
-    return not _FENCE.match(block) and _WORDS.search(block) is not None
+    """Whether ``block`` has words to translate: a fenced code block has none, and neither
+    has a block of HTML tags and inline code only (``</details>``, `` `absnb.core` ``)."""
+    if _FENCE.match(block):
+        return False
+    return _WORDS.search(_MARKUP.sub("", block)) is not None
 
 
 def _strings(node: ast.expr) -> list[str]:
