@@ -7,8 +7,9 @@ its id. A code cell's sentences are the literal templates it passes to
 stays English and the sentence is translated when the cell runs.
 
 A translated notebook (``notebooks/ko/…``, ``notebooks/zh/…``) is the English one with its
-markdown translated, a first cell that sets the language, the English code cells, and the
-outputs of its own last run wherever the code cell is unchanged.
+markdown translated, a first code cell that sets the language (under the title), the
+English code cells, and the outputs of its own last run wherever the code cell is
+unchanged.
 """
 
 from __future__ import annotations
@@ -153,7 +154,7 @@ def translated_notebook(
     before: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """``english`` in ``lang``: markdown translated with ``table`` (English block → its
-    translation), the language set in a first cell, code cells as in English. Each code
+    translation), the language set in a first code cell, code cells as in English. Each code
     cell keeps the outputs it has in ``before`` (the translated notebook's last version)
     where its source is unchanged; otherwise its outputs are empty until the notebook runs.
     """
@@ -162,8 +163,10 @@ def translated_notebook(
         for cell in (before or {"cells": []})["cells"]
         if cell["cell_type"] == "code"
     }
-    cells = [_with_outputs(language_cell(lang), kept)]
+    cells: list[dict[str, Any]] = []
     for cell in english["cells"]:
+        if cell["cell_type"] == "code" and not any(c["cell_type"] == "code" for c in cells):
+            cells.append(_with_outputs(language_cell(lang), kept))
         if cell["cell_type"] == "markdown":
             cells.append({**cell, "source": lines(_translate_markdown(source(cell), table))})
         elif cell["cell_type"] == "code":

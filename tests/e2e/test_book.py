@@ -101,7 +101,7 @@ def test_the_book_draws_its_pictures(book: str, page: str, notebook: str | None)
                 assert drawn["empty_svgs"] == 0, f"{page}: {drawn}"
                 if notebook is not None:
                     stored = sum(expected_pictures(ROOT / "notebooks" / notebook))
-                    assert drawn["images"] + drawn["svgs"] >= stored >= 5, drawn
+                    assert drawn["images"] + drawn["svgs"] >= stored >= 2, drawn
                     assert "Error displaying widget" not in tab.inner_text("article")
                 if shots:
                     name = page.replace("/", "_").replace(".html", "")

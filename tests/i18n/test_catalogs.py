@@ -77,7 +77,7 @@ def test_an_unreviewed_translation_is_not_shipped(copy_of_the_sources: Path) -> 
     po.write_text(text[:first] + "\n#, fuzzy" + text[first:], encoding="utf-8")
     assert any("is not reviewed" in p for p in i18n.problems("zh"))
     built = read_notebook(i18n.build(("zh",))[0])
-    title = source(built["cells"][1]).split("\n")[0]
+    title = source(built["cells"][0]).split("\n")[0]
     assert title == "# Start here: distributed snapshots you can step through"
 
 
