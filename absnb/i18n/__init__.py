@@ -13,12 +13,24 @@ and writes the translated notebooks (:mod:`absnb.i18n.notebooks`).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
+import functools
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager, nullcontext
+from typing import Any, TypeVar
 
 from absnb.i18n.catalogs import LANGUAGES, translations
 
-__all__ = ["LANGUAGES", "get_language", "gettext", "language", "set_language"]
+__all__ = [
+    "LANGUAGES",
+    "get_language",
+    "gettext",
+    "in_own_language",
+    "language",
+    "set_language",
+    "speaking",
+]
+
+R = TypeVar("R")
 
 _current = "en"
 
@@ -59,6 +71,23 @@ def language(lang: str) -> Iterator[None]:
         yield
     finally:
         _current = before
+
+
+def speaking(lang: str | None) -> AbstractContextManager[None]:
+    """:func:`language` ``(lang)``, or nothing when ``lang`` is None (the language set
+    stays): what a widget made with ``lang=`` speaks in, whatever the notebook sets."""
+    return language(lang) if lang is not None else nullcontext()
+
+
+def in_own_language(method: Callable[..., R]) -> Callable[..., R]:
+    """A method that runs in its object's ``lang`` (None: the language set)."""
+
+    @functools.wraps(method)
+    def speaking_method(self: Any, *args: Any, **kwargs: Any) -> R:
+        with speaking(getattr(self, "lang", None)):
+            return method(self, *args, **kwargs)
+
+    return speaking_method
 
 
 def gettext(message: str, lang: str | None = None) -> str:

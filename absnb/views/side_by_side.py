@@ -19,6 +19,7 @@ from typing import Any
 
 import ipywidgets as w
 
+from absnb.i18n import checked, in_own_language, speaking
 from absnb.i18n import gettext as _
 from absnb.jobs.base import Job
 from absnb.sim.actions import Action, Crash, Recover, TriggerCheckpoint
@@ -39,10 +40,18 @@ class SideBySide:
 
     _count = 0
 
-    def __init__(self, steppers: Sequence[Stepper]) -> None:
+    def __init__(self, steppers: Sequence[Stepper], lang: str | None = None) -> None:
         if not steppers:
             raise ValueError("SideBySide needs at least one stepper, got none")
-        self.panes = [StepperWidget(s, timeline=False, log_lines=5, compact=True) for s in steppers]
+        self.lang = None if lang is None else checked(lang)
+        with speaking(self.lang):
+            self._build(steppers)
+
+    def _build(self, steppers: Sequence[Stepper]) -> None:
+        self.panes = [
+            StepperWidget(s, timeline=False, log_lines=5, compact=True, lang=self.lang)
+            for s in steppers
+        ]
         first = self.panes[0].world
         self.controls = c = Controls([str(t) for t in first.graph.tasks])
         self.chooser = w.Dropdown(description=_("next"), layout=w.Layout(width="460px"))
@@ -109,6 +118,7 @@ class SideBySide:
         first, *others = (p.world.enabled_actions() for p in self.panes)
         return [a for a in first if all(a in o for o in others)]
 
+    @in_own_language
     def _sync(self) -> None:
         """Enable a control only when every pane can follow it; size the panes."""
         c, panes = self.controls, self.panes
@@ -156,6 +166,7 @@ class SideBySide:
         if not self._syncing:
             self._each(lambda p: p.goto(change["new"]))
 
+    @in_own_language
     def describe(self) -> str:
         names = ", ".join(p.world.protocol.name for p in self.panes)
         world = self.panes[0].world
@@ -164,6 +175,7 @@ class SideBySide:
             "(run the notebook to step through them)"
         ).format(job=world.graph.name, protocols=names, n=world.clock)
 
+    @in_own_language
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
         bundle = self.widget._repr_mimebundle_(**kwargs)
         data = bundle[0] if isinstance(bundle, tuple) else bundle
@@ -187,11 +199,12 @@ def compare(
     *,
     seed: int = 1,
     checkpoint_interval: int | None = None,
+    lang: str | None = None,
 ) -> SideBySide:
     """Panes side by side, one per protocol, each with a random scheduler of the same
-    seed, under one set of controls."""
+    seed, under one set of controls; ``lang`` their language (None: the language set)."""
     steppers = [
         Stepper(World(job, p, checkpoint_interval=checkpoint_interval), RandomScheduler(seed=seed))
         for p in protocols
     ]
-    return SideBySide(steppers)
+    return SideBySide(steppers, lang=lang)

@@ -23,6 +23,7 @@ from typing import Any
 import ipywidgets as w
 
 from absnb.core.errors import AbsnbError
+from absnb.i18n import checked, in_own_language, speaking
 from absnb.i18n import gettext as _
 from absnb.jobs.base import Job
 from absnb.sim.actions import Action, Crash, Recover, TriggerCheckpoint
@@ -113,6 +114,8 @@ class StepperWidget:
         timeline: show the space-time diagram (redrawn after every step).
         log_lines: how many of the latest events the trace log shows.
         present: presentation layout: the graph first, bigger buttons and panels.
+        lang: the widget's language (``"en"``, ``"ko"``, ``"zh"``) whatever
+            :func:`absnb.set_language` sets; None speaks the language set.
 
     The chooser lists the actions enabled now, each delivery with the message at the head
     of its channel; "Do it" applies the chosen one, "Step" lets the scheduler choose.
@@ -128,6 +131,14 @@ class StepperWidget:
         log_lines: int = 12,
         present: bool = False,
         compact: bool = False,
+        lang: str | None = None,
+    ) -> None:
+        self.lang = None if lang is None else checked(lang)
+        with speaking(self.lang):
+            self._build(stepper, timeline, log_lines, present, compact)
+
+    def _build(
+        self, stepper: Stepper, timeline: bool, log_lines: int, present: bool, compact: bool
     ) -> None:
         self.stepper = stepper
         self.log_lines = log_lines
@@ -260,6 +271,7 @@ class StepperWidget:
         if not self._syncing and change["new"] != len(self.stepper.trace):
             self.goto(change["new"])
 
+    @in_own_language
     def _run(self, fn: Callable[[], Any], nothing_left: str = "") -> None:
         try:
             result = fn()
@@ -304,6 +316,7 @@ class StepperWidget:
             ]
         )
 
+    @in_own_language
     def _file_action(self, fn: Callable[[], str]) -> None:
         try:
             self.links.value = html.escape(fn())
@@ -361,6 +374,7 @@ class StepperWidget:
         self.links.value = "Download: " + " · ".join(links)
 
     # -- drawing ---------------------------------------------------------------------------------
+    @in_own_language
     def redraw(self) -> None:
         """Redraw every view from the stepper's current world and trace."""
         world, trace = self.world, self.stepper.trace
@@ -405,6 +419,7 @@ class StepperWidget:
         if self.timeline is not None:
             self.timeline.value = fit_svg(diagram_svg(trace, world))
 
+    @in_own_language
     def describe(self) -> str:
         """One line for a text-only front end: what the widget shows now."""
         w_ = self.world
@@ -413,6 +428,7 @@ class StepperWidget:
             "(run the notebook to step through it)"
         ).format(graph=w_.graph.name, protocol=w_.protocol.name, n=w_.clock)
 
+    @in_own_language
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
         bundle = self.widget._repr_mimebundle_(**kwargs)
         data = bundle[0] if isinstance(bundle, tuple) else bundle
@@ -430,12 +446,14 @@ def stepper_widget(
     timeline: bool = True,
     allow_deadlock: bool = False,
     present: bool = False,
+    lang: str | None = None,
 ) -> StepperWidget:
     """A :class:`StepperWidget` on a new world of ``job``, seeded random scheduling;
-    ``present=True`` for the presentation layout (graph first, bigger)."""
+    ``present=True`` for the presentation layout (graph first, bigger); ``lang`` its
+    language (None: the one :func:`absnb.set_language` sets)."""
     world = World(
         job, protocol, checkpoint_interval=checkpoint_interval, allow_deadlock=allow_deadlock
     )
     return StepperWidget(
-        Stepper(world, RandomScheduler(seed=seed)), timeline=timeline, present=present
+        Stepper(world, RandomScheduler(seed=seed)), timeline=timeline, present=present, lang=lang
     )

@@ -371,3 +371,26 @@ def test_a_graph_shows_an_english_label_in_every_language() -> None:
     assert not korean.shows("aligning 1: 1/2")
     assert "taken: 1" not in korean.dot
     assert gettext("taken: {ids}", "ko").format(ids="1") in korean.dot
+
+
+def test_a_widget_made_with_lang_speaks_it_whatever_the_language_set() -> None:
+    """``stepper_widget(..., lang="zh")`` and ``compare(..., lang="ko")`` keep their
+    language on every redraw while the notebook's language is English."""
+    import absnb
+    from absnb.i18n import get_language, gettext
+    from absnb.views import compare, stepper_widget
+
+    assert get_language() == "en"
+    widget = stepper_widget(absnb.word_count(), "abs", checkpoint_interval=4, lang="zh")
+    assert widget.controls.step.description == gettext("Step ▶", "zh")
+    widget.step()
+    assert gettext("step {n}", "zh").format(n=1) in widget.status.value
+    describe = gettext(
+        "stepper widget: {graph}, protocol {protocol}, step {n} "
+        "(run the notebook to step through it)",
+        "zh",
+    )
+    assert widget.describe() == describe.format(graph="word_count", protocol="abs", n=1)
+    panes = compare(absnb.word_count(), ("abs", "synchronous"), lang="ko")
+    assert panes.controls.step.description == gettext("Step ▶", "ko")
+    assert get_language() == "en"
