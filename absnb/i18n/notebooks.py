@@ -173,11 +173,18 @@ def translated_notebook(
             cells.append(_with_outputs(cell, kept))
         else:
             cells.append(cell)
-    return {**english, "cells": cells}
+    # the notebook's metadata (its widgets' state among it) is its own run's, like outputs
+    metadata = before["metadata"] if before is not None else english["metadata"]
+    return {**english, "metadata": metadata, "cells": cells}
 
 
 def _with_outputs(cell: dict[str, Any], kept: dict[Any, dict[str, Any]]) -> dict[str, Any]:
     old = kept.get(cell.get("id"))
     if old is not None and source(old) == source(cell):
-        return {**cell, "outputs": old["outputs"], "execution_count": old["execution_count"]}
+        return {
+            **cell,
+            "outputs": old["outputs"],
+            "execution_count": old["execution_count"],
+            "metadata": old.get("metadata", {}),
+        }
     return {**cell, "outputs": [], "execution_count": None}
