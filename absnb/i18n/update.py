@@ -22,6 +22,7 @@ from absnb.i18n.catalogs import LANGUAGES, LOCALES, locale_of, read_catalog
 from absnb.i18n.notebooks import (
     notebook_messages,
     read_notebook,
+    source,
     translated_notebook,
     write_notebook,
 )
@@ -199,13 +200,8 @@ def notebook_problems(lang: str, english: Path) -> list[str]:
     found = [
         f"{lang}: {shown} cell {index} differs from its English source and catalog"
         for index, (a, b) in enumerate(zip(stored["cells"], fresh["cells"], strict=False))
-        if _text(a) != _text(b) or a["cell_type"] != b["cell_type"]
+        if source(a) != source(b) or a["cell_type"] != b["cell_type"]
     ]
     if len(stored["cells"]) != len(fresh["cells"]):
         found.append(f"{lang}: {shown} has other cells than its English source")
     return found
-
-
-def _text(cell: dict[str, object]) -> str:
-    text = cell["source"]
-    return text if isinstance(text, str) else "".join(text)  # type: ignore[arg-type]
