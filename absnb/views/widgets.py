@@ -401,20 +401,26 @@ class StepperWidget:
         self.graph.value = fit_svg(self.svg)
         latest = world.latest_snapshot()
         font = f"font-size:{self._font}"
+        none_yet = _("none yet")
         self.snapshot.value = (
             f"<div style='{font}'>"
-            + (snapshot_tables(latest, world.graph)._repr_html_() if latest else "<i>none yet</i>")
+            + (
+                snapshot_tables(latest, world.graph)._repr_html_()
+                if latest
+                else f"<i>{none_yet}</i>"
+            )
             + "</div>"
         )
         if self.transactions is not None:
             self.transactions.value = f"<div style='{font}'>{transactions_html(world)}</div>"
         lines = [html.escape(e.describe()) for e in trace[-self.log_lines :]]
+        no_steps = _("no steps yet")
         self.log.value = (
             f"<pre style='{font};line-height:1.3;white-space:pre-wrap'>"
             + "\n".join(lines)
             + "</pre>"
             if lines
-            else "<i>no steps yet</i>"
+            else f"<i>{no_steps}</i>"
         )
         if self.timeline is not None:
             self.timeline.value = fit_svg(diagram_svg(trace, world))
