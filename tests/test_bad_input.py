@@ -32,6 +32,7 @@ from absnb.core.errors import (
     UnknownProtocolError,
 )
 from absnb.core.graph import Hash, JobGraph
+from absnb.core.ids import ChannelId, TaskId
 from absnb.harness import TaskHarness
 from absnb.jobs.base import Job
 from absnb.jobs.custom import build_custom
@@ -214,7 +215,9 @@ SIM: list[Case] = [
     ("transfer-name", lambda: Transfer("A", B, 100), InvalidTypeError, ("'A'",)),
     ("notify-zero", lambda: Notify(A, 0), InvalidValueError, ("0",)),
     ("recover-mode", lambda: step([Crash(B), Recover("some")]), ActionNotEnabledError, ("'some'",)),
-    ("transfer-amount", lambda: step([Transfer(A, B, -5)]), ActionNotEnabledError, ("-5",)),
+    ("transfer-amount", lambda: Transfer(A, B, -5), TransferRefusedError, ("-5", "account A")),
+    ("transfer-amount-str", lambda: Transfer(A, B, "100"), TransferRefusedError, ("'100'", "not a str")),  # noqa: E501
+    ("transfer-overdraft", lambda: step([Transfer(A, B, 10**9)]), ActionNotEnabledError, ("1,000,000,000",)),  # noqa: E501
     ("deliver-empty", lambda: step([Deliver(AB)]), ActionNotEnabledError, ("A->B",)),
     ("emit-account-empty", lambda: step([Emit(A)]), ActionNotEnabledError, ("A",)),
     ("trigger-unreached", lambda: W.clone().apply(TriggerCheckpoint(a)), ActionNotEnabledError, ("source[0]",)),  # noqa: E501
@@ -231,6 +234,10 @@ SIM: list[Case] = [
     ("script-str", lambda: ScriptedScheduler("deliver"), InvalidTypeError, ("'deliver'",)),
     ("script-entry", lambda: ScriptedScheduler(["deliver A->B"]), InvalidTypeError, ("'deliver A->B'",)),  # noqa: E501
     ("script-start", lambda: ScriptedScheduler([], start=-1), InvalidValueError, ("-1",)),
+    ("random-crash-task", lambda: Stepper(W, RandomScheduler(crash_at=10**4, crash_task="Q")), GraphError, ("crash_task='Q'", "A, B")),  # noqa: E501
+    ("script-crash-task", lambda: Stepper(W, ScriptedScheduler([Emit(A), Crash(TaskId("Q", 0, 1))])), GraphError, ("script entry 1", "'Q'")),  # noqa: E501
+    ("script-channel", lambda: Stepper(W, ScriptedScheduler([Deliver(ChannelId(B, A)), Deliver(ChannelId(A, A))])), GraphError, ("script entry 1", "A->A")),  # noqa: E501
+    ("stepper-scheduler-set", lambda: setattr(Stepper(W), "scheduler", RandomScheduler(crash_at=3, crash_task="Q")), GraphError, ("'Q'",)),  # noqa: E501
     # traces
     ("trace-missing", lambda: load_trace("no/such/trace.jsonl"), TraceFormatError, ("no/such/trace.jsonl",)),  # noqa: E501
     ("trace-action", lambda: action_from_json({"action": "jump"}, bank.graph), TraceFormatError, ("'jump'",)),  # noqa: E501

@@ -96,9 +96,14 @@ def test_crash_text_names_the_crash_and_recovery(capsys: pytest.CaptureFixture[s
     assert "exactly-once: yes" in out
 
 
-def test_a_crash_after_the_end_is_reported(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["run", "--job", "word_count", "--crash", "count[1]@4000"]) == 0
-    assert "did not happen" in capsys.readouterr().out
+def test_a_crash_after_the_end_is_reported_and_exits_1(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # as the Spark runtime's command line does for a failure that never fired
+    assert main(["run", "--job", "word_count", "--crash", "count[1]@4000"]) == 1
+    out = capsys.readouterr().out
+    assert "crash: count[1] at step 4000 did not happen: the run ended at step " in out
+    assert "exactly-once: yes" in out
 
 
 def test_abs_on_the_cycle_deadlocks_and_exits_1(capsys: pytest.CaptureFixture[str]) -> None:

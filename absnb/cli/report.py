@@ -141,14 +141,16 @@ class Report:
     extra: dict[str, Any] = field(default_factory=dict)
     aborted: dict[int, str] = field(default_factory=dict)
     times: list[float] | None = None
+    unfired: bool = False
 
     def print(self, *, as_json: bool) -> int:
-        """Print the report; returns the exit code (0 when every verdict holds, else 1)."""
+        """Print the report; returns the exit code (0 when every verdict holds and every
+        crash asked for happened, else 1)."""
         if as_json:
             print(json.dumps(report_json(self), indent=2, ensure_ascii=False))
         else:
             print("\n".join(report_lines(self)))
-        return 0 if self.verdicts.hold() else 1
+        return 0 if self.verdicts.hold() and not self.unfired else 1
 
     def at(self, step: int) -> str:
         """``step 3``, or ``step 3 (t=2.5)`` when the trace gave times."""

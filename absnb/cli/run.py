@@ -11,8 +11,7 @@ from absnb.cli.drive import drive
 from absnb.cli.jobs import default_protocol, make_job
 from absnb.cli.progress import Progress
 from absnb.cli.report import Report, assess
-from absnb.sim.actions import Crash
-from absnb.sim.schedulers import RandomScheduler
+from absnb.sim.schedulers import RandomScheduler, crash_not_fired
 from absnb.sim.stepper import Stepper
 from absnb.sim.trace import TraceHeader, save_trace
 from absnb.sim.world import World
@@ -72,12 +71,19 @@ def cmd_run(args: argparse.Namespace) -> int:
     )
     report.extra = {"seed": args.seed, "checkpoint_interval": interval or None}
     if crash_task is not None and crash_at is not None:
-        report.notes.append(crash_note(stepper, crash_task, crash_at, args.recovery))
+        why = crash_not_fired(scheduler, stepper.world, stepper.trace)
+        report.unfired = why is not None
+        report.notes.append(
+            f"crash: {crash_task} at step {crash_at}, {args.recovery} recovery"
+            if why is None
+            else f"crash: {crash_task} at step {crash_at} did not happen: the run ended at "
+            f"step {stepper.world.clock}; choose an earlier step"
+        )
         report.extra["crash"] = {
             "task": crash_task,
             "step": crash_at,
             "recovery": args.recovery,
-            "happened": any(type(a) is Crash for a in stepper.actions),
+            "happened": why is None,
         }
     if args.save_trace:
         command = "absnb " + shlex.join(sys.argv[1:] if args.argv is None else args.argv)
@@ -100,13 +106,3 @@ def steps(args: argparse.Namespace, option: str) -> int | None:
             f"{flag} {value:g}: the simulator counts steps, so give a whole number"
         )
     return int(value)
-
-
-def crash_note(stepper: Stepper, task: str, step: int, recovery: str) -> str:
-    """Whether the requested crash happened."""
-    if any(type(a) is Crash for a in stepper.actions):
-        return f"crash: {task} at step {step}, {recovery} recovery"
-    return (
-        f"crash: {task} at step {step} did not happen: the run ended at step "
-        f"{stepper.world.clock}; choose an earlier step"
-    )

@@ -11,10 +11,12 @@ import argparse
 import json
 import statistics
 import sys
+import warnings
 from typing import Any
 
 from absnb.cli.jobs import default_protocol, make_job
 from absnb.cli.report import json_safe, show_output
+from absnb.core.errors import FailureNotFiredWarning
 from absnb.jobs.base import Job
 from absnb.protocols import get_protocol
 from absnb.sim.format import show_value
@@ -59,7 +61,12 @@ def run_on_spark(args: argparse.Namespace) -> int:
 
     runtime = SparkRuntime(start_session(args.master, args))
     try:
-        with quiet_task_failures(runtime.spark), shown_on_failure(runtime.spark):
+        with (
+            quiet_task_failures(runtime.spark),
+            shown_on_failure(runtime.spark),
+            warnings.catch_warnings(),
+        ):
+            warnings.simplefilter("ignore", FailureNotFiredWarning)  # the report says so
             run = runtime.run(
                 job,
                 protocol,
@@ -86,7 +93,7 @@ def run_on_spark(args: argparse.Namespace) -> int:
     rows = run.metrics.checkpoints().to_dict("records")
     if args.save_events:
         run.save_events(args.save_events)
-    unfired = [not_fired(f, run) for f in failures if not fired(f, run)]
+    unfired = list(run.failures_not_fired.values())
     cuts = run.check_cuts()
     report = {
         "runtime": "spark",
@@ -137,33 +144,6 @@ def paced_rate(job: Job, interval: float) -> float:
     checkpoint intervals, so that checkpoints complete while it runs."""
     longest = max((len(log) for log in job.inputs.values()), default=0)
     return longest / (5 * interval) if longest else 1.0
-
-
-def fired(f: Any, run: Any) -> bool:
-    """Whether failure ``f`` fired in ``run`` (its ``failure`` row is in the log)."""
-    return any(
-        r.kind == "failure" and r.task == f.task and r.attempt == f.attempt for r in run.log.rows
-    ) or (f.kind == "kill" and len(run.errors) > f.attempt)
-
-
-def not_fired(f: Any, run: Any) -> str:
-    """What happened instead of failure ``f``: how many records its task consumed."""
-    consumed = sum(
-        n["records_in"]
-        for h in run.hosts
-        for t, n in h.metrics.get("tasks", {}).items()
-        if str(t) == f.task
-    )
-    want = (
-        f"checkpoint {f.after_checkpoint} to complete and {f.after_records or 1} records more"
-        if f.after_checkpoint is not None
-        else f"{f.after_records} records"
-    )
-    return (
-        f"the crash never fired: {f.task} consumed {consumed:,} records in attempt "
-        f"{run.restarts} and the spec waited for {want}; use a larger input (--input), "
-        "a lower --source-rate or an earlier point"
-    )
 
 
 def reference(spark: Any, job: Job, path: str | None) -> Any:

@@ -73,3 +73,8 @@ class JavaNotFoundError(AbsnbError, RuntimeError):
     def _render_traceback_(self) -> list[str]:
         """IPython's hook: the message, not a page of traceback."""
         return [f"{type(self).__name__}: {self}"]
+
+
+class FailureNotFiredWarning(UserWarning):
+    """A crash or failure asked for did not happen: the run ended before it was due, or its
+    task never reached the point it waited for. The run's result says which."""

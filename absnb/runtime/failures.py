@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import os
 import signal
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from absnb.core import validate
 from absnb.core.errors import InvalidValueError
+from absnb.core.events import EventRow
 
 KINDS = ("raise", "kill", "decline")
 
@@ -183,6 +184,57 @@ class Injections:
             if due and f.task == task and f.after_commit == after_commit:
                 when = "after" if after_commit else "before"
                 self._fire(f, f"notified of checkpoint {checkpoint_id}, {when} its commit")
+
+
+def fired(f: Failure, rows: Sequence[EventRow], errors: Sequence[str]) -> bool:
+    """Whether failure ``f`` fired in a run with event log ``rows`` and failed attempts'
+    ``errors``: its ``failure`` row (or for a decline its ``declined`` row) is in the log, or
+    for a kill its attempt failed."""
+    kind = "declined" if f.kind == "decline" else "failure"
+    return any(r.kind == kind and r.task == f.task and r.attempt == f.attempt for r in rows) or (
+        f.kind == "kill" and len(errors) > f.attempt
+    )
+
+
+def not_fired(
+    failures: Sequence[Failure],
+    rows: Sequence[EventRow],
+    errors: Sequence[str],
+    consumed: Mapping[str, int],
+) -> dict[Failure, str]:
+    """Each of ``failures`` that did not fire in a run (see :func:`fired`), with what
+    happened instead; ``consumed``: the records each task consumed in the last attempt."""
+    return {
+        f: why_not_fired(f, consumed.get(f.task, 0), len(errors))
+        for f in failures
+        if not fired(f, rows, errors)
+    }
+
+
+def why_not_fired(f: Failure, consumed: int, restarts: int) -> str:
+    """What happened instead of failure ``f``, whose task consumed ``consumed`` records in
+    the run's last attempt (``restarts``), and what to change."""
+    if f.attempt > restarts:
+        return (
+            f"the failure of {f.task} in attempt {f.attempt} never fired: the run ended in "
+            f"attempt {restarts}; fail an earlier attempt"
+        )
+    if f.kind == "decline" or f.notified is not None or f.during_checkpoint is not None:
+        n = f.notified or f.during_checkpoint
+        return (
+            f"the failure of {f.task} never fired: checkpoint {n} did not reach it in attempt "
+            f"{f.attempt}; use a larger input, a lower source_rate or an earlier checkpoint"
+        )
+    want = (
+        f"checkpoint {f.after_checkpoint} to complete and {f.after_records or 1} records more"
+        if f.after_checkpoint is not None
+        else f"{f.after_records} records"
+    )
+    return (
+        f"the crash never fired: {f.task} consumed {consumed:,} records in attempt "
+        f"{restarts} and the spec waited for {want}; use a larger input, a lower source "
+        "rate or an earlier point"
+    )
 
 
 def committing_to(state: Any, checkpoint_id: int) -> bool:

@@ -17,18 +17,19 @@ import os
 import sys
 import tempfile
 import uuid
+import warnings
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, cast
 
-from absnb.core.errors import AbsnbError, JavaNotFoundError
+from absnb.core.errors import AbsnbError, FailureNotFiredWarning, JavaNotFoundError
 from absnb.core.ids import CheckpointId, TaskId
 from absnb.jobs.base import Job
 from absnb.protocols import CheckpointCoordinator, get_protocol
 from absnb.protocols.two_phase_commit import END_OF_INPUT
 from absnb.runtime import jvm_archive
-from absnb.runtime.failures import Failure
+from absnb.runtime.failures import Failure, not_fired
 from absnb.runtime.host import run_host
 from absnb.runtime.plan import HostPlan, HostResult, terminates_by_quiescence
 from absnb.runtime.recovery import run_attempts, unpickle_plan
@@ -344,6 +345,12 @@ class SparkRuntime:
         log = run_events(
             started, server.events, server.host_events, attempts.failed_at, attempts.errors
         )
+        consumed = {
+            str(t): n["records_in"] for h in results for t, n in h.metrics.get("tasks", {}).items()
+        }
+        unfired = not_fired(failures, log.rows, attempts.errors, consumed)
+        for why in unfired.values():
+            warnings.warn(why, FailureNotFiredWarning, stacklevel=2)
         return SparkRun(
             output=job.output(states),
             states=states,
@@ -359,6 +366,7 @@ class SparkRuntime:
             started=started,
             failed_at=attempts.failed_at,
             log=log,
+            failures_not_fired=unfired,
         )
 
     def _hosts_for(self, graph: ExecutionGraph, source_rate: float | None) -> int:

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from absnb.core.ids import TaskId
 from absnb.runtime.event_table import RunEvents
+from absnb.runtime.failures import Failure
 from absnb.runtime.plan import HostResult
 
 if TYPE_CHECKING:
@@ -38,6 +39,9 @@ class SparkRun:
     """When the driver saw each failed attempt's stage fail (same clock)."""
     log: RunEvents = field(default_factory=lambda: RunEvents(()))
     """The run's event log (:mod:`absnb.runtime.event_table`): what every task did."""
+    failures_not_fired: dict[Failure, str] = field(default_factory=dict)
+    """Each failure asked for that never fired, and what happened instead (empty when all
+    fired); ``run()`` also warns of them."""
 
     @property
     def events(self) -> Any:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from absnb.core.errors import InvalidTypeError, InvalidValueError
+from absnb.core.errors import InvalidTypeError, InvalidValueError, TransferRefusedError
 from absnb.core.ids import ChannelId, TaskId
 
 
@@ -60,6 +60,13 @@ class Transfer:
     def __post_init__(self) -> None:
         _id("Transfer", "src", self.src, TaskId, "task")
         _id("Transfer", "dst", self.dst, TaskId, "task")
+        amount = self.amount
+        if isinstance(amount, bool) or not isinstance(amount, int) or amount <= 0:
+            kind = "" if isinstance(amount, int) else f", not a {type(amount).__name__}"
+            raise TransferRefusedError(
+                f"Transfer: account {self.src} cannot send {amount!r} to {self.dst}: an amount "
+                f"is a positive whole number, such as 100{kind}"
+            )
 
     def __str__(self) -> str:
         return f"{self.src} sends {self.amount:,} to {self.dst}"
@@ -138,6 +145,9 @@ class Decline:
     task: TaskId
     reason: str = "declined on request"
 
+    def __post_init__(self) -> None:
+        _id("Decline", "task", self.task, TaskId, "task")
+
     def __str__(self) -> str:
         return f"{self.task} declines"
 
@@ -150,6 +160,9 @@ class EndInput:
     The receiver counts the channel as aligned for every pending and future barrier."""
 
     channel: ChannelId
+
+    def __post_init__(self) -> None:
+        _id("EndInput", "channel", self.channel, ChannelId, "channel")
 
     def __str__(self) -> str:
         return f"end {self.channel}"

@@ -11,8 +11,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Protocol
 
-from absnb.core.errors import ActionNotEnabledError
-from absnb.core.ids import TaskId
+from absnb.core.errors import ActionNotEnabledError, GraphError
+from absnb.core.graph import ExecutionGraph
+from absnb.core.ids import ChannelId, TaskId
 from absnb.sim.actions import (
     PROGRESS,
     Action,
@@ -22,6 +23,7 @@ from absnb.sim.actions import (
     TriggerCheckpoint,
 )
 from absnb.sim.args import check_chooser, check_policy, check_script
+from absnb.sim.events import Event
 from absnb.sim.world import World
 
 _MASK = (1 << 64) - 1
@@ -41,6 +43,45 @@ class Scheduler(Protocol):
     def choose(self, world: World, enabled: Sequence[Action]) -> Action | None:
         """One of ``enabled``, or None to stop."""
         ...
+
+
+def check_names(scheduler: object, graph: ExecutionGraph) -> None:
+    """Refuse, when a scheduler meets its world, a task or channel it names that the job
+    does not have: a crash of a task that does not exist would otherwise pass unnoticed
+    whenever the run ends before it is due.
+
+    Raises:
+        GraphError: names the entry, the unknown task or channel, and the ones there are.
+    """
+    if isinstance(scheduler, _Policy) and scheduler.crash_task is not None:
+        try:
+            graph.task(scheduler.crash_task)
+        except GraphError as e:
+            raise GraphError(f"crash_task={scheduler.crash_task!r}: {e}") from None
+    if isinstance(scheduler, ScriptedScheduler):
+        for i, action in enumerate(scheduler.actions):
+            for key in ("task", "src", "dst", "at", "channel"):
+                value = getattr(action, key, None)
+                try:
+                    if isinstance(value, TaskId):
+                        graph.task(value)
+                    elif isinstance(value, ChannelId):
+                        graph.channel(value)
+                except GraphError as e:
+                    raise GraphError(f"script entry {i} ({action}): {e}") from None
+
+
+def crash_not_fired(scheduler: object, world: World, trace: Sequence[Event]) -> str | None:
+    """Why the crash an automatic scheduler was asked for did not happen in a run that
+    ended at ``world`` (None: it happened, or none was asked for)."""
+    if not isinstance(scheduler, _Policy) or scheduler.crash_at is None:
+        return None
+    if any(isinstance(e.action, Crash) for e in trace) or world.clock > scheduler.crash_at:
+        return None
+    return (
+        f"crash_at={scheduler.crash_at}: the run ended at step {world.clock}, before the "
+        f"crash was due, so no task crashed; use a crash_at below {world.clock}"
+    )
 
 
 class _Policy:

@@ -2,16 +2,22 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 from typing import Any
 
 from absnb.core import validate
-from absnb.core.errors import InvalidTypeError
+from absnb.core.errors import FailureNotFiredWarning, InvalidTypeError
 from absnb.sim.actions import Action
 from absnb.sim.args import check_run
 from absnb.sim.collector import paused_collector
 from absnb.sim.events import Event
-from absnb.sim.schedulers import RoundRobinScheduler, Scheduler
+from absnb.sim.schedulers import (
+    RoundRobinScheduler,
+    Scheduler,
+    check_names,
+    crash_not_fired,
+)
 from absnb.sim.world import World
 
 Until = int | Callable[[World], bool] | None
@@ -29,6 +35,7 @@ def check_stepper(world: Any, scheduler: Any, history: Any) -> None:
             f", RoundRobinScheduler()), not {scheduler!r:.80}"
         )
     validate.flag("history", history)
+    check_names(scheduler, world.graph)
 
 
 class Stepper:
@@ -53,7 +60,7 @@ class Stepper:
         check_stepper(world, scheduler, history)
         self.initial = world.clone()
         self.world = world.clone()
-        self.scheduler: Scheduler = scheduler or RoundRobinScheduler()
+        self._scheduler: Scheduler = scheduler or RoundRobinScheduler()
         self.keep_history = history
         self.history: list[tuple[World, tuple[Any, ...]]] = []
         self.trace: list[Event] = []
@@ -67,6 +74,16 @@ class Stepper:
             )
         )
         self._initial_stores = self._save()
+
+    @property
+    def scheduler(self) -> Scheduler:
+        """What decides each step; may be replaced between steps."""
+        return self._scheduler
+
+    @scheduler.setter
+    def scheduler(self, scheduler: Scheduler) -> None:
+        check_stepper(self.world, scheduler, self.keep_history)
+        self._scheduler = scheduler or RoundRobinScheduler()
 
     def _save(self) -> tuple[Any, ...]:
         return tuple(s.save() for s in self.stores)
@@ -82,7 +99,7 @@ class Stepper:
     def next_action(self) -> Action | None:
         """What the scheduler would do next (None: the run is over); the schedulers are
         functions of the world, so asking changes nothing."""
-        return self.scheduler.choose(self.world, self.world.enabled_actions())
+        return self._scheduler.choose(self.world, self.world.enabled_actions())
 
     def step(self, action: Action | None = None) -> Event | None:
         """Apply ``action``, or the scheduler's choice; None when there is nothing to do.
@@ -94,7 +111,7 @@ class Stepper:
         checked = False
         if action is None:
             enabled = world.enabled_actions()
-            action = self.scheduler.choose(world, enabled)
+            action = self._scheduler.choose(world, enabled)
             if action is None:
                 return None
             # One of the enabled actions themselves (not an equal copy a custom scheduler
@@ -126,7 +143,10 @@ class Stepper:
 
     def run(self, until: Until = None, *, max_steps: int = 1_000_000) -> list[Event]:
         """Step until the scheduler stops, ``until`` steps were taken (an int), or
-        ``until(world)`` is true; at most ``max_steps``. Returns the new events."""
+        ``until(world)`` is true; at most ``max_steps``. Returns the new events.
+
+        Warns (:class:`~absnb.core.errors.FailureNotFiredWarning`) when the scheduler ends
+        the run before the crash it was asked for (``crash_at``) was due."""
         check_run(until, max_steps)
         start = len(self.trace)
         with paused_collector():  # the history is all survivors: absnb.sim.collector
@@ -136,6 +156,9 @@ class Stepper:
                 if callable(until) and until(self.world):
                     break
                 if self.step() is None:
+                    why = crash_not_fired(self._scheduler, self.world, self.trace)
+                    if why is not None:
+                        warnings.warn(why, FailureNotFiredWarning, stacklevel=2)
                     break
         return self.trace[start:]
 

@@ -19,6 +19,7 @@ from absnb.jobs.paper_topology import (
     generated_record,
     paper_topology,
 )
+from tests.sim.crashes import run_with_crash
 
 
 def test_six_operators_each_as_wide_as_the_job_and_three_full_shuffles() -> None:
@@ -99,10 +100,11 @@ def test_the_simulator_runs_it_to_the_answer_computed_from_the_input() -> None:
 )
 def test_exactly_once_after_a_crash_in_the_simulator(protocol, seed, crash_at, recovery) -> None:
     job = paper_topology(parallelism=2, records=120, keys=32, groups=4, seed=seed)
-    world = absnb.World(job, protocol, checkpoint_interval=15)
-    scheduler = absnb.RandomScheduler(seed=seed, crash_at=crash_at, recovery=recovery)
-    stepper = absnb.Stepper(world, scheduler, history=False)
-    stepper.run()
+    stepper = run_with_crash(
+        lambda: absnb.World(job, protocol, checkpoint_interval=15),
+        lambda at: absnb.RandomScheduler(seed=seed, crash_at=at, recovery=recovery),
+        crash_at,
+    )
     assert stepper.world.is_finished()
     assert stepper.world.output() == expected_output(job)
     assert absnb.exactly_once(stepper.world)

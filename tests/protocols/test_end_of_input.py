@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 
 import absnb
 from absnb.sim.checks import reference_output
+from tests.sim.crashes import run_with_crash
 
 SETTINGS = {"deadline": None, "suppress_health_check": [HealthCheck.too_slow]}
 MODES = ["abs", "unaligned", "abs-timeout", "at-least-once", "abs-cyclic", "chandy-lamport"]
@@ -36,10 +37,13 @@ def test_the_last_transaction_is_committed_by_a_final_checkpoint(protocol):
 )
 def test_bounded_output_is_complete_and_exactly_once_after_a_crash(protocol, seed, every, crash):
     job = absnb.word_count(sink="two-phase-commit")
-    world = absnb.World(job, protocol, checkpoint_interval=every)
-    scheduler = absnb.RandomScheduler(seed=seed, crash_at=crash)
-    stepper = absnb.Stepper(world, scheduler, history=False)
-    stepper.run()
+    stepper = run_with_crash(
+        lambda: absnb.World(
+            absnb.word_count(sink="two-phase-commit"), protocol, checkpoint_interval=every
+        ),
+        lambda at: absnb.RandomScheduler(seed=seed, crash_at=at),
+        crash,
+    )
     world = stepper.world
     assert world.is_finished()
     assert world.uncommitted() == 0

@@ -71,3 +71,21 @@ def test_the_cli_says_a_crash_that_never_fired_and_exits_1(spark, capsys) -> Non
     assert "sources read at most 0.4 lines a second" in out  # the default input, paced
     assert "the crash never fired: count[1] consumed " in out
     assert "every snapshot is a consistent cut (checked from the run's own log)" in out
+
+
+def test_the_python_api_returns_and_warns_of_a_failure_that_never_fired(spark, tmp_path) -> None:
+    import pytest
+
+    from absnb.core.errors import FailureNotFiredWarning
+
+    runtime = SparkRuntime(spark, checkpoint_dir=str(tmp_path / "checkpoints"))
+    never = Failure("count[1]", after_records=10**6)  # the default input is 11 words
+    fires = Failure("count[0]", after_records=1)
+    with quiet_task_failures(spark), pytest.warns(FailureNotFiredWarning) as warned:
+        run = runtime.run(absnb.word_count(), "abs", failures=[never, fires])
+    assert list(run.failures_not_fired) == [never]  # the one that fired is not listed
+    (why,) = run.failures_not_fired.values()
+    assert why.startswith("the crash never fired: count[1] consumed ")
+    assert "waited for 1000000 records" in why
+    assert [str(w.message) for w in warned] == [why]
+    assert run.restarts == 1

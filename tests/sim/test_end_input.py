@@ -16,6 +16,7 @@ from absnb.sim.actions import Deliver, Emit, EndInput, Notify, TriggerCheckpoint
 from absnb.sim.checks import reference_output
 from absnb.sim.schedulers import mix
 from absnb.sim.trace import action_from_json, action_to_json, replay, save_trace
+from tests.sim.crashes import run_with_crash
 
 SETTINGS = {"deadline": None, "suppress_health_check": [HealthCheck.too_slow]}
 
@@ -114,10 +115,10 @@ def test_end_input_round_trips_and_a_trace_naming_it_replays(tmp_path):
 
 class EndingScheduler(absnb.RandomScheduler):
     """Random, and ends a channel (one whose sender has finished) about one step in four,
-    and every such channel once nothing else moves."""
+    and every such channel once nothing else moves; the crash, when due, comes first."""
 
     def choose(self, world, enabled):
-        if world.failed is None:
+        if world.failed is None and world.clock != self.crash_at:
             ends = [EndInput(c) for c in world.graph.channels if world.is_enabled(EndInput(c))]
             if ends and (mix(self.seed, -2 - world.clock) % 4 == 0 or not _moves(enabled)):
                 return ends[mix(self.seed, world.clock) % len(ends)]
@@ -139,9 +140,13 @@ def _moves(enabled):
 )
 def test_ending_channels_keeps_runs_exactly_once_after_a_crash(protocol, seed, every, crash):
     job = absnb.word_count(sink="two-phase-commit")
-    world = absnb.World(job, protocol, checkpoint_interval=every)
-    stepper = absnb.Stepper(world, EndingScheduler(seed=seed, crash_at=crash), history=False)
-    stepper.run()
+    stepper = run_with_crash(
+        lambda: absnb.World(
+            absnb.word_count(sink="two-phase-commit"), protocol, checkpoint_interval=every
+        ),
+        lambda at: EndingScheduler(seed=seed, crash_at=at),
+        crash,
+    )
     world = stepper.world
     assert world.is_finished()
     assert world.uncommitted() == 0
@@ -153,9 +158,11 @@ def test_ending_channels_keeps_runs_exactly_once_after_a_crash(protocol, seed, e
 @given(st.integers(0, 10_000), st.integers(1, 12), st.integers(0, 80) | st.none())
 def test_at_least_once_with_ended_channels_loses_nothing(seed, every, crash):
     job = absnb.word_count()
-    world = absnb.World(job, "at-least-once", checkpoint_interval=every)
-    stepper = absnb.Stepper(world, EndingScheduler(seed=seed, crash_at=crash), history=False)
-    stepper.run()
+    stepper = run_with_crash(
+        lambda: absnb.World(job, "at-least-once", checkpoint_interval=every),
+        lambda at: EndingScheduler(seed=seed, crash_at=at),
+        crash,
+    )
     expected = reference_output(job)
     got = stepper.world.output()
     assert set(expected) <= set(got)

@@ -308,6 +308,8 @@ def test_back_restores_the_world_and_step_repeats_the_event(s, k, back):
 
 @settings(max_examples=300, **SETTINGS)
 @given(scenarios(), st.integers(0, 120), st.integers(0, 2**16))
+# the clone's run may end before its crash: what is checked is that the original is untouched
+@pytest.mark.filterwarnings("ignore::absnb.core.errors.FailureNotFiredWarning")
 def test_a_clone_and_its_original_do_not_share_state(s, k, seed):
     stepper = absnb.Stepper(s.world(), s.scheduler(), history=False)
     stepper.run(k)

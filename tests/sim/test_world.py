@@ -194,9 +194,6 @@ def ring_bank(transfers=0):
     [
         ("A", "C", 100, "there is no channel A->C"),
         ("C", "B", 100, "there is no channel C->B"),
-        ("A", "B", 0, "positive whole number, not 0"),
-        ("A", "B", -100, "positive whole number, not -100"),
-        ("A", "B", 1.5, "positive whole number, not 1.5"),
     ],
 )
 def test_transfer_validation(src, dst, amount, why):
@@ -207,6 +204,21 @@ def test_transfer_validation(src, dst, amount, why):
         world.apply(action)
     assert world.state_of(src) == {"A": 1_000, "B": 2_000, "C": 3_000}[src]
     assert world.clock == 0
+
+
+@pytest.mark.parametrize(
+    ("amount", "why"),
+    [
+        (0, "cannot send 0 to B: an amount is a positive whole number, such as 100$"),
+        (-100, "cannot send -100 to B"),
+        (1.5, "cannot send 1.5 to B: .*, not a float"),
+        ("100", "cannot send '100' to B: .*, not a str"),
+    ],
+)
+def test_a_transfer_of_a_bad_amount_is_refused_where_it_is_made(amount, why):
+    job = ring_bank()
+    with pytest.raises(absnb.ActionNotEnabledError, match=why):
+        absnb.Transfer(job.graph.task("A"), job.graph.task("B"), amount)
 
 
 def test_transfer_allowed_only_after_the_pregenerated_ones():

@@ -31,6 +31,7 @@ from absnb.views.timeline import (
     space_time,
 )
 from absnb.views.timeline_static import OFFENDING, timeline_svg
+from tests.sim.crashes import run_with_crash
 
 SVG = "{http://www.w3.org/2000/svg}"
 
@@ -582,12 +583,11 @@ def test_crossings_net_out_to_the_class_of_each_message(seed: int, crash: int) -
     passes, forward minus backward crossings is the message's class, exactly one crossing
     is the genuine one for channel state or an offending message, and the others pair up
     as hops."""
-    s = absnb.Stepper(
-        absnb.World(absnb.word_count(), "abs", checkpoint_interval=4),
-        absnb.RandomScheduler(seed=seed, crash_at=crash),
-        history=False,
+    s = run_with_crash(
+        lambda: absnb.World(absnb.word_count(), "abs", checkpoint_interval=4),
+        lambda at: absnb.RandomScheduler(seed=seed, crash_at=at),
+        crash,
     )
-    s.run()
     arrows = message_arrows(s.trace, s.world)
     tasks = s.world.graph.tasks
     by_hand = Cut.before({t: (seed + 7 * i) % s.world.clock for i, t in enumerate(tasks)})
