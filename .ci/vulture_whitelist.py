@@ -6,7 +6,7 @@ import argparse
 from absnb import views
 from absnb.experiments import paper, sessions
 from absnb.protocols.base import SnapshotProtocol
-from absnb.runtime import structured_streaming
+from absnb.runtime.spark import structured_streaming
 from absnb.views import charts
 
 # Module-level __getattr__ / __dir__ (PEP 562): Python calls them.

@@ -38,7 +38,7 @@ from absnb.jobs.base import Job
 from absnb.jobs.custom import build_custom
 from absnb.operators import CollectSink, FlatMap, Operator, Source
 from absnb.runtime import Failure
-from absnb.runtime.inputs import SparkInputError
+from absnb.runtime.spark.inputs import SparkInputError
 from absnb.sim.actions import Crash, Deliver, Emit, Notify, Recover, Transfer, TriggerCheckpoint
 from absnb.sim.explore import explore
 from absnb.sim.schedulers import ManualScheduler, RandomScheduler, ScriptedScheduler

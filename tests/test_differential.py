@@ -1,6 +1,6 @@
 """One protocol, three runtimes: the same arrival order at one task gives the same protocol
 events in the simulator (:class:`absnb.World`), the one-task harness
-(:class:`absnb.harness.TaskHarness`) and the Spark host (:class:`absnb.runtime.host.Host`,
+(:class:`absnb.harness.TaskHarness`) and the Spark host (:class:`absnb.runtime.host.host.Host`,
 driven without Spark or sockets through the entry its data plane uses).
 
 The task under test is the harness's: inputs ``in0``, ``in1`` -> ``task`` (the identity) ->
@@ -11,7 +11,7 @@ priority event first (under unaligned checkpoints, a barrier: it overtakes the r
 queued before it on its channel, FLIP-76; a cancellation marker never overtakes, as in
 Flink), else the oldest arrival. On Spark the inputs' tasks live on a second host, whose
 sends cross a stand-in for the data plane (:mod:`tests.differential.host`; priority
-frames through :func:`absnb.runtime.priority.received`) into the task's host, which takes
+frames through :func:`absnb.runtime.data_plane.priority.received`) into the task's host, which takes
 them as its loop does (:meth:`Host._receive`: its inbox, priority events between two
 pieces, the announcements it keeps). Under an alignment timeout every runtime keeps its
 own clock (steps, seconds, the harness's counter) and asks the one rule
@@ -180,7 +180,7 @@ def test_a_barrier_that_arrives_between_two_pieces_of_a_batch_overtakes_the_rest
     tmp_path,
 ) -> None:
     # On Spark in0's 100 records come as one frame; the host delivers a piece of 64 and
-    # looks at its priority lane (runtime/inbox.py), where checkpoint 1's barrier has come
+    # looks at its priority lane (runtime/host/inbox.py), where checkpoint 1's barrier has come
     # meanwhile: it overtakes the 36 records the host still holds. The simulator, given
     # the same arrival order (64 records consumed, then the barrier behind 36 more), agrees.
     host = HostDriver("unaligned", None, str(tmp_path))

@@ -16,7 +16,7 @@ import pytest
 from absnb.cli import main
 from absnb.experiments import paper
 from absnb.experiments.bench import BenchResult, overheads, shape, targets
-from absnb.runtime.memory import PROPORTIONAL, SUMMED_RSS
+from absnb.runtime.events.memory import PROPORTIONAL, SUMMED_RSS
 
 TINY = 0.01
 """The Figure 5 job generating 4,000 records (and the text sample read once: 12,086 words)."""

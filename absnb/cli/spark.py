@@ -2,7 +2,7 @@
 (:class:`~absnb.runtime.spark.SparkRuntime`), with the report of a simulated run: the
 checkpoints, their statistics (Flink's checkpoint history) and the verdicts.
 
-Every argument is checked (:mod:`absnb.runtime.run_args`) before a Spark session starts.
+Every argument is checked (:mod:`absnb.runtime.spark.run_args`) before a Spark session starts.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ def run_on_spark(args: argparse.Namespace) -> int:
     if args.input is not None and job.builder != "word_count":
         args.subparser.error("--input applies to --job word_count only")
     from absnb.runtime.failures import Failure
-    from absnb.runtime.run_args import check_run
+    from absnb.runtime.spark.run_args import check_run
 
     failures = []
     if args.crash_after_checkpoint is not None and not args.crash:

@@ -9,7 +9,7 @@ twice ABS's at every interval of 1 s or less, ABS at most 10 % at 1 s), with the
 size, write time and how long a checkpoint takes (a synchronous one halts the job that
 long), the median alignment, failure to running again, and peak memory (proportional set
 size, each page counted once across the processes that share it, with the summed RSS
-beside it: :class:`~absnb.runtime.memory.MemorySampler`). Figures are from
+beside it: :class:`~absnb.runtime.events.memory.MemorySampler`). Figures are from
 this one run: compare the ratios, the absolute numbers depend on the machine and its load
 (:func:`machine` says which). :func:`bench_json` is what ``absnb bench --json`` writes.
 """
@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from absnb.experiments import paper, sessions
 from absnb.experiments.report import print_table
-from absnb.runtime.memory import PROPORTIONAL
+from absnb.runtime.events.memory import PROPORTIONAL
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -68,7 +68,7 @@ class BenchResult:
     """Peak memory of the driver's process tree (bytes), counted as ``peak_method`` says;
     0 where psutil cannot read it."""
     peak_method: str = PROPORTIONAL
-    """How ``peak_memory`` was counted (:attr:`~absnb.runtime.memory.MemorySampler.method`):
+    """How ``peak_memory`` was counted (:attr:`~absnb.runtime.events.memory.MemorySampler.method`):
     ``proportional`` (each page once) or ``summed RSS`` (where PSS could not be read)."""
     peak_rss: int = 0
     """Peak of the tree's summed resident set sizes (bytes): shared pages counted once per
@@ -110,7 +110,7 @@ def run_bench(
     seconds: a model of a remote store (the paper wrote its snapshots to HDFS). Figures 6
     and 7 wait ``min_pause`` seconds after each completed checkpoint before the next.
     """
-    from absnb.runtime.memory import MemorySampler
+    from absnb.runtime.events.memory import MemorySampler
 
     unknown = [name for name in only if name not in paper.EXPERIMENTS]
     if unknown:

@@ -6,7 +6,7 @@
 By default, in one process: word count's ``count[0]`` consumes batches of words from its two
 sources as a host delivers them (:meth:`~absnb.task.StreamTask.deliver_batch`, 512 words
 a batch, an ABS checkpoint every 50 batches, its barriers and alignment included), with
-the host's logging calls (:class:`~absnb.runtime.event_log.EventLog`: every delivery, every
+the host's logging calls (:class:`~absnb.runtime.events.log.EventLog`: every delivery, every
 control, shipping the rows) or without. Time is the process's CPU time, so that other work
 on a shared machine weighs less; the two alternate every 50 batches, and the figure is the
 ratio of their total times. ``--spark`` runs word count on Spark instead, with
@@ -47,7 +47,7 @@ class _HotPath:
 
     def __init__(self, events: bool) -> None:
         from absnb.protocols import get_protocol
-        from absnb.runtime.event_log import EventLog
+        from absnb.runtime.events.log import EventLog
         from absnb.runtime.plan import HostPlan
         from absnb.task import StreamTask
 
@@ -108,7 +108,7 @@ def measure(rounds: int = 60, batches: int = 50) -> dict[str, Any]:
 
 def calls(paths: dict[bool, _HotPath], batches: int) -> dict[str, float]:
     """Microseconds a batch: the log's calls on and off (a delivery and a round's
-    :meth:`~absnb.runtime.event_log.EventLog.ship`), and the whole work of a batch; the
+    :meth:`~absnb.runtime.events.log.EventLog.ship`), and the whole work of a batch; the
     fastest of repeated timings, the least disturbed by other work on the machine."""
     import timeit
 

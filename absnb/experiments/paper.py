@@ -30,14 +30,14 @@ from absnb.jobs.paper_topology import PAPER_BASELINE_SECONDS as PAPER_BASELINE_S
 from absnb.jobs.paper_topology import PAPER_FIGURE6 as PAPER_FIGURE6
 from absnb.jobs.paper_topology import paper_topology
 from absnb.operators.base import Operator
-from absnb.runtime.memory import release_freed
-from absnb.runtime.metrics import CpuMeter
+from absnb.runtime.events.memory import release_freed
+from absnb.runtime.events.metrics import CpuMeter
 
 if TYPE_CHECKING:
     import pandas as pd
 
     from absnb.runtime.spark import SparkRuntime
-    from absnb.runtime.spark_run import SparkRun
+    from absnb.runtime.spark.result import SparkRun
 
 BASE_REPEAT = 100
 """How many times the ``large`` text sample (12,086 words) is read at scale 1."""
@@ -176,7 +176,7 @@ def run_row(
     checkpoints and restarts included). Per completed checkpoint (medians): ``state_size``
     (bytes, all tasks), ``write_seconds`` (the slowest task's write) and
     ``checkpoint_seconds`` (trigger to complete: how long a synchronous checkpoint halts
-    the job); ``cpu_busy``, if measured (:class:`~absnb.runtime.metrics.CpuMeter`), the
+    the job); ``cpu_busy``, if measured (:class:`~absnb.runtime.events.metrics.CpuMeter`), the
     share of this machine's CPU time that was busy during the run, and ``cpu_seconds`` the
     CPU time the run took (driver, JVM and Python workers: a run's work, which moves far
     less with the machine's load than ``seconds``); ``idle_share``, the share of its hosts'

@@ -49,7 +49,7 @@ def scratch_runtime(
 ) -> SparkRuntime:
     """A :class:`SparkRuntime` on ``spark`` (or a new ``master`` session) checkpointing to a
     fresh temporary directory, every write of which waits ``storage_latency`` seconds (a
-    model of a remote store: :class:`~absnb.runtime.storage_fs.LatencyFS`)."""
+    model of a remote store: :class:`~absnb.runtime.storage.fs.LatencyFS`)."""
     from absnb.runtime.spark import SparkRuntime, default_session
 
     return SparkRuntime(

@@ -12,7 +12,7 @@ one would store more entries than the state holds (so the chain holds at most tw
 state's entries, and restoring reads at most that).
 
 An operator opts in with :class:`IncrementalKeyed`. Restoring an incremental snapshot needs
-its chain, which :class:`~absnb.runtime.storage.CheckpointStorage` reads: it is for the
+its chain, which :class:`~absnb.runtime.storage.checkpoints.CheckpointStorage` reads: it is for the
 Spark runtime; the simulator keeps its snapshots in memory, whole, so a job meant for it
 keeps plain dict states.
 """

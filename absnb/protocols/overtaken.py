@@ -6,13 +6,13 @@ timeout: :mod:`absnb.protocols.alignment_timer`) is consumed ahead of the record
 before it on its channel; they are still processed after it, and the protocol records them
 as the channel's state. The simulator (its channel queue), the one-task harness, and the
 Spark host (its local queues, its inbox and the priority lane's frames,
-:mod:`absnb.runtime.priority`) all ask :func:`overtaken` which messages those are, and the
-task asks :func:`not_consumed` which of them it has not processed yet.
+:mod:`absnb.runtime.data_plane.priority`) all ask :func:`overtaken` which messages those are, and
+the task asks :func:`not_consumed` which of them it has not processed yet.
 
 Which messages are priority events is decided by :func:`priority_event`, and where a
 delivery of a channel finds the one it takes ahead of the rest by :func:`overtaking_position`:
 the simulator's deliveries, the harness's queue and the Spark host's sends (its priority
-lane, :mod:`absnb.runtime.priority`) all ask them. Flink's rule (flink-streaming-java,
+lane, :mod:`absnb.runtime.data_plane.priority`) all ask them. Flink's rule (flink-streaming-java,
 ``SubtaskCheckpointCoordinatorImpl``): ``checkpointState`` broadcasts a barrier with
 ``operatorChain.broadcastEvent(barrier, options.isUnalignedCheckpoint())``, a priority
 event exactly when the checkpoint is unaligned, while ``abortCheckpointOnBarrier`` (and

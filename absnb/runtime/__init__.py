@@ -8,12 +8,14 @@ run can raise (:class:`ClusterTooSmallError`, :class:`SparkInputError`,
 :class:`StreamSinkError`, :class:`ControlError`, :class:`HostFailure`). They are imported
 when first used, so ``import absnb.runtime`` stays light and never starts Java.
 
-Inside: ``spark`` (with ``daemon``, Spark's Python daemon preloading absnb, and
-``structured_streaming``, the two-phase-commit file sink from a Structured Streaming query:
-the only modules that import pyspark), the framed TCP data plane (``transport``), the
-control plane (``control``), checkpoint storage (``storage``); where a host blocks a channel
-during alignment (``alignment``), and where recovery after a failure, a SIGKILL included,
-is decided (``recovery``).
+Inside, one subpackage a job: ``spark`` (the driver: the runtime, the session, recovery,
+inputs; with ``daemon``, Spark's Python daemon preloading absnb, and
+``structured_streaming``, the only modules that import pyspark), ``host`` (one Spark task
+running some tasks of the job), ``data_plane`` (framed TCP channels between hosts),
+``control_plane`` (the checkpoint coordinator's server and its clients), ``connections``
+(what both planes share: frames, the handshake, admission), ``storage`` (checkpoint
+storage) and ``events`` (what a run did, and its measurements); ``plan`` is what the
+driver ships to each host and gets back, ``failures`` the failures injected on purpose.
 """
 
 from __future__ import annotations
@@ -23,31 +25,31 @@ from typing import TYPE_CHECKING
 from absnb.core.lazy import lazy_names
 
 if TYPE_CHECKING:
-    from absnb.runtime.control_messages import ControlError, HostFailure
-    from absnb.runtime.event_table import RunEvents, load_events
+    from absnb.runtime.control_plane.messages import ControlError, HostFailure
+    from absnb.runtime.events.table import RunEvents, load_events
     from absnb.runtime.failures import Failure, InjectedFailure
-    from absnb.runtime.inputs import SparkInputError
-    from absnb.runtime.recovery import RestartLimitError
     from absnb.runtime.spark import ClusterTooSmallError, SparkRuntime
-    from absnb.runtime.spark_run import SparkRun
-    from absnb.runtime.storage_fs import CommittedCheckpointLostError, StorageError
-    from absnb.runtime.stream_committer import StreamSinkError
+    from absnb.runtime.spark.inputs import SparkInputError
+    from absnb.runtime.spark.recovery import RestartLimitError
+    from absnb.runtime.spark.result import SparkRun
+    from absnb.runtime.spark.stream_committer import StreamSinkError
+    from absnb.runtime.storage.fs import CommittedCheckpointLostError, StorageError
 
 _WHERE = {
-    "ClusterTooSmallError": "spark",
-    "CommittedCheckpointLostError": "storage_fs",
-    "ControlError": "control_messages",
+    "ClusterTooSmallError": "spark.runtime",
+    "CommittedCheckpointLostError": "storage.fs",
+    "ControlError": "control_plane.messages",
     "Failure": "failures",
-    "HostFailure": "control_messages",
+    "HostFailure": "control_plane.messages",
     "InjectedFailure": "failures",
-    "RestartLimitError": "recovery",
-    "RunEvents": "event_table",
-    "SparkInputError": "inputs",
-    "SparkRun": "spark_run",
-    "SparkRuntime": "spark",
-    "StorageError": "storage_fs",
-    "StreamSinkError": "stream_committer",
-    "load_events": "event_table",
+    "RestartLimitError": "spark.recovery",
+    "RunEvents": "events.table",
+    "SparkInputError": "spark.inputs",
+    "SparkRun": "spark.result",
+    "SparkRuntime": "spark.runtime",
+    "StorageError": "storage.fs",
+    "StreamSinkError": "spark.stream_committer",
+    "load_events": "events.table",
 }
 
 __all__ = [

@@ -28,7 +28,7 @@ class HostPlan:
     job_id: str
     storage_latency: float = 0.0
     """Seconds every durable checkpoint write waits (the remote-store model of
-    :class:`~absnb.runtime.storage_fs.LatencyFS`)."""
+    :class:`~absnb.runtime.storage.fs.LatencyFS`)."""
     attempt: int = 0
     restore: int = 0
     failures: tuple[Failure, ...] = ()
@@ -45,7 +45,7 @@ class HostPlan:
     ports: range | None = None
     """The ports the host's data plane may listen on (None: any free port)."""
     events: bool = True
-    """Keep an event log and send it to the driver (:mod:`absnb.runtime.event_log`)."""
+    """Keep an event log and send it to the driver (:mod:`absnb.runtime.events.log`)."""
     keep_states: bool = True
     """Return every task's final state; False: only those the job's output is made of
     (its sinks', or every task's for a job without sinks), so that a large keyed state is

@@ -25,8 +25,8 @@ import absnb
 from absnb import word_count
 from absnb.experiments.paper import FinalCountSink
 from absnb.protocols import get_protocol
+from absnb.runtime.connections.wire import PICKLE_PROTOCOL
 from absnb.runtime.plan import HostPlan, host_of
-from absnb.runtime.wire import PICKLE_PROTOCOL
 from absnb.task import StreamTask
 
 SOURCE_BATCH = HostPlan.__dataclass_fields__["source_batch"].default

@@ -271,11 +271,11 @@ def test_commands_are_short_without_class_paths_or_connection_files():
 def test_processes_are_listed_most_memory_first_and_ended_ones_skipped(tmp_path):
     for pid, anon in ((11, 1000), (12, 5000)):
         _files(tmp_path / str(pid), {"smaps_rollup": f"x\nPss_Anon: {anon} kB\n"})
-        (tmp_path / str(pid) / "cmdline").write_bytes(b"python\0-m\0absnb.runtime.daemon\0")
+        (tmp_path / str(pid) / "cmdline").write_bytes(b"python\0-m\0absnb.runtime.spark.daemon\0")
     found = pm.processes([11, 12, 13], proc=tmp_path)  # 13 ended before it was read
     assert [(p.pid, p.anon) for p in found] == [(12, 5000 * 1024), (11, 1000 * 1024)]
     table = pm.format_processes("06_performance.ipynb", found).splitlines()
-    assert table[3] == "| 12 | 5 | `python -m absnb.runtime.daemon` |"
+    assert table[3] == "| 12 | 5 | `python -m absnb.runtime.spark.daemon` |"
     assert table[-1] == "| all | 6 | |"
 
 

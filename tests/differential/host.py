@@ -9,9 +9,9 @@ from typing import Any
 
 from absnb.core.messages import RECORD_TYPES, Record, RecordBatch, as_records
 from absnb.core.snapshot import TaskSnapshot
-from absnb.runtime.host import Host
+from absnb.runtime.data_plane.priority import PRIORITY_TYPES, received
+from absnb.runtime.host.host import Host
 from absnb.runtime.plan import HostPlan
-from absnb.runtime.priority import PRIORITY_TYPES, received
 from tests.differential.drivers import INPUTS, TIMEOUT, Driver, job, shown
 
 
@@ -110,11 +110,11 @@ def _plan(protocol: str, timeout: float | None, tmp: str, host_id: int, tasks: A
 class _Plane:
     """Stands in for the data plane between the two hosts, without sockets: what the sender
     sends arrives at once, one message a frame. A priority frame becomes what the receiver's
-    data plane hands out for it (:func:`~absnb.runtime.priority.received`, given the frames
-    buffered on its channel); :meth:`poll` hands out the priority events first, then the
+    data plane hands out for it (:func:`~absnb.runtime.data_plane.priority.received`, given the
+    frames buffered on its channel); :meth:`poll` hands out the priority events first, then the
     buffered messages of unblocked channels in arrival order, up to the first that is no
     record (so that the host may block a channel before anything behind it is handed out:
-    :meth:`~absnb.runtime.transport.DataPlane.poll`)."""
+    :meth:`~absnb.runtime.data_plane.transport.DataPlane.poll`)."""
 
     def __init__(self) -> None:
         self.frames: list[tuple[Any, Any]] = []

@@ -40,7 +40,7 @@ def jvm_archive_path() -> Any:
     here, once, where it is missing)."""
     if shutil.which("java") is None:
         pytest.skip("Java is not installed (PySpark needs it)")
-    from absnb.runtime import jvm_archive
+    from absnb.runtime.spark import jvm_archive
 
     path = jvm_archive.archive_path()
     assert path is not None, "ABSNB_JVM_ARCHIVE=off: unset it to test the archive"
@@ -98,7 +98,7 @@ def impostor_server(kind: int) -> tuple[tuple[str, int], threading.Thread]:
     """A server that does not know the job secret but plays along: it challenges the
     client, ignores the answer, sends the best proof it can (made with another secret),
     then a frame of ``kind`` holding a :class:`Tripwire`. Returns its address and thread."""
-    from absnb.runtime.wire import (
+    from absnb.runtime.connections.wire import (
         MAC_BYTES,
         NONCE_BYTES,
         SERVER_LABEL,

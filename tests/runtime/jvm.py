@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import absnb
-from absnb.runtime import jvm_archive
-from absnb.runtime.spark import SESSION_MEMORY
+from absnb.runtime.spark import jvm_archive
+from absnb.runtime.spark.session import SESSION_MEMORY
 
 CHILD = """
 import json, sys

@@ -1,11 +1,12 @@
-"""Why an attempt failed, decided without sockets (:mod:`absnb.runtime.attempt_causes`)."""
+"""Why an attempt failed, decided without sockets
+(:mod:`absnb.runtime.control_plane.attempt_causes`)."""
 
 from __future__ import annotations
 
 import pickle
 
-from absnb.runtime.attempt_causes import REPORT_CHARS, AttemptCauses
-from absnb.runtime.control_messages import Failed, HostFailure
+from absnb.runtime.control_plane.attempt_causes import REPORT_CHARS, AttemptCauses
+from absnb.runtime.control_plane.messages import Failed, HostFailure
 
 CAUSE = "RuntimeError: injected failure of count[1]"
 PEER = "ConnectionError: output channel source[0]->count[1] is closed"

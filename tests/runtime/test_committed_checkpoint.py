@@ -24,8 +24,8 @@ from absnb.core.ids import TaskId
 from absnb.core.snapshot import TaskSnapshot
 from absnb.runtime import Failure
 from absnb.runtime.spark import SparkRuntime
-from absnb.runtime.storage import CheckpointStorage, CorruptCheckpointWarning
-from absnb.runtime.storage_fs import CommittedCheckpointLostError
+from absnb.runtime.storage.checkpoints import CheckpointStorage, CorruptCheckpointWarning
+from absnb.runtime.storage.fs import CommittedCheckpointLostError
 from absnb.sinks import FileSink
 from tests.runtime.test_spark_sinks import exactly, text
 from tests.sinks.harness import postgres_sinks, unfinished

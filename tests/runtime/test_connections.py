@@ -15,9 +15,9 @@ from hypothesis import strategies as st
 
 from absnb.runtime.connections.admission import Admission
 from absnb.runtime.connections.frames import FrameReader, frame
+from absnb.runtime.connections.handshake import client_handshake
 from absnb.runtime.connections.listener import Listener
-from absnb.runtime.handshake import client_handshake
-from absnb.runtime.wire import HEADER, MAX_FRAME, FrameError, new_secret
+from absnb.runtime.connections.wire import HEADER, MAX_FRAME, FrameError, new_secret
 from tests.runtime.test_handshake import chunks
 
 SECRET = new_secret()

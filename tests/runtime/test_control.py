@@ -13,9 +13,9 @@ import pytest
 
 from absnb.core.ids import TaskId
 from absnb.protocols.coordinator import CheckpointCoordinator
-from absnb.runtime.control import CoordinatorServer
-from absnb.runtime.control_client import ControlClient
-from absnb.runtime.control_messages import (
+from absnb.runtime.connections.wire import new_secret
+from absnb.runtime.control_plane.client import ControlClient
+from absnb.runtime.control_plane.messages import (
     Aborted,
     Ack,
     AddressBook,
@@ -24,7 +24,7 @@ from absnb.runtime.control_messages import (
     Stop,
     Trigger,
 )
-from absnb.runtime.wire import new_secret
+from absnb.runtime.control_plane.server import CoordinatorServer
 
 SRC = TaskId("src")
 OP0, OP1 = TaskId("op", 0, 2), TaskId("op", 1, 2)
@@ -516,7 +516,7 @@ def test_a_server_that_never_started_stops_cleanly() -> None:
 def test_a_coordinator_without_the_secret_is_refused_before_anything_is_unpickled(
     impostor: Any, unpickled: list[str]
 ) -> None:
-    from absnb.runtime.control_messages import FRAME_KIND
+    from absnb.runtime.control_plane.messages import FRAME_KIND
 
     address, server = impostor(FRAME_KIND)
     client = ControlClient(
@@ -531,7 +531,7 @@ def test_a_coordinator_without_the_secret_is_refused_before_anything_is_unpickle
 
 def test_quiescence_needs_two_equal_rounds_of_idle_hosts_and_balanced_channels() -> None:
     from absnb.core.ids import ChannelId
-    from absnb.runtime.control_messages import Probe, Report, Terminate
+    from absnb.runtime.control_plane.messages import Probe, Report, Terminate
 
     c = ChannelId(SRC, OP0)
     quiet = {0: (True, {c: 5}, {}), 1: (True, {}, {c: 5}), 2: (True, {}, {})}

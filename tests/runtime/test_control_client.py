@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 
 from absnb.core.ids import CheckpointId, TaskId
-from absnb.runtime.control_client import ControlClient
-from absnb.runtime.control_messages import HELLO, AddressBook, ControlError, Register, Trigger
-from absnb.runtime.server_loop import SelectorServer, _Conn
-from absnb.runtime.wire import new_secret
+from absnb.runtime.connections.wire import new_secret
+from absnb.runtime.control_plane.client import ControlClient
+from absnb.runtime.control_plane.messages import HELLO, AddressBook, ControlError, Register, Trigger
+from absnb.runtime.control_plane.server_loop import SelectorServer, _Conn
 
 SECRET = new_secret()
 

@@ -10,9 +10,9 @@ import pytest
 from absnb.core.errors import InvalidValueError
 from absnb.core.events import EventRow, channel_name
 from absnb.core.messages import RecordBatch
-from absnb.runtime.event_files import chrome_trace
-from absnb.runtime.event_log import EventBatch
-from absnb.runtime.event_table import RunEvents, load_events, run_events
+from absnb.runtime.events.files import chrome_trace
+from absnb.runtime.events.log import EventBatch
+from absnb.runtime.events.table import RunEvents, load_events, run_events
 
 SENT = {"source[0]->count[0]": 7}
 CONSUMED = {"source[0]->count[0]": 7}
@@ -137,7 +137,7 @@ def host_log(events: bool = True):
     """count[0] of word count, on a host of its own, with its event log."""
     from absnb.jobs.word_count import word_count
     from absnb.protocols import get_protocol
-    from absnb.runtime.event_log import EventLog
+    from absnb.runtime.events.log import EventLog
     from absnb.runtime.plan import HostPlan
     from absnb.task import StreamTask
 
@@ -153,7 +153,7 @@ def host_log(events: bool = True):
 def test_the_host_hooks_record_every_kind_from_what_the_task_returned() -> None:
     from absnb.core.effects import Decline
     from absnb.core.messages import CancelCheckpointMarker, CheckpointBarrier, EndOfInput
-    from absnb.runtime.priority import Overtaking
+    from absnb.runtime.data_plane.priority import Overtaking
 
     log, task, t, (a, b) = host_log()
     sends: list = []
@@ -189,7 +189,7 @@ def test_events_false_records_nothing() -> None:
 
 
 def test_buckets_widen_as_a_host_runs_on_so_that_counts_stay_few() -> None:
-    from absnb.runtime.event_log import bucket_width
+    from absnb.runtime.events.log import bucket_width
 
     assert [bucket_width(s) for s in (0, 119, 120, 3599, 3600, 86_400)] == [
         0.05, 0.05, 1.0, 1.0, 10.0, 10.0,

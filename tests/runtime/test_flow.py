@@ -1,4 +1,4 @@
-"""The data plane's batching, credit and spilling without sockets (absnb.runtime.flow):
+"""The data plane's batching, credit and spilling without sockets (absnb.runtime.data_plane.flow):
 frames leave a SendQueue in the order they came, each once, never more than the credit
 granted, in memory up to its limit and spilled to disk beyond it."""
 
@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from absnb.runtime.flow import SendQueue, batch_limit
-from absnb.runtime.wire import encode
+from absnb.runtime.connections.wire import encode
+from absnb.runtime.data_plane.flow import SendQueue, batch_limit
 
 
 def frame(i: int, size: int = 10) -> bytes:

@@ -12,8 +12,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from absnb.runtime.handshake import HANDSHAKE_SECONDS, ClientHandshake, ServerHandshake
-from absnb.runtime.wire import (
+from absnb.runtime.connections.handshake import HANDSHAKE_SECONDS, ClientHandshake, ServerHandshake
+from absnb.runtime.connections.wire import (
     MAC_BYTES,
     NONCE_BYTES,
     SERVER_LABEL,

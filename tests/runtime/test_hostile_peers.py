@@ -19,8 +19,8 @@ from typing import Any
 import pytest
 
 import absnb
-from absnb.runtime import control
-from absnb.runtime.handshake import HANDSHAKE_SECONDS
+from absnb.runtime.connections.handshake import HANDSHAKE_SECONDS
+from absnb.runtime.control_plane import server as control
 from absnb.runtime.spark import SparkRuntime, final_counts, word_count_answer
 from tests.runtime.test_spark_sinks import text
 

@@ -14,8 +14,8 @@ from absnb.core.incremental import IncrementalState
 from absnb.core.snapshot import TaskSnapshot
 from absnb.jobs.paper_topology import KeyedSum
 from absnb.operators.keyed_state import KeyedState
-from absnb.runtime.storage import CheckpointStorage, CorruptCheckpointWarning
-from absnb.runtime.storage_fs import CommittedCheckpointLostError, StorageError
+from absnb.runtime.storage.checkpoints import CheckpointStorage, CorruptCheckpointWarning
+from absnb.runtime.storage.fs import CommittedCheckpointLostError, StorageError
 
 JOB = "keyed"
 TASK = TaskId("sum", 0, 1)

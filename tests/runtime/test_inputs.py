@@ -16,7 +16,8 @@ from hypothesis import strategies as st
 import absnb
 from absnb import datasets
 from absnb.runtime import Failure
-from absnb.runtime.inputs import (
+from absnb.runtime.spark import SparkRuntime, final_counts, word_count_answer_from
+from absnb.runtime.spark.inputs import (
     FileLines,
     InputBinding,
     PartitionLog,
@@ -27,7 +28,6 @@ from absnb.runtime.inputs import (
     source_tasks,
     splits,
 )
-from absnb.runtime.spark import SparkRuntime, final_counts, word_count_answer_from
 
 
 def running_counts(answer: dict[str, int]) -> list[tuple[str, int]]:

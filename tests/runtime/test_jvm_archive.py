@@ -1,4 +1,4 @@
-"""The driver JVM's class-data archive (absnb.runtime.jvm_archive): a damaged or missing
+"""The driver JVM's class-data archive (absnb.runtime.spark.jvm_archive): a damaged or missing
 archive is never mapped, a failed build keeps the archive there was, another Spark looks for
 its own. That a default session maps a whole archive and loads Spark's classes from it:
 tests/runtime/test_session.py."""
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from absnb.runtime import jvm_archive
+from absnb.runtime.spark import jvm_archive
 from tests.runtime.jvm import session_child
 
 
@@ -115,7 +115,7 @@ def test_a_failed_build_leaves_the_archive_it_had(
 def test_the_command_builds_only_what_is_missing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """``python3 -m absnb.runtime.jvm_archive``: a whole archive is left as it is; a
+    """``python3 -m absnb.runtime.spark.jvm_archive``: a whole archive is left as it is; a
     truncated one is built again (here by a stand-in for the child's JVM)."""
     path = whole_archive(tmp_path)
     monkeypatch.setenv(jvm_archive.ENV, str(path))

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from absnb.runtime.memory import (
+from absnb.runtime.events.memory import (
     PROPORTIONAL,
     SUMMED_RSS,
     Footprint,
@@ -197,7 +197,7 @@ def test_tree_memory_counts_a_child_process() -> None:
 
 
 TRIM = """
-from absnb.runtime.memory import release_freed
+from absnb.runtime.events.memory import release_freed
 def rss(): return int(open("/proc/self/statm").read().split()[1]) * 4096
 blocks = [bytearray(64 << 10) for _ in range(3000)]  # on the heap: under the mmap threshold
 keep = bytearray(64 << 10)  # above them: the heap cannot shrink from its top by itself

@@ -13,7 +13,7 @@ import absnb
 from absnb import datasets
 from absnb.core.ids import ChannelId, TaskId
 from absnb.runtime import Failure, SparkRun
-from absnb.runtime.metrics import (
+from absnb.runtime.events.metrics import (
     CHECKPOINT_COLUMNS,
     SUBTASK_COLUMNS,
     TASK_COLUMNS,
@@ -157,7 +157,7 @@ def test_a_run_without_checkpoints_has_empty_tables() -> None:
 
 
 def test_importing_the_metrics_module_does_not_import_pandas() -> None:
-    code = "import absnb.runtime.metrics, sys; print('pandas' in sys.modules)"
+    code = "import absnb.runtime.events.metrics, sys; print('pandas' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
 

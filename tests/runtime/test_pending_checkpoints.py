@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 
 from absnb.core.ids import TaskId
 from absnb.protocols.coordinator import CheckpointCoordinator
-from absnb.runtime.control_messages import Aborted, Ack, Notify, Trigger
-from absnb.runtime.pending_checkpoints import Event, PendingCheckpoints
+from absnb.runtime.control_plane.messages import Aborted, Ack, Notify, Trigger
+from absnb.runtime.control_plane.pending import Event, PendingCheckpoints
 
 SRC0, SRC1 = TaskId("src", 0, 2), TaskId("src", 1, 2)
 SINK = TaskId("sink")

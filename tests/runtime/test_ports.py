@@ -10,10 +10,10 @@ import pytest
 
 import absnb
 from absnb.protocols.coordinator import CheckpointCoordinator
-from absnb.runtime.control import CoordinatorServer
+from absnb.runtime.connections.wire import NoFreePortError, bind_address, listen, new_secret
+from absnb.runtime.control_plane.server import CoordinatorServer
+from absnb.runtime.data_plane.transport import DataPlane
 from absnb.runtime.spark import SparkRuntime, final_counts, word_count_answer
-from absnb.runtime.transport import DataPlane
-from absnb.runtime.wire import NoFreePortError, bind_address, listen, new_secret
 
 
 def free_range(n: int) -> range:

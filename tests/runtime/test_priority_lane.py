@@ -14,7 +14,7 @@ from absnb.core.messages import (
     Record,
     as_records,
 )
-from absnb.runtime.priority import Overtaking, received
+from absnb.runtime.data_plane.priority import Overtaking, received
 from tests.runtime.test_transport import chan, count, link, planes, pump, pump_for, records
 
 

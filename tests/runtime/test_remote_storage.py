@@ -12,7 +12,7 @@ import pytest
 from absnb.core.errors import InvalidTypeError, InvalidValueError
 from absnb.core.ids import TaskId
 from absnb.core.snapshot import TaskSnapshot
-from absnb.runtime.storage import CheckpointStorage
+from absnb.runtime.storage.checkpoints import CheckpointStorage
 from tests.runtime.test_incremental_storage import JOB, Driver
 
 

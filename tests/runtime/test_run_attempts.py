@@ -1,4 +1,4 @@
-"""The driver's attempts (:func:`absnb.runtime.recovery.run_attempts`): the checkpoint an
+"""The driver's attempts (:func:`absnb.runtime.spark.recovery.run_attempts`): the checkpoint an
 attempt restores is read from storage only after the failed attempt was fenced."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from typing import Any
 
 from absnb.jobs.word_count import word_count
 from absnb.runtime.plan import HostPlan
-from absnb.runtime.recovery import run_attempts
+from absnb.runtime.spark.recovery import run_attempts
 
 
 @dataclass

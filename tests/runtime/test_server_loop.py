@@ -13,12 +13,12 @@ from typing import Any
 
 import pytest
 
-from absnb.runtime import server_loop
 from absnb.runtime.connections.frames import FrameReader, frame
-from absnb.runtime.control_messages import FRAME_KIND, HELLO
-from absnb.runtime.handshake import client_handshake
-from absnb.runtime.server_loop import SelectorServer, _Conn
-from absnb.runtime.wire import new_secret
+from absnb.runtime.connections.handshake import client_handshake
+from absnb.runtime.connections.wire import new_secret
+from absnb.runtime.control_plane import server_loop
+from absnb.runtime.control_plane.messages import FRAME_KIND, HELLO
+from absnb.runtime.control_plane.server_loop import SelectorServer, _Conn
 
 SECRET = new_secret()
 FLOOD = b"x" * (16 << 20)

@@ -50,7 +50,7 @@ def test_default_session_starts_its_jvm_quickly(child: dict[str, Any]) -> None:
 
 
 def test_default_session_maps_sparks_classes_from_the_archive(child: dict[str, Any]) -> None:
-    """This machine's class-data archive (absnb.runtime.jvm_archive), checked by the JVM:
+    """This machine's class-data archive (absnb.runtime.spark.jvm_archive), checked by the JVM:
     Spark's classes come from it, not from the jars."""
     assert f"-XX:SharedArchiveFile={child['archive']}" in child["flags"]
     assert "-XX:+VerifySharedSpaces" in child["flags"]
@@ -60,11 +60,11 @@ def test_default_session_maps_sparks_classes_from_the_archive(child: dict[str, A
 def _worker_facts(_: Any) -> Any:
     import gc
 
-    yield {"preloaded": "absnb.runtime.host" in sys.modules, "frozen": gc.get_freeze_count()}
+    yield {"preloaded": "absnb.runtime.host.host" in sys.modules, "frozen": gc.get_freeze_count()}
 
 
 def test_workers_fork_from_a_daemon_with_absnb_loaded_and_frozen(spark: Any) -> None:
-    """absnb.runtime.daemon imports the hosts' modules, then freezes its objects out of the
+    """absnb.runtime.spark.daemon imports the hosts' modules, then freezes its objects out of the
     collector's reach, before it forks: a worker starts with both."""
     (facts,) = spark.sparkContext.parallelize([0], 1).mapPartitions(_worker_facts).collect()
     assert facts["preloaded"]

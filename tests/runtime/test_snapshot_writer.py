@@ -12,8 +12,8 @@ from absnb.core.ids import ChannelId, TaskId
 from absnb.core.messages import Record, RecordBatch
 from absnb.core.snapshot import TaskSnapshot
 from absnb.runtime import StorageError
-from absnb.runtime.snapshot_writer import SnapshotWriter
-from absnb.runtime.storage import CheckpointStorage
+from absnb.runtime.host.snapshot_writer import SnapshotWriter
+from absnb.runtime.storage.checkpoints import CheckpointStorage
 
 JOB = "job"
 SRC, COUNT = TaskId("src"), TaskId("count")

@@ -19,8 +19,8 @@ from absnb.runtime.spark import (
     quiet_task_failures,
     word_count_answer,
 )
-from absnb.runtime.storage import CheckpointStorage
-from absnb.runtime.storage_fs import encode_name
+from absnb.runtime.storage.checkpoints import CheckpointStorage
+from absnb.runtime.storage.fs import encode_name
 from absnb.sim.checks import reference_output, snapshot_problems
 
 
@@ -114,7 +114,7 @@ def test_a_failure_during_a_checkpoint_restores_the_one_before(runtime, long_ans
 def test_a_corrupt_latest_checkpoint_is_skipped_for_the_one_before(
     spark, runtime, long_answer
 ) -> None:
-    from absnb.runtime.storage import CheckpointStorage, CorruptCheckpointWarning
+    from absnb.runtime.storage.checkpoints import CheckpointStorage, CorruptCheckpointWarning
 
     corrupted: list[int] = []
 

@@ -16,9 +16,9 @@ from absnb.core.errors import AbsnbError, SnapshotMismatchError
 from absnb.core.ids import ChannelId, TaskId
 from absnb.core.messages import Record
 from absnb.core.snapshot import GlobalSnapshot, TaskSnapshot
-from absnb.runtime.storage import CheckpointStorage, CorruptCheckpointWarning
-from absnb.runtime.storage_format import HEADER
-from absnb.runtime.storage_fs import StorageError, decode_name, encode_name
+from absnb.runtime.storage.checkpoints import CheckpointStorage, CorruptCheckpointWarning
+from absnb.runtime.storage.format import HEADER
+from absnb.runtime.storage.fs import StorageError, decode_name, encode_name
 
 JOB = "word-count"
 SRC = TaskId("src")

@@ -9,9 +9,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from absnb.core.ids import TaskId
-from absnb.runtime.storage_format import task_label
-from absnb.runtime.storage_fs import LocalFS, decode_name
-from absnb.runtime.storage_layout import MANIFEST, SUFFIX, StorageLayout
+from absnb.runtime.storage.format import task_label
+from absnb.runtime.storage.fs import LocalFS, decode_name
+from absnb.runtime.storage.layout import MANIFEST, SUFFIX, StorageLayout
 
 NAMES = st.text(min_size=1, max_size=20)
 

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from absnb.protocols.two_phase_commit import SinkConfigurationError
-from absnb.runtime.structured_streaming import (
+from absnb.runtime.spark.structured_streaming import (
     FORMAT,
     LOG,
     ForeachBatchFileSink,
@@ -121,7 +121,10 @@ def faulty_format(spark: Any) -> str:
     Defined in a function, so that cloudpickle ships the classes by value to Spark's Python
     workers (they cannot import this test module).
     """
-    from absnb.runtime.structured_streaming import FileSinkDataSource, TwoPhaseCommitStreamWriter
+    from absnb.runtime.spark.structured_streaming import (
+        FileSinkDataSource,
+        TwoPhaseCommitStreamWriter,
+    )
 
     class CrashingFileSink(FileSink):
         def __init__(self, *args: Any, midway: bool, flags: str, **kwargs: Any) -> None:

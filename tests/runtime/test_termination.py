@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from absnb.core.ids import ChannelId, TaskId
-from absnb.runtime.termination import TerminationDetector
+from absnb.runtime.control_plane.termination import TerminationDetector
 
 A, B = TaskId("a"), TaskId("b")
 AB, BA = ChannelId(A, B), ChannelId(B, A)

@@ -19,8 +19,8 @@ import pytest
 
 from absnb.core.ids import ChannelId, TaskId
 from absnb.core.messages import CheckpointBarrier, Marker, Record, RecordBatch
-from absnb.runtime.transport import DataPlane
-from absnb.runtime.wire import new_secret
+from absnb.runtime.connections.wire import new_secret
+from absnb.runtime.data_plane.transport import DataPlane
 
 SECRET = new_secret()
 SINK = TaskId("sink")
@@ -408,7 +408,7 @@ def test_send_on_an_unknown_channel_is_a_clear_error() -> None:
 def test_a_receiver_without_the_secret_is_refused_before_anything_is_unpickled(
     impostor: Any, unpickled: list[str]
 ) -> None:
-    from absnb.runtime.transport import CREDIT
+    from absnb.runtime.data_plane.transport import CREDIT
 
     address, server = impostor(CREDIT)
     c = chan()

@@ -19,8 +19,8 @@ from absnb.jobs.base import Job
 from absnb.jobs.word_count import split_words, word
 from absnb.operators import KeyedCount, Operator, Source
 from absnb.runtime import RestartLimitError
+from absnb.runtime.connections.wire import NoFreePortError
 from absnb.runtime.spark import SparkRuntime
-from absnb.runtime.wire import NoFreePortError
 from absnb.sinks import make_sink
 from tests.runtime.test_ports import free_range
 

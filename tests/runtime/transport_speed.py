@@ -18,8 +18,8 @@ from typing import Any
 
 from absnb.core.ids import ChannelId, TaskId
 from absnb.core.messages import CheckpointBarrier, Marker, Record
-from absnb.runtime.transport import DataPlane
-from absnb.runtime.wire import new_secret
+from absnb.runtime.connections.wire import new_secret
+from absnb.runtime.data_plane.transport import DataPlane
 
 CHANNEL = ChannelId(TaskId("source"), TaskId("count"))
 

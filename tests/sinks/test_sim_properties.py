@@ -18,6 +18,7 @@ from absnb.sim.schedulers import RandomScheduler
 from absnb.sim.stepper import Stepper
 from absnb.sim.world import World
 from absnb.sinks import MemorySink
+from tests.sim.crashes import run_with_crash
 from tests.sinks.harness import LINES, file_sinks, postgres_sinks, unfinished
 
 SETTINGS = {"deadline": None, "suppress_health_check": [HealthCheck.too_slow]}
@@ -44,11 +45,20 @@ RUNS = {
 def check_run(
     make_sink: Callable[[], Operator], seed, interval, crash_at, crash_task, mode, protocol
 ) -> None:
+    def scheduler(at: int | None) -> RandomScheduler:
+        return RandomScheduler(seed=seed, crash_at=at, crash_task=crash_task, recovery=mode)
+
     sink = make_sink()
     job = absnb.word_count(LINES, sink=sink)
-    scheduler = RandomScheduler(seed=seed, crash_at=crash_at, crash_task=crash_task, recovery=mode)
-    stepper = Stepper(World(job, protocol, checkpoint_interval=interval), scheduler, history=False)
-    stepper.run()
+    # the crash-free run's sink (when there is a crash to place), then this run's
+    sinks = iter([make_sink(), sink] if crash_at is not None else [sink])
+
+    def world() -> World:
+        return World(
+            absnb.word_count(LINES, sink=next(sinks)), protocol, checkpoint_interval=interval
+        )
+
+    stepper = run_with_crash(world, scheduler, crash_at)
     world = stepper.world
     assert world.is_finished()
     assert world.uncommitted() == 0

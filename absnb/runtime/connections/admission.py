@@ -1,6 +1,6 @@
 """Admitting a connecting peer: it proves that it knows the job secret by its deadline
-(a :class:`~absnb.runtime.handshake.ServerHandshake` fed from the loop), or it is dropped
-without a word. The loop never waits for a peer: one that sends nothing, or a byte a second,
+(a :class:`~absnb.runtime.connections.handshake.ServerHandshake` fed from the loop), or it is
+dropped without a word. The loop never waits for a peer: one that sends nothing, or a byte a second,
 costs one idle socket until its deadline while every other connection is served.
 
 What a proven peer may be (its hello) is the plane's decision: the data plane maps it to an
@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from absnb.runtime.handshake import HANDSHAKE_SECONDS, ServerHandshake
+from absnb.runtime.connections.handshake import HANDSHAKE_SECONDS, ServerHandshake
 
 _READ = selectors.EVENT_READ
 _RECV_BYTES = 1 << 12

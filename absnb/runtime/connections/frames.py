@@ -1,4 +1,4 @@
-"""Frames on a stream (:mod:`absnb.runtime.wire`'s format: a 4-byte big-endian length, a
+"""Frames on a stream (:mod:`absnb.runtime.connections.wire`'s format: a 4-byte big-endian length, a
 1-byte kind, a pickle): :class:`FrameReader` reassembles them as bytes arrive, refusing a
 frame that is too long or of a kind the connection does not carry; :func:`frame` writes one.
 """
@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from absnb.runtime.wire import HEADER, MAX_FRAME, FrameError, dumps, encode, loads
+from absnb.runtime.connections.wire import HEADER, MAX_FRAME, FrameError, dumps, encode, loads
 
 
 def frame(kind: int, message: Any) -> bytes:
@@ -44,7 +44,8 @@ class FrameReader:
         an incomplete one wait for the next call.
 
         Raises:
-            FrameError: a frame is longer than :data:`~absnb.runtime.wire.MAX_FRAME`, of a
+            FrameError: a frame is longer than :data:`~absnb.runtime.connections.wire.MAX_FRAME`,
+            of a
                 kind not in :attr:`kinds`, or its payload does not unpickle.
         """
         if self._buffer:  # the common case, a whole frame in one read, copies nothing

@@ -14,9 +14,9 @@ from collections.abc import Callable
 from typing import Any
 
 from absnb.runtime.connections.admission import Admission, Admissions
+from absnb.runtime.connections.handshake import HANDSHAKE_SECONDS
 from absnb.runtime.connections.link import READ
-from absnb.runtime.handshake import HANDSHAKE_SECONDS
-from absnb.runtime.wire import bind_address, listen
+from absnb.runtime.connections.wire import bind_address, listen
 
 
 class Listener:

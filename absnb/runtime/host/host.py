@@ -1,0 +1,507 @@
+"""A host: one process of the real runtime (one Spark task) running some tasks of the job.
+
+Single-threaded: the loop polls the control plane (triggers, notify-checkpoint-complete,
+aborts), lets sources emit a batch, delivers what arrived on unblocked inputs to the tasks'
+:class:`~absnb.task.StreamTask` (the objects the simulator drives), and carries out what
+they return (:meth:`Host._after`): controls, then sends, to a local queue when both ends
+live here, else over the data plane. A task's snapshot goes to checkpoint storage, then to
+the coordinator. An end of input is delivered to its task like any message; a task whose
+inputs have all ended finishes and ends its outputs, and joins every later checkpoint it
+hears of (:meth:`~absnb.task.StreamTask.join`, FLIP-147); the host ends when all its tasks
+have. The barriers of a protocol whose barriers overtake (FLIP-76) take the priority lane
+(:mod:`absnb.runtime.data_plane.priority`); a cancellation marker travels in order, as in Flink
+(:func:`~absnb.protocols.overtaken.priority_event`). A job whose end cannot travel as
+end-of-input (:func:`terminates_by_quiescence`) runs until the coordinator detects
+quiescence from the hosts' answers to its probes. Every wait is bounded and listens to the
+coordinator: a :class:`~absnb.runtime.control_plane.messages.Stop` ends the host at once with
+:class:`HostStopped`, so that an old attempt frees its Spark slot fast.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+from collections.abc import Sequence
+from typing import Any
+
+from absnb.core.effects import Block, Decline, SnapshotState, Unblock
+from absnb.core.events import checkpoint_of
+from absnb.core.ids import ChannelId, TaskId
+from absnb.core.messages import (
+    RECORD_TYPES,
+    CancelCheckpointMarker,
+    CheckpointBarrier,
+    EndOfInput,
+    Record,
+    RecordBatch,
+)
+from absnb.core.snapshot import TaskSnapshot
+from absnb.protocols import get_protocol
+from absnb.protocols.alignment_timer import timer_for
+from absnb.protocols.overtaken import overtaken, priority_event
+from absnb.runtime.connections.wire import bind_address
+from absnb.runtime.control_plane.client import ControlClient, report_setup_failure
+from absnb.runtime.control_plane.messages import Ack, Notify, Probe, Stop, Terminate, Trigger
+from absnb.runtime.data_plane.priority import Overtaking
+from absnb.runtime.events.log import EventLog
+from absnb.runtime.events.memory import release_freed
+from absnb.runtime.failures import Injections, committing_to
+from absnb.runtime.host.alignment import Alignments
+from absnb.runtime.host.announce import Announcements
+from absnb.runtime.host.inbox import Inbox, take
+from absnb.runtime.host.pacing import SourcePacing
+from absnb.runtime.host.report import host_result, probe_report
+from absnb.runtime.host.snapshot_writer import SnapshotWriter
+from absnb.runtime.plan import HostPlan, HostResult, terminates_by_quiescence
+from absnb.task import Control, Dropped, Send, StreamTask
+
+
+class HostStopped(RuntimeError):
+    """The coordinator told this host to stop: its attempt is over or a peer host was lost."""
+
+
+class Host:
+    """Runs the tasks of one :class:`HostPlan` until they have all finished."""
+
+    def __init__(self, plan: HostPlan) -> None:
+        from absnb.runtime.storage.checkpoints import CheckpointStorage
+
+        self.plan = plan
+        self.graph = graph = plan.job.graph
+        protocol = get_protocol(
+            plan.protocol,
+            graph,
+            allow_deadlock=plan.allow_deadlock,
+            alignment_timeout=plan.alignment_timeout,
+        )
+        self.local = set(plan.tasks)
+        # Every task restarts from a checkpoint here: no consumption order to keep.
+        self.tasks = {t: StreamTask(graph, t, protocol, history=False) for t in plan.tasks}
+        self.storage = CheckpointStorage(plan.storage_url, write_latency=plan.storage_latency)
+        self.writer = SnapshotWriter(self.storage, plan.job_id)
+        self.queues: dict[ChannelId, deque[Any]] = {
+            c: deque() for t in plan.tasks for c in graph.inputs[t] if c.src in self.local
+        }
+        self.refill: dict[ChannelId, Sequence[Any]] = {}
+        restoring = time.monotonic()
+        self.log = EventLog(plan, self.tasks)
+        if plan.restore:
+            self._restore()
+        elif plan.attempt > 0:
+            # A restart with no completed checkpoint still restores (to the initial state),
+            # so that sinks abort what the failed attempt left in their external systems.
+            for task in self.tasks.values():
+                task.restore(None)
+            self.log.restored(None)
+        self.finished: set[TaskId] = set()
+        self.acknowledged: dict[TaskId, set[int]] = {t: set() for t in plan.tasks}  # _join
+        self.consumed: dict[TaskId, int] = dict.fromkeys(plan.tasks, 0)
+        self.aligning = Alignments(self.queues)  # where a channel is blocked (alignment.py)
+        self.blocked = self.aligning.blocked  # the local channels held back now
+        self.clock = time.monotonic  # the alignment timer's (protocols/alignment_timer.py)
+        self.injected = Injections(plan.failures, plan.attempt, self.log.on_fire)
+        self.overtake = protocol.barriers_overtake  # barriers take the priority lane
+        self.announced = Announcements(timer_for(protocol))  # announced barriers, timers
+        self.announce = self.announced.timed and not self.overtake
+        self.split = self.overtake or self.announce  # priority events between pieces
+        self.inbox = Inbox()
+        self.sources = [t for t in plan.tasks if graph.kind(t) in ("source", "process")]
+        self.metrics: dict[str, Any] = {"records_in": 0, "records_out": 0, "checkpoints": []}
+        if plan.attempt > 0:  # reading the checkpoint and restoring every task from it
+            self.metrics["restore_seconds"] = time.monotonic() - restoring
+        self.quiescence = terminates_by_quiescence(graph)
+        self.early: list[Any] = []  # commands that came while the host was connecting
+        self.pacing = SourcePacing(plan)
+
+    def _restore(self) -> None:
+        snapshot = self.storage.latest(self.plan.job_id, self.graph.fingerprint)
+        if snapshot is None or snapshot.checkpoint_id != self.plan.restore:
+            found = snapshot.checkpoint_id if snapshot else "none"
+            raise RuntimeError(
+                f"host {self.plan.host_id} was told to restore checkpoint {self.plan.restore} "
+                f"but storage has {found}"
+            )
+        for t, task in self.tasks.items():
+            task.restore(snapshot.tasks[t])
+            # Chandy-Lamport channel state and Alg. 2 backup logs (records and record
+            # batches, as they came) go back in transit first.
+            for c, messages in snapshot.tasks[t].channel_states.items():
+                if c.src in self.local:
+                    self.queues[c].extend(messages)
+                else:
+                    self.refill[c] = messages
+        self.log.restored(snapshot)
+
+    # -- the loop ----------------------------------------------------------------------------
+    def run(self) -> HostResult:
+        from absnb.runtime.data_plane.transport import DataPlane
+
+        plan, graph = self.plan, self.graph
+        remote_in = [c for t in plan.tasks for c in graph.inputs[t] if c.src not in self.local]
+        remote_out = [c for t in plan.tasks for c in graph.outputs[t] if c.dst not in self.local]
+        try:
+            self.net = self.aligning.net = net = DataPlane(
+                plan.secret,
+                bind_host=bind_address(plan.advertise_host),
+                ports=plan.ports,
+                advertise_host=plan.advertise_host,
+                attempt=plan.attempt,
+            )
+        except BaseException as e:  # e.g. every port of the range taken
+            report_setup_failure(plan, e)
+            raise
+        client = ControlClient(
+            plan.coordinator,
+            plan.secret,
+            host_id=plan.host_id,
+            attempt=plan.attempt,
+            tasks=plan.tasks,
+            data_address=net.address,
+            timeout=plan.setup_timeout,
+        )
+        self.client = self.log.client = client
+        running = False
+        try:
+            net.expect_inputs(remote_in)
+            book = client.register()
+
+            def check() -> None:  # while connecting: stop at once if the attempt is over
+                self.early.extend(self._stopped(client.poll()))
+
+            net.connect_outputs(
+                {c: book.hosts[book.task_host[c.dst]] for c in remote_out},
+                plan.setup_timeout,
+                check,
+            )
+            net.wait_ready(plan.setup_timeout, check)
+            # Restored channel state of a channel from another host comes before anything the
+            # network brings on it: deliver it first, in order.
+            for c, records in self.refill.items():
+                for r in records:
+                    self._deliver(c, r, client)
+            running = True
+            return self._loop(client)
+        except HostStopped:
+            raise
+        except BaseException as e:  # the peers hear why, and stop at once
+            client.failed(e, setup=not running)
+            raise
+        finally:
+            self.log.ship(force=True, last=True)
+            self.writer.close()
+            net.close()
+            client.close()
+
+    def _loop(self, client: ControlClient) -> HostResult:
+        plan, net = self.plan, self.net
+        started = time.monotonic()
+        last_flush = started
+        while self.quiescence or len(self.finished) < len(self.tasks):
+            commands, self.early = self.early + self._stopped(client.poll()), []
+            if any(type(cmd) is Terminate for cmd in commands):
+                # Quiescent: nothing to drain, and the checkpoints no longer matter.
+                return self._end(client, started, drain=False)
+            for cmd in commands:
+                self._command(cmd, client)
+            if self.writer.pending:
+                self._acknowledge(client)
+                time.sleep(0)  # let the writer's thread take the GIL between its system calls
+            busy = self._emit(client)
+            busy = self._local(client) or busy
+            self._receive(client, 0.0 if busy else 0.001)
+            self._due(client)
+            self.log.ship()
+            now = time.monotonic()
+            if now - last_flush >= plan.flush_every or not busy:
+                net.flush()
+                last_flush = now
+        return self._end(client, started, drain=True)
+
+    def _receive(self, client: ControlClient, timeout: float) -> None:
+        """Deliver what the data plane hands out (waiting up to ``timeout`` s: idle): priority
+        events first, then frames in pieces, priority events between (:mod:`.inbox`)."""
+        began = time.monotonic()
+        self.inbox.extend(self._kept(self.net.poll(timeout)))
+        self._tally("idle_seconds", (time.monotonic() - began) if timeout else 0.0)
+        while self.inbox:
+            c, m = self.inbox.take(self.split)
+            self._deliver(c, m, client)
+            if self.split:
+                self._between(client)
+
+    def _local(self, client: ControlClient) -> bool:
+        """Deliver what waits in the unblocked local queues; True if anything did."""
+        busy = False
+        for c, q in self.queues.items():
+            if q and c not in self.blocked:
+                busy = True
+                # All of it: a task fed from the network can put more than a batch a
+                # round in a local queue, and a barrier must not wait behind a backlog.
+                n = len(q)
+                while n and q and c not in self.blocked:
+                    m, whole = take(q, self.split)
+                    n -= whole
+                    self._deliver(c, m, client)
+                    if self.split:
+                        self._between(client)
+        return busy
+
+    def _between(self, client: ControlClient) -> None:
+        """Between two pieces (:mod:`absnb.runtime.host.inbox`): triggers, priority events, acks."""
+        if self.writer.pending:
+            self._acknowledge(client)
+        for cmd in self._stopped(client.poll()):
+            if type(cmd) is Trigger:
+                self._command(cmd, client)
+            else:
+                self.early.append(cmd)
+        for c, m in self._kept(self.net.poll_urgent()):
+            self._deliver(c, m, client)
+        self._due(client)
+
+    def _due(self, client: ControlClient) -> None:
+        """Carry out what the alignment timer decides now (protocols/alignment_timer.py)."""
+        for t in list(self.announced.timers):
+            task = self.tasks[t]
+            switch, late = self.announced.due(t, task.handler, task.inputs, self.clock())
+            if switch:
+                sends: list[Send] = []
+                self._tally("switched")
+                self.log.add("switched", t)
+                self._after(t, task.alignment_timeout(sends), sends, client)
+            for c, m in late:
+                self._deliver(c, m, client)
+
+    def _kept(self, received: list[tuple[ChannelId, Any]]) -> list[tuple[ChannelId, Any]]:
+        """``received``, its priority barriers overtaking what is held here (or kept)."""
+        out = []
+        for c, m in received:
+            if type(m) is Overtaking:
+                m = Overtaking(m.message, (*self.inbox.held(c), *m.overtaken))
+                if self.announce:
+                    self.announced.keep(c, m, self.clock())
+                    continue
+            out.append((c, m))
+        return out
+
+    def _end(self, client: ControlClient, started: float, drain: bool) -> HostResult:
+        """Every task has finished: drain (if ``drain``), report and return the result."""
+        net = self.net
+        net.flush()
+        while drain and (net.pending_output() or self.writer.pending):
+            for cmd in self._stopped(client.poll()):
+                self._command(cmd, client)
+            net.poll(0.001)
+            if self.writer.pending:
+                self._acknowledge(client, 0.001)
+        for task in self.tasks.values():  # a sink pre-commits its last records (end_input)
+            task.state = task.fn.end_input(task.state)
+        self.log.ship(force=True)
+        result = host_result(
+            self.plan, self.tasks, self.metrics, self.aligning.lasted, net.stats(), started
+        )
+        client.finished(result.metrics)
+        return result
+
+    def _stopped(self, commands: list[Any]) -> list[Any]:
+        """``commands``, unless one of them is Stop: then raise :class:`HostStopped`."""
+        for cmd in commands:
+            if isinstance(cmd, Stop):
+                raise HostStopped(
+                    f"host {self.plan.host_id} of attempt {self.plan.attempt} was stopped by "
+                    f"the coordinator: {cmd.reason or 'no reason given'}"
+                )
+        return commands
+
+    def _command(self, cmd: Any, client: ControlClient) -> None:
+        """Apply one control-plane command (not Stop or Terminate) to the local tasks."""
+        if isinstance(cmd, Terminate):
+            return
+        if isinstance(cmd, Probe):
+            client.report(probe_report(self.plan, self.tasks, self.queues, cmd.round))
+            return
+        n = cmd.checkpoint_id
+        for t, task in self.tasks.items():
+            sends: list[Send] = []
+            if isinstance(cmd, Trigger):
+                if t not in cmd.tasks:
+                    continue
+                if self.injected.declines_checkpoint(str(t), n):
+                    controls = task.decline(n, "told to decline by a failure spec", sends)
+                else:
+                    controls = task.trigger(n, sends)
+                    if task.inputs:  # an initiator with inputs aligns too: its clock starts
+                        self.announced.hear(t, n, self.clock())
+            elif isinstance(cmd, Notify):
+                committing = committing_to(task.state, n)
+                self.injected.notified(str(t), n, after_commit=False, committing=committing)
+                controls = task.checkpoint_complete(n, sends)
+                self.injected.notified(str(t), n, after_commit=True, committing=committing)
+            else:  # Aborted
+                controls = task.checkpoint_aborted(n, sends)
+            self.log.command(t, n, isinstance(cmd, Notify))
+            self._after(t, controls, sends, client)
+        if isinstance(cmd, Trigger):
+            self._join(n, client)
+
+    def _emit(self, client: ControlClient) -> bool:
+        busy = False
+        for t in self.sources:
+            if t in self.finished:
+                continue
+            task = self.tasks[t]
+            log = self.plan.job.inputs.get(t, ())
+            left = 0 if task.halted else len(log) - task.offset
+            n = self.pacing.entries(t, task.offset, left, self.queues, self.net.pending_output())
+            if n > 0:
+                sends: list[Send] = []
+                task.emit_batch(log[task.offset : task.offset + n], sends)
+                busy = True
+                self.metrics["records_in"] += n
+                self._count(t, n)
+                self._dispatch(sends)
+            if task.offset >= len(log) and not self.graph.inputs[t] and not self.quiescence:
+                self._finish(t)
+        return busy
+
+    def _deliver(self, c: ChannelId, m: Any, client: ControlClient) -> None:
+        t = c.dst
+        kind = type(m)
+        self.log.delivered(c, m)
+        sends: list[Send] = []
+        task = self.tasks[t]
+        if kind is EndOfInput:
+            self._after(t, task.end_of_input(c, sends), sends, client)
+            if len(task.ended) == len(task.inputs):
+                self._finish(t)
+            return
+        if kind is RecordBatch or kind is Record:
+            batch = kind is RecordBatch
+            controls = task.deliver_batch(c, m, sends) if batch else task.deliver(c, m, sends)
+            self._after(t, controls, sends, client)
+            self._count(t, len(m) if batch else 1)
+            return
+        barrier = m.message if kind is Overtaking else m
+        if type(barrier) is CancelCheckpointMarker:
+            self._tally("cancellation_markers")
+        elif self.announce and kind is not Overtaking:  # in order: its announcement is moot
+            self.announced.arrived(c, barrier.checkpoint_id)
+        n = checkpoint_of(barrier)
+        if n > task.cancelled and self.injected.declines_checkpoint(str(t), n):
+            controls = task.decline(n, "told to decline by a failure spec", sends)
+        elif kind is Overtaking:
+            controls = task.deliver_overtaking(c, barrier, m.overtaken, sends)
+        else:
+            controls = task.deliver(c, m, sends)
+        self._after(t, controls, sends, client)
+        self._join(n, client)
+
+    def _after(
+        self, t: TaskId, controls: Sequence[Control], sends: list[Send], client: ControlClient
+    ) -> None:
+        """Carry out what ``t`` produced, controls then sends (the one place for it)."""
+        if controls:
+            self.log.controls(t, controls)
+            self._controls(t, controls, client)
+        self._dispatch(sends)
+
+    def _join(self, n: int, client: ControlClient) -> None:
+        """Every finished task here that has not acknowledged checkpoint ``n`` joins it."""
+        for t in [t for t in self.tasks if t in self.finished]:  # in a fixed order
+            if n not in self.acknowledged[t] and n > self.tasks[t].cancelled:
+                sends: list[Send] = []
+                self._after(t, self.tasks[t].join(n, sends), sends, client)
+
+    def _count(self, t: TaskId, n: int) -> None:
+        total = self.consumed[t] = self.consumed[t] + n
+        self.injected.after_records(str(t), total)
+
+    def _dispatch(self, sends: list[Send]) -> None:
+        net, queues, overtake = self.net, self.queues, self.overtake
+        out = 0
+        for c, m in sends:
+            kind = type(m)
+            urgent = priority_event(m, overtake)  # never a cancellation marker
+            announce = self.announce and kind is CheckpointBarrier
+            q = queues.get(c)
+            if q is not None and c.src in self.local:
+                if urgent and isinstance(m, CheckpointBarrier):  # a local priority lane
+                    self._deliver(c, _overtaking(m, q), self.client)  # ahead of what q holds
+                    continue
+                if announce and isinstance(m, CheckpointBarrier):
+                    self.announced.keep(c, _overtaking(m, q), self.clock())
+                q.append(m)
+            else:
+                try:
+                    if urgent or announce:
+                        net.send_priority(c, m)
+                    if not urgent:
+                        net.send(c, m)
+                except ConnectionError:
+                    # The receiver has ended: a barrier for it no longer matters (its host
+                    # finished, or failed and the attempt fails); a record must not be lost.
+                    if type(m) in RECORD_TYPES:
+                        raise
+                    self._tally("dropped_barriers")
+            out += len(m) if type(m) is RecordBatch else type(m) is Record
+        self.metrics["records_out"] += out
+
+    def _controls(self, t: TaskId, controls: Sequence[Any], client: ControlClient) -> None:
+        for ctl in controls:
+            kind = type(ctl)
+            if kind is Block:  # ABS Alg. 1, line 8
+                self.aligning.block(t, ctl.channel)
+            elif kind is Unblock:
+                self.aligning.unblock(ctl.channel)
+            elif kind is SnapshotState:
+                self.aligning.snapshot(t)
+                self.injected.during_checkpoint(str(t), ctl.checkpoint_id)
+            elif kind is TaskSnapshot:  # written on the writer's thread, then acknowledged
+                self.acknowledged[t].add(ctl.checkpoint_id)
+                self.writer.submit(ctl, self.aligning.last(t))
+            elif kind is Dropped:
+                self._tally("dropped")
+            elif kind is Decline:  # the coordinator aborts the checkpoint
+                client.decline(t, ctl.checkpoint_id, ctl.reason)
+                self._tally("declined")
+
+    def _tally(self, counter: str, by: float = 1) -> None:
+        self.metrics[counter] = self.metrics.get(counter, 0) + by
+
+    def _acknowledge(self, client: ControlClient, timeout: float = 0.0) -> None:
+        """Acknowledge the snapshots written since the last call (durable ones only)."""
+        for w in self.writer.written(timeout):
+            s = w.snapshot
+            size = w.stats["state_size"] + w.stats["channel_state_size"]
+            self.log.ack(s, size)  # the log reaches the driver before the acknowledgement
+            client.ack(Ack(s.task, s.checkpoint_id, w.key, size, w.alignment_s, w.stats))
+            self.metrics["checkpoints"].append(s.checkpoint_id)
+
+    def _finish(self, t: TaskId) -> None:
+        if t in self.finished:
+            return
+        self.finished.add(t)
+        sends: list[Send] = []
+        for c in self.graph.outputs[t]:  # nothing, barriers included, is sent on it after
+            self.tasks[t].end_output(c, sends)
+        self._dispatch(sends)
+
+
+def _overtaking(barrier: CheckpointBarrier, q: deque[Any]) -> Overtaking:
+    return Overtaking(barrier, overtaken(q))
+
+
+def run_host(plan: HostPlan) -> HostResult:
+    """Run one host to the end (what each Spark task of the barrier stage does)."""
+    try:
+        host = Host(plan)  # restores the tasks: user code and storage run here
+    except BaseException as e:
+        report_setup_failure(plan, e)
+        raise
+    try:
+        return host.run()
+    finally:
+        # Spark keeps this worker for its next task: free the tasks' state now, and give
+        # the pages back, rather than hold the heap the state grew to while it waits.
+        del host
+        release_freed()

@@ -1,0 +1,152 @@
+"""The asynchronous part of a checkpoint: task snapshots written on a thread of their own.
+
+A task's snapshot is a copy of its state taken the moment it snapshots (``copy_state``,
+Alg. 1 line 9); writing that copy to checkpoint storage (pickling, a checksum, fsync) need
+not hold up the records behind it. The paper (section 4.2) and Flink split a checkpoint
+the same way: a synchronous part that copies, an asynchronous part that persists, and the
+acknowledgement only once the snapshot is durable. The host hands each snapshot to a
+:class:`SnapshotWriter` and acknowledges it when :meth:`SnapshotWriter.written` returns it.
+
+Every task writes on a thread of its own, as every Flink subtask persists its snapshot on
+its own: a remote store's latency (:class:`~absnb.runtime.storage.fs.LatencyFS`) is paid once
+per checkpoint, as in the paper's cluster, not once per task of a host, one after another.
+
+Synchronous snapshots still stop the world for the whole write: their sources stay halted
+until the checkpoint is complete, which needs every acknowledgement.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from absnb.core.ids import TaskId
+from absnb.core.incremental import IncrementalState
+from absnb.core.messages import count_records
+from absnb.core.snapshot import TaskSnapshot
+from absnb.runtime.connections.wire import dumps
+
+if TYPE_CHECKING:
+    from absnb.runtime.storage.checkpoints import CheckpointStorage
+
+
+@dataclass(frozen=True)
+class Written:
+    """A task snapshot now durable in storage, with what the checkpoint statistics show."""
+
+    snapshot: TaskSnapshot
+    key: str
+    alignment_s: float
+    stats: dict[str, Any]
+    """``state_size`` (bytes: the pickled snapshot less its channel state),
+    ``channel_state_size`` (bytes, pickled), ``channel_state_records``,
+    ``async_duration`` (seconds spent writing: the asynchronous part of the snapshot);
+    for keyed state snapshotted incrementally (:mod:`absnb.core.incremental`), also
+    ``incremental`` (only what changed since a base), ``state_entries`` (entries
+    written), ``full_state_entries`` (entries the state held) and ``full_state_size``
+    (bytes of the whole chain down to the full snapshot; None when this writer did not
+    write it all, after a restore)."""
+
+
+class SnapshotWriter:
+    """Writes :class:`TaskSnapshot` objects to a storage on daemon threads, one per task,
+    each task's in submission order; not thread-safe on the caller's side (one host thread
+    submits and collects)."""
+
+    def __init__(self, storage: CheckpointStorage, job_id: str) -> None:
+        self.storage = storage
+        self.job_id = job_id
+        self._todo: dict[TaskId, queue.SimpleQueue[tuple[TaskSnapshot, float] | None]] = {}
+        self._done: queue.SimpleQueue[Written | BaseException] = queue.SimpleQueue()
+        self._pending = 0
+        self._lock = threading.Lock()  # guards the chain sizes, which every thread updates
+        self._chain_size: dict[tuple[TaskId, int], int] = {}  # full bytes, for the stats
+
+    def submit(self, snapshot: TaskSnapshot, alignment_s: float) -> None:
+        """Write ``snapshot`` soon; ``alignment_s`` travels with it to the acknowledgement."""
+        todo = self._todo.get(snapshot.task)
+        if todo is None:
+            todo = self._todo[snapshot.task] = queue.SimpleQueue()
+            name = f"snapshot-writer {snapshot.task}"
+            threading.Thread(target=self._run, args=(todo,), name=name, daemon=True).start()
+        self._pending += 1
+        todo.put((snapshot, alignment_s))
+
+    @property
+    def pending(self) -> int:
+        """Snapshots submitted and not yet returned by :meth:`written`."""
+        return self._pending
+
+    def written(self, timeout: float = 0.0) -> list[Written]:
+        """The snapshots written since the last call, in the order they became durable;
+        waits up to ``timeout`` for the first when there is none. Raises the error of a
+        write that failed."""
+        out: list[Written] = []
+        try:
+            item = self._done.get(timeout=timeout) if timeout > 0 else self._done.get_nowait()
+            while True:
+                self._pending -= 1
+                if isinstance(item, BaseException):
+                    raise item
+                out.append(item)
+                item = self._done.get_nowait()
+        except queue.Empty:
+            pass
+        return out
+
+    def close(self) -> None:
+        """Stop the threads after the writes already submitted (they are daemons: a host
+        that stops at once does not wait for them)."""
+        for todo in self._todo.values():
+            todo.put(None)
+
+    def _run(self, todo: queue.SimpleQueue[tuple[TaskSnapshot, float] | None]) -> None:
+        while True:
+            item = todo.get()
+            if item is None:
+                return
+            snapshot, alignment_s = item
+            try:
+                self._done.put(self._write(snapshot, alignment_s))
+            except BaseException as e:  # handed to the host, which fails the attempt
+                self._done.put(e)
+
+    def _write(self, snapshot: TaskSnapshot, alignment_s: float) -> Written:
+        began = time.monotonic()
+        payload = dumps(snapshot)  # pickled once, for the storage and for the sizes below
+        key = self.storage.write_task(self.job_id, snapshot, payload)
+        written = time.monotonic() - began
+        recorded = [rs for rs in snapshot.channel_states.values() if rs]
+        channel_state_size = sum(len(dumps(rs)) for rs in recorded)
+        stats = {  # for absnb.runtime.events.metrics
+            "state_size": max(0, len(payload) - channel_state_size),
+            "channel_state_size": channel_state_size,
+            "channel_state_records": sum(count_records(rs) for rs in recorded),
+            "async_duration": written,
+        }
+        if isinstance(snapshot.state, IncrementalState):
+            with self._lock:
+                stats.update(self._keyed_stats(snapshot, int(stats["state_size"])))
+        return Written(snapshot, key, alignment_s, stats)
+
+    def _keyed_stats(self, snapshot: TaskSnapshot, size: int) -> dict[str, Any]:
+        """Incremental against full sizes of a snapshot of keyed state of ``size`` bytes."""
+        state = snapshot.state
+        full: int | None = size
+        if state.base is not None:
+            below = self._chain_size.get((snapshot.task, state.base))
+            full = None if below is None else below + size
+        if full is not None:  # a later snapshot of the task may build on this one
+            self._chain_size[(snapshot.task, snapshot.checkpoint_id)] = full
+        mine = sorted(k for k in self._chain_size if k[0] == snapshot.task)
+        for k in mine[:-8]:  # bases are recent: the last checkpoint confirmed complete
+            del self._chain_size[k]
+        return {
+            "incremental": state.incremental,
+            "state_entries": len(state.entries),
+            "full_state_entries": state.size,
+            "full_state_size": full,
+        }

@@ -1,0 +1,398 @@
+"""The Spark runtime: the same protocols and tasks as the simulator, run for real on PySpark.
+
+The whole execution graph runs as ONE barrier-mode stage (``rdd.barrier().mapPartitions``):
+every Spark task is a :class:`~absnb.runtime.host.host.Host` running the execution-graph tasks
+with its subtask index (so forward edges stay inside one process). Channels between hosts
+are framed TCP connections; the checkpoint coordinator runs on the driver as a server;
+task snapshots go to checkpoint storage. Spark never retries a failed barrier stage, so
+the driver catches the failure and submits the stage again, every host restoring from the
+latest completed checkpoint, with a new attempt number so that nothing of the old attempt
+is read. This is the only module that imports pyspark (and only when it runs), with
+:mod:`absnb.runtime.spark.daemon`, the Python daemon of the sessions it starts.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import uuid
+import warnings
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any, cast
+
+from absnb.core.errors import AbsnbError, FailureNotFiredWarning
+from absnb.core.ids import CheckpointId, TaskId
+from absnb.jobs.base import Job
+from absnb.protocols import CheckpointCoordinator, get_protocol
+from absnb.protocols.two_phase_commit import END_OF_INPUT
+from absnb.runtime.failures import Failure, not_fired
+from absnb.runtime.host.host import run_host
+from absnb.runtime.plan import HostPlan, HostResult, terminates_by_quiescence
+from absnb.runtime.spark.recovery import run_attempts, unpickle_plan
+from absnb.runtime.spark.result import SparkRun
+from absnb.runtime.spark.session import default_session
+
+if TYPE_CHECKING:
+    from absnb.core.graph import ExecutionGraph
+    from absnb.runtime.control_plane.messages import Ack
+    from absnb.runtime.control_plane.server import CoordinatorServer
+    from absnb.runtime.spark.inputs import PreparedInput
+
+
+class ClusterTooSmallError(AbsnbError, RuntimeError):
+    """The barrier stage needs more task slots than the Spark cluster offers."""
+
+
+def _final_states(graph: ExecutionGraph, results: list[HostResult]) -> dict[TaskId, Any]:
+    """Every final state the hosts returned; the run succeeded, so the final checkpoint is
+    complete and each sink writing outside the job commits what it still holds."""
+    states = {t: s for r in results for t, s in r.states.items()}
+    for t in graph.tasks:
+        fn = graph.function(t)
+        if fn.external and t in states:
+            states[t] = fn.notify_checkpoint_complete(states[t], END_OF_INPUT)
+    return states
+
+
+class SparkRuntime:
+    """Runs jobs on a SparkSession (``local[*]`` by default, any master URL for a cluster).
+
+    Args:
+        spark: a SparkSession; None creates one for ``master``.
+        checkpoint_dir: where checkpoints go (a local directory by default; any fsspec URL).
+        storage: a :class:`~absnb.runtime.storage.checkpoints.CheckpointStorage` to use instead (the
+            driver reads it; executors open the same URL).
+        hosts: how many Spark tasks the barrier stage has; by default the largest
+            parallelism of the job, which must not exceed the cluster's task slots.
+        storage_latency: seconds every durable write of a checkpoint (each task's snapshot,
+            each manifest) waits before it starts: a model of a remote store such as S3 or
+            HDFS (:class:`~absnb.runtime.storage.fs.LatencyFS`). ABS writes on a thread of
+            its own, off the tasks' path; a synchronous snapshot halts its sources until the
+            checkpoint is complete, so it waits too. 0: the storage's own speed.
+        ports: the ports the coordinator (on the driver) and every host's data plane (on
+            the executors) listen on, each the first free one, e.g. ``range(40000, 40100)``
+            for a firewall that opens those; by default any free port.
+        events: keep the run's event log (``run.events``); False records nothing.
+    """
+
+    def __init__(
+        self,
+        spark: Any = None,
+        *,
+        master: str = "local[*]",
+        checkpoint_dir: str | None = None,
+        storage: Any = None,
+        hosts: int | None = None,
+        ports: range | tuple[int, int] | None = None,
+        storage_latency: float = 0.0,
+        events: bool = True,
+    ) -> None:
+        from absnb.runtime.spark.run_args import check_checkpoint_dir
+        from absnb.runtime.storage.checkpoints import CheckpointStorage
+
+        check_checkpoint_dir(checkpoint_dir)
+        if storage is not None and storage_latency:
+            raise ValueError(
+                "give storage_latency to the CheckpointStorage passed as storage "
+                "(CheckpointStorage(url, write_latency=...)), not to SparkRuntime as well"
+            )
+        self.spark = spark or default_session(master)
+        self.checkpoint_dir = (
+            str(storage.url)
+            if storage is not None
+            else checkpoint_dir or tempfile.mkdtemp(prefix="absnb-checkpoints-")
+        )
+        self.storage = storage or CheckpointStorage(
+            self.checkpoint_dir, write_latency=storage_latency
+        )
+        self.storage_latency = self.storage.write_latency
+        self.hosts = hosts
+        if isinstance(ports, tuple):
+            ports = range(*ports)
+        if ports is not None and (len(ports) < 1 or ports.start < 1 or ports.stop > 65536):
+            raise ValueError(
+                f"ports must be a non-empty range of TCP ports (1-65535), not {ports!r}: "
+                "e.g. range(40000, 40100)"
+            )
+        self.ports = ports
+        self.events = events
+
+    def slots(self) -> int:
+        """Task slots of the cluster (local[N] gives N)."""
+        return int(self.spark.sparkContext.defaultParallelism)
+
+    def run(
+        self,
+        job: Job,
+        protocol: str = "abs",
+        *,
+        checkpoint_interval: float | None = 1.0,
+        failures: Sequence[Failure] = (),
+        max_restarts: int = 3,
+        allow_deadlock: bool = False,
+        inputs: Any = None,
+        source_rate: float | None = None,
+        restore_older: bool = False,
+        alignment_timeout: float | None = None,
+        checkpoint_timeout: float | None = None,
+        min_pause: float = 0.0,
+        keep_states: bool = True,
+    ) -> SparkRun:
+        """Run ``job`` to the end under ``protocol``, restarting after failures.
+
+        ``inputs``, if given, replaces the job's own input logs: a Spark DataFrame of one
+        string column, or a URL of text files (read with ``spark.read.text``), whose rows
+        are dealt to the job's sources and reach each host as its barrier partition (see
+        :mod:`absnb.runtime.spark.inputs`); e.g. ``run(absnb.word_count(sources=2), inputs=df)``.
+        A plain local path (a file, folder or glob) is read by the sources themselves,
+        each its share of the bytes, as Flink's file source reads splits.
+
+        ``source_rate``, if given, is the most input-log entries (lines, transfers) each source
+        task reads per second (Flink: ``RateLimiterStrategy.perSecond``): a small input then
+        runs long enough for a class to watch checkpoints and failures happen during it.
+
+        Recovery never goes back behind the newest completed checkpoint of a job with
+        two-phase-commit sinks: its transactions may be committed, so restoring an older one
+        would commit its output again. If that checkpoint's files are unreadable, the run
+        stops with :class:`~absnb.runtime.storage.fs.CommittedCheckpointLostError` naming the
+        file; ``restore_older=True`` restores the newest older checkpoint that verifies
+        instead, accepting duplicates in the sinks.
+
+        ``alignment_timeout`` (seconds) makes ``abs`` switch to unaligned at a task whose
+        alignment lasts that long; ``checkpoint_timeout`` (seconds) aborts a checkpoint not
+        complete by then (Flink's checkpoint timeout).
+        ``min_pause`` (seconds) must pass after a checkpoint completes before the next
+        periodic one is triggered (Flink's ``minPauseBetweenCheckpoints``): when checkpoints
+        take longer than the interval (synchronous snapshots written to a slow remote
+        store), the job still runs between two of them instead of standing halted from one
+        to the next. ``keep_states=False`` brings back to the driver only the final states
+        the job's output is made of (its sinks'; ``run.states`` holds just those), not a
+        large keyed state that would be pickled, shipped and unpickled only to be dropped.
+
+        Raises:
+            ClusterTooSmallError: the stage does not fit the cluster's slots (Spark would
+                wait forever or fail with SPARK-24819).
+            RestartLimitError: more than ``max_restarts`` failures.
+            CommittedCheckpointLostError: a failure needs the newest completed checkpoint of
+                a job with two-phase-commit sinks, and it cannot be read.
+            SparkInputError: ``inputs`` is not a DataFrame of one string column or a
+                readable path, or the job has no sources to read it.
+        """
+        import time
+
+        from absnb.runtime.spark.run_args import check_run
+
+        check_run(
+            job,
+            protocol,
+            checkpoint_interval,
+            failures,
+            max_restarts,
+            allow_deadlock,
+            source_rate,
+            self.hosts,
+            restore_older,
+            min_pause,
+            keep_states,
+        )
+        from absnb.runtime.connections.wire import new_secret
+
+        graph = job.graph
+        proto = get_protocol(
+            protocol, graph, allow_deadlock=allow_deadlock, alignment_timeout=alignment_timeout
+        )
+        hosts = self._hosts_for(graph, source_rate)
+        data = None
+        logs = None
+        if inputs is not None:
+            from absnb.runtime.spark.inputs import file_logs, prepare
+
+            logs = file_logs(inputs, job)  # local text files: each source reads its share
+        if logs is not None:
+            job = replace(job, inputs=logs)
+        elif inputs is not None:
+            data = prepare(self.spark, inputs, job, hosts)
+            job = replace(job, inputs={})  # the hosts read their barrier partitions instead
+        job_id = f"{graph.name}-{uuid.uuid4().hex[:8]}"
+        coordinator = CheckpointCoordinator.for_graph(
+            graph, proto, checkpoint_interval, timeout=checkpoint_timeout, min_pause=min_pause
+        )
+        driver_host = self._driver_host()
+        secret = new_secret()
+        server = self._coordinator_server(
+            job_id, graph, proto.name, coordinator, hosts, secret, driver_host
+        )
+        plan = HostPlan(  # host 0 of attempt 0; run_attempts makes the others from it
+            job=job,
+            protocol=proto.name,
+            host_id=0,
+            tasks=(),
+            secret=secret,
+            coordinator=server.address,
+            storage_url=str(self.checkpoint_dir),
+            job_id=job_id,
+            storage_latency=self.storage_latency,
+            failures=tuple(failures),
+            allow_deadlock=allow_deadlock,
+            alignment_timeout=getattr(proto, "alignment_timeout", None),
+            advertise_host=driver_host,
+            source_rate=source_rate,
+            ports=self.ports,
+            events=self.events,
+            keep_states=keep_states,
+        )
+        started = time.monotonic()
+        try:
+            attempts = run_attempts(
+                lambda plans: self._stage(plans, data),
+                server,
+                plan,
+                self.storage,
+                coordinator,
+                hosts,
+                max_restarts,
+                restore_older,
+            )
+        finally:
+            server.stop()
+            if data is not None:
+                data.release()
+        results = attempts.results
+        states = _final_states(graph, results)
+        from absnb.runtime.events.table import run_events
+
+        log = run_events(
+            started, server.events, server.host_events, attempts.failed_at, attempts.errors
+        )
+        consumed = {
+            str(t): n["records_in"] for h in results for t, n in h.metrics.get("tasks", {}).items()
+        }
+        unfired = not_fired(failures, log.rows, attempts.errors, consumed)
+        for why in unfired.values():
+            warnings.warn(why, FailureNotFiredWarning, stacklevel=2)
+        return SparkRun(
+            output=job.output(states),
+            states=states,
+            restarts=len(attempts.errors),
+            checkpoints=[c.checkpoint_id for c in coordinator.completed],
+            seconds=time.monotonic() - started,
+            hosts=sorted(results, key=lambda r: r.host_id),
+            coordinator_events=list(server.events),
+            errors=attempts.errors,
+            restored=attempts.restored,
+            protocol=proto.name,
+            graph=graph,
+            started=started,
+            failed_at=attempts.failed_at,
+            log=log,
+            failures_not_fired=unfired,
+        )
+
+    def _hosts_for(self, graph: ExecutionGraph, source_rate: float | None) -> int:
+        """The barrier stage's number of hosts, once the job is known to be able to start:
+        its sinks can write and the cluster has a slot for every host."""
+        if source_rate is not None and not source_rate > 0:
+            raise ValueError(
+                f"source_rate must be a number of entries per second above 0, not "
+                f"{source_rate!r}: pass None to read as fast as the job can"
+            )
+        for op in graph.operators.values():
+            check = getattr(op.function, "check", None)
+            if check is not None:
+                check()  # a sink that cannot write fails here, before the stage starts
+        hosts = self.hosts or max(o.parallelism for o in graph.operators.values())
+        if hosts > self.slots():
+            raise ClusterTooSmallError(
+                f"job {graph.name!r} needs a barrier stage of {hosts} tasks but the cluster has "
+                f"{self.slots()} task slots: use master local[{hosts}] (or more executor "
+                f"cores), or pass hosts={self.slots()} to run several subtasks per Spark task"
+            )
+        return hosts
+
+    def _coordinator_server(
+        self,
+        job_id: str,
+        graph: ExecutionGraph,
+        protocol: str,
+        coordinator: CheckpointCoordinator,
+        hosts: int,
+        secret: bytes,
+        driver_host: str,
+    ) -> CoordinatorServer:
+        """The checkpoint coordinator's server on the driver, started: it records each
+        completed checkpoint in the storage."""
+        from absnb.runtime.connections.wire import bind_address
+        from absnb.runtime.control_plane.server import CoordinatorServer
+
+        storage = self.storage
+
+        def on_complete(checkpoint_id: CheckpointId, acks: dict[TaskId, Ack]) -> None:
+            storage.complete(
+                job_id, checkpoint_id, graph.tasks, fingerprint=graph.fingerprint, protocol=protocol
+            )
+
+        server = CoordinatorServer(
+            coordinator,
+            secret,
+            hosts=hosts,
+            initiators=graph.initiators(),
+            on_complete=on_complete,
+            advertise_host=driver_host,
+            bind_host=bind_address(driver_host),
+            ports=self.ports,
+            quiescence=terminates_by_quiescence(graph),
+        )
+        server.start()
+        return server
+
+    def _driver_host(self) -> str:
+        """The address hosts reach the driver at: loopback for a local master."""
+        sc = self.spark.sparkContext
+        if str(sc.master).startswith("local"):
+            return "127.0.0.1"
+        return str(sc.getConf().get("spark.driver.host", "127.0.0.1"))
+
+    def _stage(self, plans: list[HostPlan], data: PreparedInput | None = None) -> list[HostResult]:
+        """Run every host as one Spark task of one barrier stage: over ``data``'s
+        partitions (one per host) when the job reads a DataFrame, else over nothing.
+
+        The plans travel pickled, unpickled by the host itself: a job whose code the
+        executors cannot import (a user module not on their path) is reported to the
+        coordinator as that error, not only as a Spark stack trace."""
+        from pyspark import cloudpickle
+
+        sc = self.spark.sparkContext
+        n = len(plans)
+        binding = data.binding if data is not None else None
+        # pyspark's vendored cloudpickle has no annotations: its dumps returns bytes
+        dumps = cast("Callable[[HostPlan], bytes]", cloudpickle.dumps)
+        pickled = [dumps(p) for p in plans]
+        ids = [(p.host_id, p.attempt, p.coordinator, p.secret) for p in plans]
+
+        def run_partition(index: int, rows: Any) -> Any:
+            plan = _on_executor(unpickle_plan(pickled[index], *ids[index]))
+            if binding is not None:
+                plan = binding.bind(plan, rows)
+            yield run_host(plan)
+
+        rdd = data.rdd if data is not None else sc.parallelize(range(n), n)
+        # collect() of an RDD is untyped: each partition yielded one HostResult
+        return cast(
+            "list[HostResult]", rdd.barrier().mapPartitionsWithIndex(run_partition).collect()
+        )
+
+
+def _on_executor(plan: HostPlan) -> HostPlan:
+    """``plan`` advertising this executor's host for its data channels (the address
+    Spark knows the executor by), so that hosts on other machines can connect."""
+    from pyspark import BarrierTaskContext
+
+    try:
+        ctx = BarrierTaskContext.get()
+        address = ctx.getTaskInfos()[ctx.partitionId()].address
+    except Exception:  # not in a barrier task (tests calling run_host directly)
+        return plan
+    host = address.rsplit(":", 1)[0].strip("[]")
+    if not host or plan.advertise_host == "127.0.0.1":  # a local master: loopback only
+        return plan
+    return replace(plan, advertise_host=host)

@@ -1,0 +1,62 @@
+"""Chains of incremental snapshots in checkpoint storage: reading one, and what retention
+must keep.
+
+A task's snapshot in checkpoint ``n`` may hold only the keys changed since its snapshot in
+an earlier complete checkpoint, its base (:mod:`absnb.core.incremental`). Restoring it
+reads the chain down to a full snapshot, each link verified against its own checkpoint's
+manifest; a missing, truncated or corrupt link makes checkpoint ``n`` unusable. Retention
+keeps every checkpoint a retained one builds on, however old (Flink: the shared state
+registry keeps the files a retained checkpoint still refers to).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import replace
+
+from absnb.core.incremental import IncrementalState, merge_chain
+from absnb.core.snapshot import TaskSnapshot
+from absnb.runtime.storage.format import Corrupt
+
+
+def resolve(snapshot: TaskSnapshot, read_base: Callable[[int], TaskSnapshot]) -> TaskSnapshot:
+    """``snapshot`` with an incremental state merged with its chain into the full state
+    as of its checkpoint (other snapshots as they are). ``read_base(b)`` is the same
+    task's snapshot in checkpoint ``b``, verified (it raises :class:`Corrupt` naming the
+    file that is missing or damaged)."""
+    state = snapshot.state
+    if not isinstance(state, IncrementalState):
+        return snapshot
+    chain = [state]
+    at = snapshot.checkpoint_id
+    while chain[-1].base is not None:
+        base = chain[-1].base
+        if base >= at:
+            raise Corrupt(f"checkpoint {at} builds on checkpoint {base}, which is not older")
+        link = read_base(base).state
+        if not isinstance(link, IncrementalState):
+            raise Corrupt(
+                f"checkpoint {at} builds on checkpoint {base}, which holds no keyed state"
+            )
+        chain.append(link)
+        at = base
+    return replace(snapshot, state=merge_chain(chain[::-1], snapshot.checkpoint_id))
+
+
+def needed(keep: Iterable[int], bases_of: Callable[[int], dict[str, int]]) -> set[int]:
+    """``keep`` and every checkpoint their task snapshots build on, directly or through
+    others, each task along its own chain; ``bases_of(n)``: the checkpoint each task's
+    snapshot in checkpoint ``n`` builds on, by task (tasks with a full snapshot absent)."""
+    out = set(keep)
+    todo = [(n, task, base) for n in out for task, base in bases_of(n).items()]
+    seen: set[tuple[int, str]] = set()
+    while todo:
+        _, task, base = todo.pop()
+        if (base, task) in seen:
+            continue
+        seen.add((base, task))
+        out.add(base)
+        further = bases_of(base).get(task)
+        if further is not None:
+            todo.append((base, task, further))
+    return out
