@@ -34,6 +34,7 @@ from absnb.core.effects import (
     SnapshotState,
     Unblock,
 )
+from absnb.core.events import checkpoint_of
 from absnb.core.graph import ExecutionGraph, OutputGate
 from absnb.core.ids import ChannelId, CheckpointId, TaskId
 from absnb.core.messages import (
@@ -69,6 +70,9 @@ class Dropped:
 
 
 Control = Block | Unblock | SnapshotState | TaskSnapshot | Dropped | Decline
+
+DECLINED = "told to decline by a failure spec"
+"""The reason a task gives for a checkpoint of its :attr:`StreamTask.declines`."""
 
 
 class _Part:
@@ -124,6 +128,7 @@ class StreamTask:
         "closed",
         "consumed",
         "counts_ended",
+        "declines",
         "dedup",
         "dropped",
         "ended",
@@ -145,6 +150,7 @@ class StreamTask:
         "replay",
         "sent",
         "state",
+        "taken",
     )
 
     def __init__(
@@ -183,6 +189,11 @@ class StreamTask:
         """Input channels whose end this task has consumed."""
         self.closed: frozenset[ChannelId] = frozenset()
         """Output channels this task has ended: nothing more is sent on them."""
+        self.taken: frozenset[CheckpointId] = frozenset()
+        """The checkpoints this task has taken its snapshot of (acknowledged)."""
+        self.declines: frozenset[CheckpointId] = frozenset()
+        """The checkpoints this task is to decline when it first hears of them (a failure
+        spec's ``kind='decline'``; Flink: ``declineCheckpoint``)."""
 
     # -- inputs ------------------------------------------------------------------------------
     def deliver(
@@ -191,10 +202,12 @@ class StreamTask:
         """Consume the head of ``channel``: a record goes to the operator, anything else to the
         protocol handler."""
         if type(message) is not Record:
-            if type(message) is CancelCheckpointMarker:
-                return self.cancel(message, sends)
             if type(message) is EndOfInput:
                 return self.end_of_input(channel, sends)
+            if self.declines and self._declines(checkpoint_of(message)):
+                return self.decline(checkpoint_of(message), DECLINED, sends)
+            if type(message) is CancelCheckpointMarker:
+                return self.cancel(message, sends)
             # what the exact-type tests above leave (mypy does not narrow by elimination)
             control = cast("CheckpointBarrier | Marker", message)
             return self._owed(self._apply(self.handler.on_barrier(channel, control), sends), sends)
@@ -229,6 +242,8 @@ class StreamTask:
 
         The handler hears only of the overtaken records the task will process: those it
         will drop as duplicates (partial recovery's replays) are not in flight."""
+        if self.declines and self._declines(barrier.checkpoint_id):
+            return self.decline(barrier.checkpoint_id, DECLINED, sends)
         if self.dedup:
             overtaken = not_consumed(overtaken, self.received[channel])
         effects = self.handler.on_overtaking_barrier(channel, barrier, overtaken)
@@ -248,6 +263,11 @@ class StreamTask:
         self.parts.pop(n, None)
         self.state = self.fn.notify_checkpoint_aborted(self.state, n)
         return self._apply((*self.handler.on_checkpoint_aborted(n), Broadcast(marker)), sends)
+
+    def _declines(self, checkpoint_id: CheckpointId) -> bool:
+        """Whether this task is to decline ``checkpoint_id`` now: it is one of
+        :attr:`declines` and not given up here already."""
+        return checkpoint_id in self.declines and checkpoint_id > self.cancelled
 
     def decline(
         self, checkpoint_id: CheckpointId, reason: str, sends: list[Send]
@@ -279,8 +299,11 @@ class StreamTask:
 
     def join(self, checkpoint_id: CheckpointId, sends: list[Send]) -> Sequence[Control]:
         """Take part in the pending ``checkpoint_id`` as if triggered, if every input of this
-        task has ended and it has not started it: no barrier can reach it any more (Flink
-        FLIP-147: the coordinator triggers a task whose inputs have all finished)."""
+        task has ended and it has not started, acknowledged or given it up: no barrier can
+        reach it any more (Flink FLIP-147: the coordinator triggers a task whose inputs have
+        all finished)."""
+        if checkpoint_id in self.taken or checkpoint_id <= self.cancelled:
+            return ()  # acknowledged, or given up here
         started = any(w.checkpoint_id == checkpoint_id for w in self.handler.waiting())
         ended = bool(self.inputs) and len(self.ended) == len(self.inputs)
         return self.trigger(checkpoint_id, sends) if ended and not started else ()
@@ -352,7 +375,10 @@ class StreamTask:
 
     # -- coordinator -------------------------------------------------------------------------
     def trigger(self, checkpoint_id: CheckpointId, sends: list[Send]) -> Sequence[Control]:
-        """The coordinator starts checkpoint ``checkpoint_id`` here."""
+        """The coordinator starts checkpoint ``checkpoint_id`` here (or the task declines it:
+        :attr:`declines`)."""
+        if self.declines and self._declines(checkpoint_id):
+            return self.decline(checkpoint_id, DECLINED, sends)
         return self._owed(self._apply(self.handler.on_trigger(checkpoint_id), sends), sends)
 
     def checkpoint_complete(
@@ -396,6 +422,7 @@ class StreamTask:
                 self.parts[e.checkpoint_id].channel_states[e.channel] = e.records
             elif isinstance(e, Acknowledge):
                 part = self.parts.pop(e.checkpoint_id)
+                self.taken = self.taken | {e.checkpoint_id}
                 controls.append(
                     TaskSnapshot(
                         task=self.id,
@@ -438,6 +465,7 @@ class StreamTask:
         self.replay = ()
         self.cancelled = 0
         self.ended = self.closed = frozenset()
+        self.taken = frozenset()
         if snapshot is None:
             self.state = self.fn.initial_state()
             self.offset = 0
@@ -465,11 +493,13 @@ class StreamTask:
         new.parts = {n: p.copy() for n, p in self.parts.items()} if self.parts else {}
         new.halted, new.replay, new.dropped = self.halted, self.replay, self.dropped
         new.cancelled, new.ended, new.closed = self.cancelled, self.ended, self.closed
+        new.taken, new.declines = self.taken, self.declines
         return new
 
     def key(self) -> object:
         """Equal for tasks in the same state (the input order log and counters of dropped
-        duplicates are history, not state)."""
+        duplicates are history, not state; so are the checkpoints taken, which the
+        coordinator's acknowledgements hold)."""
         return (
             self.fn.freeze(self.state),
             self.offset,

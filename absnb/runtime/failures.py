@@ -114,8 +114,20 @@ def check_failure(f: Failure) -> None:
         )
 
 
+def declines(failures: Sequence[Failure], attempt: int, task: str) -> frozenset[int]:
+    """The checkpoints ``task`` is to decline in ``attempt`` (its
+    :attr:`~absnb.task.StreamTask.declines`)."""
+    return frozenset(
+        f.during_checkpoint
+        for f in failures
+        if f.kind == "decline" and f.task == task and f.attempt == attempt
+        if f.during_checkpoint is not None
+    )
+
+
 class Injections:
-    """The failures and declines one host injects in one attempt, by task name.
+    """The failures one host injects in one attempt, by task name (its declines are its
+    tasks': :func:`declines`).
 
     ``on_fire``, if given, hears of a failure just before it fires (the host records it in
     its event log and sends the log on, which a killed process could not do after)."""
@@ -128,7 +140,6 @@ class Injections:
     ) -> None:
         mine = [f for f in failures if f.attempt == attempt]
         self.failures = [f for f in mine if f.kind != "decline"]
-        self.declines = {(f.task, f.during_checkpoint) for f in mine if f.kind == "decline"}
         self.on_fire = on_fire
         self.armed: dict[Failure, int | None] = {
             f: None for f in self.failures if f.after_checkpoint is not None
@@ -141,10 +152,6 @@ class Injections:
         if self.on_fire is not None:
             self.on_fire(f, reason)
         f.fire(reason)
-
-    def declines_checkpoint(self, task: str, checkpoint_id: int) -> bool:
-        """``task`` is to decline ``checkpoint_id``."""
-        return (task, checkpoint_id) in self.declines
 
     def after_records(self, task: str, total: int) -> None:
         """``task`` has consumed ``total`` records."""

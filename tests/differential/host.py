@@ -17,7 +17,7 @@ from tests.differential.drivers import INPUTS, TIMEOUT, Driver, job, shown
 
 class HostDriver(Driver):
     """The Spark host of the task (and ``out``), fed by a second host running the inputs'
-    tasks: what that host sends (:meth:`Host._dispatch`: the priority lane or in order)
+    tasks: what that host sends (:meth:`Outbox.send`: the priority lane or in order)
     crosses a :class:`_Plane` and is taken by the task's host as its loop takes it
     (:meth:`Host._receive`, :meth:`Host._between`, :meth:`Host._due`). No Spark, no
     sockets."""
@@ -34,9 +34,10 @@ class HostDriver(Driver):
         self.plane = plane = _Plane()
         host = self.host
         host.writer = _Writer(self)  # type: ignore[assignment]
-        host.client = self.client = _Client(self)  # type: ignore[assignment]
-        host.net = self.sender.net = host.aligning.net = plane  # type: ignore[assignment]
-        dispatch = host._dispatch
+        self.client = _Client(self)
+        host.attach(plane, self.client)  # type: ignore[arg-type]
+        self.sender.attach(plane, self.client)  # type: ignore[arg-type]
+        dispatch = host.outbox.send
 
         def dispatched(sends: list[Any]) -> None:  # what the task sends, as the host sends it
             for c, m in sends:
@@ -46,7 +47,7 @@ class HostDriver(Driver):
                     )
             dispatch(sends)
 
-        host._dispatch = dispatched  # type: ignore[method-assign]
+        host.outbox.send = dispatched  # type: ignore[method-assign]
         self.now = 0.0
         host.clock = lambda: self.now  # type: ignore[method-assign]
         self.channels = {n: graph.channel(f"{n}->task") for n in INPUTS}
@@ -61,11 +62,11 @@ class HostDriver(Driver):
         if type(m) is Record:
             self.seq[name] += 1
             m = Record(m.value, self.seq[name])
-        self.sender._dispatch([(self.channels[name], m)])
+        self.sender.outbox.send([(self.channels[name], m)])
 
     def push_batch(self, name: str, values: list[Any]) -> None:
         """``values`` as one batch of records (one frame), as a source sends them."""
-        self.sender._dispatch([(self.channels[name], RecordBatch(values, self.seq[name] + 1))])
+        self.sender.outbox.send([(self.channels[name], RecordBatch(values, self.seq[name] + 1))])
         self.seq[name] += len(values)
 
     def process(self) -> None:

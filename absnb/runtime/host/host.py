@@ -28,9 +28,7 @@ from absnb.core.effects import Block, Decline, SnapshotState, Unblock
 from absnb.core.events import checkpoint_of
 from absnb.core.ids import ChannelId, TaskId
 from absnb.core.messages import (
-    RECORD_TYPES,
     CancelCheckpointMarker,
-    CheckpointBarrier,
     EndOfInput,
     Record,
     RecordBatch,
@@ -38,19 +36,21 @@ from absnb.core.messages import (
 from absnb.core.snapshot import TaskSnapshot
 from absnb.protocols import get_protocol
 from absnb.protocols.alignment_timer import timer_for
-from absnb.protocols.overtaken import overtaken, priority_event
-from absnb.runtime.connections.wire import bind_address
 from absnb.runtime.control_plane.client import ControlClient, report_setup_failure
 from absnb.runtime.control_plane.messages import Ack, Notify, Probe, Stop, Terminate, Trigger
 from absnb.runtime.data_plane.priority import Overtaking
+from absnb.runtime.data_plane.transport import DataPlane
 from absnb.runtime.events.log import EventLog
 from absnb.runtime.events.memory import release_freed
-from absnb.runtime.failures import Injections, committing_to
+from absnb.runtime.failures import Injections, committing_to, declines
 from absnb.runtime.host.alignment import Alignments
 from absnb.runtime.host.announce import Announcements
+from absnb.runtime.host.connect import connect_channels, open_planes
 from absnb.runtime.host.inbox import Inbox, take
+from absnb.runtime.host.outbox import Outbox
 from absnb.runtime.host.pacing import SourcePacing
 from absnb.runtime.host.report import host_result, probe_report
+from absnb.runtime.host.restore import restore
 from absnb.runtime.host.snapshot_writer import SnapshotWriter
 from absnb.runtime.plan import HostPlan, HostResult, terminates_by_quiescence
 from absnb.task import Control, Dropped, Send, StreamTask
@@ -77,24 +77,18 @@ class Host:
         self.local = set(plan.tasks)
         # Every task restarts from a checkpoint here: no consumption order to keep.
         self.tasks = {t: StreamTask(graph, t, protocol, history=False) for t in plan.tasks}
+        for t, task in self.tasks.items():  # a failure spec's declines (StreamTask.declines)
+            task.declines = declines(plan.failures, plan.attempt, str(t))
         self.storage = CheckpointStorage(plan.storage_url, write_latency=plan.storage_latency)
         self.writer = SnapshotWriter(self.storage, plan.job_id)
         self.queues: dict[ChannelId, deque[Any]] = {
             c: deque() for t in plan.tasks for c in graph.inputs[t] if c.src in self.local
         }
-        self.refill: dict[ChannelId, Sequence[Any]] = {}
         restoring = time.monotonic()
         self.log = EventLog(plan, self.tasks)
-        if plan.restore:
-            self._restore()
-        elif plan.attempt > 0:
-            # A restart with no completed checkpoint still restores (to the initial state),
-            # so that sinks abort what the failed attempt left in their external systems.
-            for task in self.tasks.values():
-                task.restore(None)
-            self.log.restored(None)
+        # channel state of channels from other hosts, delivered before what they bring
+        self.refill = restore(plan, self.storage, self.tasks, self.queues, self.log)
         self.finished: set[TaskId] = set()
-        self.acknowledged: dict[TaskId, set[int]] = {t: set() for t in plan.tasks}  # _join
         self.consumed: dict[TaskId, int] = dict.fromkeys(plan.tasks, 0)
         self.aligning = Alignments(self.queues)  # where a channel is blocked (alignment.py)
         self.blocked = self.aligning.blocked  # the local channels held back now
@@ -113,67 +107,32 @@ class Host:
         self.early: list[Any] = []  # commands that came while the host was connecting
         self.pacing = SourcePacing(plan)
 
-    def _restore(self) -> None:
-        snapshot = self.storage.latest(self.plan.job_id, self.graph.fingerprint)
-        if snapshot is None or snapshot.checkpoint_id != self.plan.restore:
-            found = snapshot.checkpoint_id if snapshot else "none"
-            raise RuntimeError(
-                f"host {self.plan.host_id} was told to restore checkpoint {self.plan.restore} "
-                f"but storage has {found}"
-            )
-        for t, task in self.tasks.items():
-            task.restore(snapshot.tasks[t])
-            # Chandy-Lamport channel state and Alg. 2 backup logs (records and record
-            # batches, as they came) go back in transit first.
-            for c, messages in snapshot.tasks[t].channel_states.items():
-                if c.src in self.local:
-                    self.queues[c].extend(messages)
-                else:
-                    self.refill[c] = messages
-        self.log.restored(snapshot)
+    def attach(self, net: DataPlane, client: ControlClient) -> None:
+        """Send and hear through ``net`` and ``client`` from now on."""
+        self.net = self.aligning.net = net
+        self.client = self.log.client = client
+        self.outbox = Outbox(
+            self.local,
+            self.queues,
+            net,
+            overtake=self.overtake,
+            announced=self.announced if self.announce else None,
+            deliver=lambda c, m: self._deliver(c, m, client),
+            tally=self._tally,
+            clock=lambda: self.clock(),
+        )
 
     # -- the loop ----------------------------------------------------------------------------
     def run(self) -> HostResult:
-        from absnb.runtime.data_plane.transport import DataPlane
-
-        plan, graph = self.plan, self.graph
-        remote_in = [c for t in plan.tasks for c in graph.inputs[t] if c.src not in self.local]
-        remote_out = [c for t in plan.tasks for c in graph.outputs[t] if c.dst not in self.local]
-        try:
-            self.net = self.aligning.net = net = DataPlane(
-                plan.secret,
-                bind_host=bind_address(plan.advertise_host),
-                ports=plan.ports,
-                advertise_host=plan.advertise_host,
-                attempt=plan.attempt,
-            )
-        except BaseException as e:  # e.g. every port of the range taken
-            report_setup_failure(plan, e)
-            raise
-        client = ControlClient(
-            plan.coordinator,
-            plan.secret,
-            host_id=plan.host_id,
-            attempt=plan.attempt,
-            tasks=plan.tasks,
-            data_address=net.address,
-            timeout=plan.setup_timeout,
-        )
-        self.client = self.log.client = client
+        net, client = open_planes(self.plan)
+        self.attach(net, client)
         running = False
         try:
-            net.expect_inputs(remote_in)
-            book = client.register()
 
             def check() -> None:  # while connecting: stop at once if the attempt is over
                 self.early.extend(self._stopped(client.poll()))
 
-            net.connect_outputs(
-                {c: book.hosts[book.task_host[c.dst]] for c in remote_out},
-                plan.setup_timeout,
-                check,
-            )
-            net.wait_ready(plan.setup_timeout, check)
+            connect_channels(self.plan, net, client, check)
             # Restored channel state of a channel from another host comes before anything the
             # network brings on it: deliver it first, in order.
             for c, records in self.refill.items():
@@ -326,12 +285,10 @@ class Host:
             if isinstance(cmd, Trigger):
                 if t not in cmd.tasks:
                     continue
-                if self.injected.declines_checkpoint(str(t), n):
-                    controls = task.decline(n, "told to decline by a failure spec", sends)
-                else:
-                    controls = task.trigger(n, sends)
-                    if task.inputs:  # an initiator with inputs aligns too: its clock starts
-                        self.announced.hear(t, n, self.clock())
+                controls = task.trigger(n, sends)
+                declined = any(type(c) is Decline for c in controls)
+                if task.inputs and not declined:  # an initiator with inputs aligns too:
+                    self.announced.hear(t, n, self.clock())  # its clock starts
             elif isinstance(cmd, Notify):
                 committing = committing_to(task.state, n)
                 self.injected.notified(str(t), n, after_commit=False, committing=committing)
@@ -359,7 +316,7 @@ class Host:
                 busy = True
                 self.metrics["records_in"] += n
                 self._count(t, n)
-                self._dispatch(sends)
+                self.outbox.send(sends)
             if task.offset >= len(log) and not self.graph.inputs[t] and not self.quiescence:
                 self._finish(t)
         return busy
@@ -387,9 +344,7 @@ class Host:
         elif self.announce and kind is not Overtaking:  # in order: its announcement is moot
             self.announced.arrived(c, barrier.checkpoint_id)
         n = checkpoint_of(barrier)
-        if n > task.cancelled and self.injected.declines_checkpoint(str(t), n):
-            controls = task.decline(n, "told to decline by a failure spec", sends)
-        elif kind is Overtaking:
+        if kind is Overtaking:
             controls = task.deliver_overtaking(c, barrier, m.overtaken, sends)
         else:
             controls = task.deliver(c, m, sends)
@@ -403,48 +358,18 @@ class Host:
         if controls:
             self.log.controls(t, controls)
             self._controls(t, controls, client)
-        self._dispatch(sends)
+        self.outbox.send(sends)
 
     def _join(self, n: int, client: ControlClient) -> None:
-        """Every finished task here that has not acknowledged checkpoint ``n`` joins it."""
+        """Every finished task here joins checkpoint ``n`` if it has not taken part in it
+        (:meth:`~absnb.task.StreamTask.join` decides)."""
         for t in [t for t in self.tasks if t in self.finished]:  # in a fixed order
-            if n not in self.acknowledged[t] and n > self.tasks[t].cancelled:
-                sends: list[Send] = []
-                self._after(t, self.tasks[t].join(n, sends), sends, client)
+            sends: list[Send] = []
+            self._after(t, self.tasks[t].join(n, sends), sends, client)
 
     def _count(self, t: TaskId, n: int) -> None:
         total = self.consumed[t] = self.consumed[t] + n
         self.injected.after_records(str(t), total)
-
-    def _dispatch(self, sends: list[Send]) -> None:
-        net, queues, overtake = self.net, self.queues, self.overtake
-        out = 0
-        for c, m in sends:
-            kind = type(m)
-            urgent = priority_event(m, overtake)  # never a cancellation marker
-            announce = self.announce and kind is CheckpointBarrier
-            q = queues.get(c)
-            if q is not None and c.src in self.local:
-                if urgent and isinstance(m, CheckpointBarrier):  # a local priority lane
-                    self._deliver(c, _overtaking(m, q), self.client)  # ahead of what q holds
-                    continue
-                if announce and isinstance(m, CheckpointBarrier):
-                    self.announced.keep(c, _overtaking(m, q), self.clock())
-                q.append(m)
-            else:
-                try:
-                    if urgent or announce:
-                        net.send_priority(c, m)
-                    if not urgent:
-                        net.send(c, m)
-                except ConnectionError:
-                    # The receiver has ended: a barrier for it no longer matters (its host
-                    # finished, or failed and the attempt fails); a record must not be lost.
-                    if type(m) in RECORD_TYPES:
-                        raise
-                    self._tally("dropped_barriers")
-            out += len(m) if type(m) is RecordBatch else type(m) is Record
-        self.metrics["records_out"] += out
 
     def _controls(self, t: TaskId, controls: Sequence[Any], client: ControlClient) -> None:
         for ctl in controls:
@@ -457,7 +382,6 @@ class Host:
                 self.aligning.snapshot(t)
                 self.injected.during_checkpoint(str(t), ctl.checkpoint_id)
             elif kind is TaskSnapshot:  # written on the writer's thread, then acknowledged
-                self.acknowledged[t].add(ctl.checkpoint_id)
                 self.writer.submit(ctl, self.aligning.last(t))
             elif kind is Dropped:
                 self._tally("dropped")
@@ -484,11 +408,7 @@ class Host:
         sends: list[Send] = []
         for c in self.graph.outputs[t]:  # nothing, barriers included, is sent on it after
             self.tasks[t].end_output(c, sends)
-        self._dispatch(sends)
-
-
-def _overtaking(barrier: CheckpointBarrier, q: deque[Any]) -> Overtaking:
-    return Overtaking(barrier, overtaken(q))
+        self.outbox.send(sends)
 
 
 def run_host(plan: HostPlan) -> HostResult:

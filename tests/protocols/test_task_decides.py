@@ -1,0 +1,55 @@
+"""What the task decides itself, whatever drives it (the simulator, the harness or a Spark
+host): which checkpoints it declines when it hears of them, and which it joins after its
+inputs have ended (FLIP-147)."""
+
+from __future__ import annotations
+
+import pytest
+
+from absnb.core.messages import CancelCheckpointMarker
+from absnb.harness import TaskHarness
+from absnb.task import DECLINED
+
+MODES = ["abs", "abs-timeout", "at-least-once", "unaligned", "chandy-lamport"]
+
+
+@pytest.mark.parametrize("protocol", MODES)
+def test_a_task_declines_a_checkpoint_it_is_told_to_at_its_first_barrier(protocol):
+    h = TaskHarness(protocol, inputs=2)
+    h.task.declines = frozenset({2})
+    h.barrier("in0", 1)
+    h.barrier("in1", 1)
+    h.barrier("in0", 2)  # the first barrier of 2: declined, not aligned
+    assert [c.checkpoint_id for c in h.checkpoints] == [1]
+    assert h.declined == [(2, DECLINED)]
+    assert h.events[-1] == CancelCheckpointMarker(2)  # sent on, releasing downstream
+    assert h.blocked == []
+    h.barrier("in1", 2)  # the other input's barrier of 2: stale, given up already
+    assert h.declined == [(2, DECLINED)]
+    h.barrier("in0", 3)
+    h.barrier("in1", 3)
+    assert [c.checkpoint_id for c in h.checkpoints] == [1, 3]
+
+
+def test_a_task_declines_a_checkpoint_it_is_told_to_when_triggered():
+    h = TaskHarness("abs", inputs=1)
+    h.task.declines = frozenset({1})
+    h.end("in0")
+    h.trigger(1)
+    assert h.declined == [(1, DECLINED)]
+    assert h.checkpoints == []
+    h.trigger(2)
+    assert [c.checkpoint_id for c in h.checkpoints] == [2]
+
+
+@pytest.mark.parametrize("protocol", MODES)
+def test_a_finished_task_joins_a_checkpoint_once_and_not_one_it_gave_up(protocol):
+    h = TaskHarness(protocol, inputs=1)
+    h.end("in0")
+    sends: list = []
+    assert h.task.join(1, sends)  # inputs ended, not started: it takes part
+    assert h.task.join(1, sends) == ()  # taken already: joining again does nothing
+    assert 1 in h.task.taken
+    h.task.cancelled = 2  # given up here (a cancellation marker sent on)
+    assert h.task.join(2, sends) == ()
+    assert len(sends) == len(h.task.outputs)  # one barrier (or marker) on: the first join's
