@@ -30,8 +30,8 @@ from absnb.jobs.paper_topology import PAPER_BASELINE_SECONDS as PAPER_BASELINE_S
 from absnb.jobs.paper_topology import PAPER_FIGURE6 as PAPER_FIGURE6
 from absnb.jobs.paper_topology import paper_topology
 from absnb.operators.base import Operator
+from absnb.runtime.events.cpu import CpuMeter
 from absnb.runtime.events.memory import release_freed
-from absnb.runtime.events.metrics import CpuMeter
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -176,7 +176,7 @@ def run_row(
     checkpoints and restarts included). Per completed checkpoint (medians): ``state_size``
     (bytes, all tasks), ``write_seconds`` (the slowest task's write) and
     ``checkpoint_seconds`` (trigger to complete: how long a synchronous checkpoint halts
-    the job); ``cpu_busy``, if measured (:class:`~absnb.runtime.events.metrics.CpuMeter`), the
+    the job); ``cpu_busy``, if measured (:class:`~absnb.runtime.events.cpu.CpuMeter`), the
     share of this machine's CPU time that was busy during the run, and ``cpu_seconds`` the
     CPU time the run took (driver, JVM and Python workers: a run's work, which moves far
     less with the machine's load than ``seconds``); ``idle_share``, the share of its hosts'

@@ -13,11 +13,11 @@ import absnb
 from absnb import datasets
 from absnb.core.ids import ChannelId, TaskId
 from absnb.runtime import Failure, SparkRun
+from absnb.runtime.events.cpu import CpuMeter
 from absnb.runtime.events.metrics import (
     CHECKPOINT_COLUMNS,
     SUBTASK_COLUMNS,
     TASK_COLUMNS,
-    CpuMeter,
     RunMetrics,
 )
 from absnb.runtime.plan import HostResult

@@ -38,24 +38,23 @@ from absnb.runtime.control_plane.messages import (
     HELLO,
     Aborted,
     Ack,
-    AddressBook,
     ControlError,
     Failed,
     Finished,
     Probe,
-    Refused,
     Register,
     Report,
     Stop,
     Terminate,
 )
 from absnb.runtime.control_plane.pending import Event, PendingCheckpoints
+from absnb.runtime.control_plane.registration import Registration
 from absnb.runtime.control_plane.server_loop import SelectorServer, _Conn
 from absnb.runtime.control_plane.termination import TerminationDetector
 from absnb.runtime.events.log import EventBatch
 
 
-class CoordinatorServer(SelectorServer):
+class CoordinatorServer(Registration, SelectorServer):
     """The checkpoint coordinator on the driver, serving the hosts' control connections.
 
     One background thread (``start``) accepts connections, authenticates them, serves
@@ -266,58 +265,6 @@ class CoordinatorServer(SelectorServer):
         with self._cond:
             self.causes.report(message)
             self._cond.notify_all()
-
-    # -- registration -------------------------------------------------------------------------
-
-    def _refuse(self, conn: _Conn, reason: str) -> None:
-        self.events.append((self.clock(), "refused", {"reason": reason}))
-        self._send(conn, Refused(reason))
-        self._close(conn)
-
-    def _on_register(self, conn: _Conn, reg: Register) -> None:
-        problem = reg.problem(
-            self.coordinator.job,
-            self._attempt,
-            self.hosts,
-            self._registered,
-            self.coordinator.tasks,
-            self._task_host,
-        )
-        if problem is not None:
-            self._refuse(conn, problem)
-            return
-        conn.register = reg
-        with self._cond:
-            self._registered[reg.host_id] = reg
-            self._live[reg.host_id] = conn
-            for t in reg.tasks:
-                self._task_host[t] = reg.host_id
-        if len(self._registered) == self.hosts:
-            self._send_address_book()
-
-    def _send_address_book(self) -> None:
-        missing = [str(t) for t in self.coordinator.tasks if t not in self._task_host]
-        if missing:
-            reason = f"no host of attempt {self._attempt} registered tasks {missing}"
-            with self._cond:
-                self._failure = ControlError(reason)
-                self._cond.notify_all()
-            for conn in list(self._live.values()):
-                self._refuse(conn, reason)
-            return
-        book = AddressBook(
-            attempt=self._attempt,
-            hosts={h: r.data_address for h, r in sorted(self._registered.items())},
-            task_host=dict(self._task_host),
-            restore_checkpoint=self._restore,
-        )
-        self._book_sent = True
-        # The first periodic trigger comes one interval after the attempt starts.
-        self.coordinator.last_trigger = self.clock()
-        self._broadcast(book)
-        self.events.append(
-            (self.clock(), "running", {"attempt": self._attempt, "restore": self._restore})
-        )
 
     # -- checkpoints --------------------------------------------------------------------------
 

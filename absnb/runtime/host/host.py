@@ -24,7 +24,6 @@ from collections import deque
 from collections.abc import Sequence
 from typing import Any
 
-from absnb.core.effects import Block, Decline, SnapshotState, Unblock
 from absnb.core.events import checkpoint_of
 from absnb.core.ids import ChannelId, TaskId
 from absnb.core.messages import (
@@ -33,34 +32,34 @@ from absnb.core.messages import (
     Record,
     RecordBatch,
 )
-from absnb.core.snapshot import TaskSnapshot
 from absnb.protocols import get_protocol
 from absnb.protocols.alignment_timer import timer_for
 from absnb.runtime.control_plane.client import ControlClient, report_setup_failure
-from absnb.runtime.control_plane.messages import Ack, Notify, Probe, Stop, Terminate, Trigger
+from absnb.runtime.control_plane.messages import Ack, Stop, Terminate, Trigger
 from absnb.runtime.data_plane.priority import Overtaking
 from absnb.runtime.data_plane.transport import DataPlane
 from absnb.runtime.events.log import EventLog
 from absnb.runtime.events.memory import release_freed
-from absnb.runtime.failures import Injections, committing_to, declines
+from absnb.runtime.failures import Injections, declines
 from absnb.runtime.host.alignment import Alignments
 from absnb.runtime.host.announce import Announcements
+from absnb.runtime.host.carry_out import CarriesOut
 from absnb.runtime.host.connect import connect_channels, open_planes
 from absnb.runtime.host.inbox import Inbox, take
 from absnb.runtime.host.outbox import Outbox
 from absnb.runtime.host.pacing import SourcePacing
-from absnb.runtime.host.report import host_result, probe_report
+from absnb.runtime.host.report import host_result
 from absnb.runtime.host.restore import restore
 from absnb.runtime.host.snapshot_writer import SnapshotWriter
 from absnb.runtime.plan import HostPlan, HostResult, terminates_by_quiescence
-from absnb.task import Control, Dropped, Send, StreamTask
+from absnb.task import Control, Send, StreamTask
 
 
 class HostStopped(RuntimeError):
     """The coordinator told this host to stop: its attempt is over or a peer host was lost."""
 
 
-class Host:
+class Host(CarriesOut):
     """Runs the tasks of one :class:`HostPlan` until they have all finished."""
 
     def __init__(self, plan: HostPlan) -> None:
@@ -272,35 +271,6 @@ class Host:
                 )
         return commands
 
-    def _command(self, cmd: Any, client: ControlClient) -> None:
-        """Apply one control-plane command (not Stop or Terminate) to the local tasks."""
-        if isinstance(cmd, Terminate):
-            return
-        if isinstance(cmd, Probe):
-            client.report(probe_report(self.plan, self.tasks, self.queues, cmd.round))
-            return
-        n = cmd.checkpoint_id
-        for t, task in self.tasks.items():
-            sends: list[Send] = []
-            if isinstance(cmd, Trigger):
-                if t not in cmd.tasks:
-                    continue
-                controls = task.trigger(n, sends)
-                declined = any(type(c) is Decline for c in controls)
-                if task.inputs and not declined:  # an initiator with inputs aligns too:
-                    self.announced.hear(t, n, self.clock())  # its clock starts
-            elif isinstance(cmd, Notify):
-                committing = committing_to(task.state, n)
-                self.injected.notified(str(t), n, after_commit=False, committing=committing)
-                controls = task.checkpoint_complete(n, sends)
-                self.injected.notified(str(t), n, after_commit=True, committing=committing)
-            else:  # Aborted
-                controls = task.checkpoint_aborted(n, sends)
-            self.log.command(t, n, isinstance(cmd, Notify))
-            self._after(t, controls, sends, client)
-        if isinstance(cmd, Trigger):
-            self._join(n, client)
-
     def _emit(self, client: ControlClient) -> bool:
         busy = False
         for t in self.sources:
@@ -370,24 +340,6 @@ class Host:
     def _count(self, t: TaskId, n: int) -> None:
         total = self.consumed[t] = self.consumed[t] + n
         self.injected.after_records(str(t), total)
-
-    def _controls(self, t: TaskId, controls: Sequence[Any], client: ControlClient) -> None:
-        for ctl in controls:
-            kind = type(ctl)
-            if kind is Block:  # ABS Alg. 1, line 8
-                self.aligning.block(t, ctl.channel)
-            elif kind is Unblock:
-                self.aligning.unblock(ctl.channel)
-            elif kind is SnapshotState:
-                self.aligning.snapshot(t)
-                self.injected.during_checkpoint(str(t), ctl.checkpoint_id)
-            elif kind is TaskSnapshot:  # written on the writer's thread, then acknowledged
-                self.writer.submit(ctl, self.aligning.last(t))
-            elif kind is Dropped:
-                self._tally("dropped")
-            elif kind is Decline:  # the coordinator aborts the checkpoint
-                client.decline(t, ctl.checkpoint_id, ctl.reason)
-                self._tally("declined")
 
     def _tally(self, counter: str, by: float = 1) -> None:
         self.metrics[counter] = self.metrics.get(counter, 0) + by

@@ -1,0 +1,124 @@
+"""What a host carries out, one table each: the coordinator's commands to its tasks
+(trigger, notify-checkpoint-complete, abort, probe) and the controls its tasks return
+(block, unblock, snapshot, acknowledge, drop, decline). The tasks decide
+(:class:`~absnb.task.StreamTask`); the host only does what they say."""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from absnb.core.effects import Block, Decline, SnapshotState, Unblock
+from absnb.core.ids import ChannelId, TaskId
+from absnb.core.snapshot import TaskSnapshot
+from absnb.runtime.control_plane.client import ControlClient
+from absnb.runtime.control_plane.messages import Aborted, Notify, Probe, Terminate, Trigger
+from absnb.runtime.events.log import EventLog
+from absnb.runtime.failures import Injections, committing_to
+from absnb.runtime.host.alignment import Alignments
+from absnb.runtime.host.announce import Announcements
+from absnb.runtime.host.report import probe_report
+from absnb.runtime.host.snapshot_writer import SnapshotWriter
+from absnb.runtime.plan import HostPlan
+from absnb.task import Control, Dropped, Send, StreamTask
+
+
+class CarriesOut:
+    """The host's two tables (a mix-in of :class:`~absnb.runtime.host.host.Host`)."""
+
+    plan: HostPlan
+    tasks: dict[TaskId, StreamTask]
+    queues: dict[ChannelId, deque[Any]]
+    aligning: Alignments
+    announced: Announcements
+    injected: Injections
+    writer: SnapshotWriter
+    log: EventLog
+    clock: Callable[[], float]
+    _tally: Callable[..., None]
+    _after: Callable[[TaskId, Sequence[Control], list[Send], ControlClient], None]
+    _join: Callable[[int, ControlClient], None]
+
+    def _command(self, cmd: Any, client: ControlClient) -> None:
+        """Carry out one control-plane command (not Stop)."""
+        COMMANDS[type(cmd)](self, cmd, client)
+
+    def _controls(self, t: TaskId, controls: Sequence[Control], client: ControlClient) -> None:
+        """Carry out what task ``t`` returned."""
+        for ctl in controls:
+            CONTROLS[type(ctl)](self, t, ctl, client)
+
+    # -- commands ----------------------------------------------------------------------------
+    def _trigger(self, cmd: Trigger, client: ControlClient) -> None:
+        n = cmd.checkpoint_id
+        for t, task in self.tasks.items():
+            if t in cmd.tasks:
+                sends: list[Send] = []
+                controls = task.trigger(n, sends)
+                declined = any(type(c) is Decline for c in controls)
+                if task.inputs and not declined:  # an initiator with inputs aligns too:
+                    self.announced.hear(t, n, self.clock())  # its clock starts
+                self.log.command(t, n, False)
+                self._after(t, controls, sends, client)
+        self._join(n, client)
+
+    def _notify(self, cmd: Notify, client: ControlClient) -> None:
+        n = cmd.checkpoint_id
+        for t, task in self.tasks.items():
+            sends: list[Send] = []
+            committing = committing_to(task.state, n)
+            self.injected.notified(str(t), n, after_commit=False, committing=committing)
+            controls = task.checkpoint_complete(n, sends)
+            self.injected.notified(str(t), n, after_commit=True, committing=committing)
+            self.log.command(t, n, True)
+            self._after(t, controls, sends, client)
+
+    def _aborted(self, cmd: Aborted, client: ControlClient) -> None:
+        n = cmd.checkpoint_id
+        for t, task in self.tasks.items():
+            sends: list[Send] = []
+            controls = task.checkpoint_aborted(n, sends)
+            self.log.command(t, n, False)
+            self._after(t, controls, sends, client)
+
+    def _probe(self, cmd: Probe, client: ControlClient) -> None:
+        client.report(probe_report(self.plan, self.tasks, self.queues, cmd.round))
+
+    # -- controls ----------------------------------------------------------------------------
+    def _block(self, t: TaskId, ctl: Block, client: ControlClient) -> None:
+        self.aligning.block(t, ctl.channel)  # ABS Alg. 1, line 8
+
+    def _unblock(self, t: TaskId, ctl: Unblock, client: ControlClient) -> None:
+        self.aligning.unblock(ctl.channel)
+
+    def _snapshot_state(self, t: TaskId, ctl: SnapshotState, client: ControlClient) -> None:
+        self.aligning.snapshot(t)
+        self.injected.during_checkpoint(str(t), ctl.checkpoint_id)
+
+    def _task_snapshot(self, t: TaskId, ctl: TaskSnapshot, client: ControlClient) -> None:
+        self.writer.submit(ctl, self.aligning.last(t))  # written, then acknowledged
+
+    def _dropped(self, t: TaskId, ctl: Dropped, client: ControlClient) -> None:
+        self._tally("dropped")
+
+    def _decline(self, t: TaskId, ctl: Decline, client: ControlClient) -> None:
+        client.decline(t, ctl.checkpoint_id, ctl.reason)  # the coordinator aborts it
+        self._tally("declined")
+
+
+COMMANDS: dict[type, Callable[[Any, Any, ControlClient], None]] = {
+    Trigger: CarriesOut._trigger,
+    Notify: CarriesOut._notify,
+    Aborted: CarriesOut._aborted,
+    Probe: CarriesOut._probe,
+    Terminate: lambda host, cmd, client: None,  # the loop ends on it
+}
+CONTROLS: dict[type, Callable[[Any, TaskId, Any, ControlClient], None]] = {
+    Block: CarriesOut._block,
+    Unblock: CarriesOut._unblock,
+    SnapshotState: CarriesOut._snapshot_state,
+    TaskSnapshot: CarriesOut._task_snapshot,
+    Dropped: CarriesOut._dropped,
+    Decline: CarriesOut._decline,
+}
