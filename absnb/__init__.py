@@ -42,7 +42,7 @@ from absnb.protocols import PROTOCOLS, CheckpointCoordinator, get_protocol
 from absnb.sim import (
     Crash,
     Deadlock,
-    Decline,
+    DeclineCheckpoint,
     Deliver,
     Emit,
     EndInput,
@@ -80,7 +80,7 @@ __all__ = [
     "Crash",
     "CyclicGraphError",
     "Deadlock",
-    "Decline",
+    "DeclineCheckpoint",
     "Deliver",
     "Emit",
     "EndInput",

@@ -25,7 +25,7 @@ from typing import Any, cast
 from absnb.core.effects import (
     Acknowledge,
     Block,
-    Broadcast,
+    BroadcastEvent,
     Decline,
     Effect,
     HaltSource,
@@ -262,7 +262,7 @@ class StreamTask:
         self.cancelled = n
         self.parts.pop(n, None)
         self.state = self.fn.notify_checkpoint_aborted(self.state, n)
-        return self._apply((*self.handler.on_checkpoint_aborted(n), Broadcast(marker)), sends)
+        return self._apply((*self.handler.on_checkpoint_aborted(n), BroadcastEvent(marker)), sends)
 
     def _declines(self, checkpoint_id: CheckpointId) -> bool:
         """Whether this task is to decline ``checkpoint_id`` now: it is one of
@@ -278,7 +278,7 @@ class StreamTask:
         control), which aborts the checkpoint."""
         effects = (
             *self.handler.on_checkpoint_aborted(checkpoint_id),
-            Broadcast(CancelCheckpointMarker(checkpoint_id)),
+            BroadcastEvent(CancelCheckpointMarker(checkpoint_id)),
             Decline(checkpoint_id, reason),
         )
         return self._apply(effects, sends)
@@ -399,7 +399,7 @@ class StreamTask:
     def _apply(self, effects: Sequence[Effect], sends: list[Send]) -> list[Control]:
         controls: list[Control] = []
         for e in effects:  # a protocol's effects: a few per barrier, none per record
-            if isinstance(e, Broadcast):
+            if isinstance(e, BroadcastEvent):
                 msg, closed = e.message, self.closed
                 sends.extend((c, msg) for c in self.outputs if not closed or c not in closed)
             elif isinstance(e, Block | Unblock):

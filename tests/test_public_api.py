@@ -20,7 +20,7 @@ PUBLIC = [
     "Crash",
     "CyclicGraphError",
     "Deadlock",
-    "Decline",
+    "DeclineCheckpoint",
     "Deliver",
     "Emit",
     "EndInput",

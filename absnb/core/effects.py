@@ -33,8 +33,10 @@ class Unblock:
 
 
 @dataclass(frozen=True, slots=True)
-class Broadcast:
-    """Send ``message`` on every output channel of the task."""
+class BroadcastEvent:
+    """Send ``message`` on every output channel of the task (Flink: the record writer's
+    ``broadcastEvent``; the paper's "broadcast"; not the partitioner
+    :class:`absnb.Broadcast`, which sends every record to every receiver)."""
 
     message: CheckpointBarrier | Marker | CancelCheckpointMarker
 
@@ -90,7 +92,7 @@ class ResumeSource:
 Effect = (
     Block
     | Unblock
-    | Broadcast
+    | BroadcastEvent
     | SnapshotState
     | RecordChannelState
     | Acknowledge

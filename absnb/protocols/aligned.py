@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from absnb.core.effects import (
     Acknowledge,
     Block,
-    Broadcast,
+    BroadcastEvent,
     Effect,
     SnapshotState,
     Unblock,
@@ -115,7 +115,7 @@ class AlignedBarrierHandler(BarrierHandler):
             # Alg. 1, lines 10-15: all barriers in: broadcast, snapshot, unblock all.
             self.state = WAITING
             self.last = n
-            effects.append(Broadcast(barrier))
+            effects.append(BroadcastEvent(barrier))
             effects.append(SnapshotState(n))
             effects.append(Acknowledge(n))
             effects.extend(Unblock(c) for c in self.inputs if c in received and c != channel)
@@ -137,7 +137,7 @@ class AlignedBarrierHandler(BarrierHandler):
             self.last = state.checkpoint_id
             n = state.checkpoint_id
             return [
-                Broadcast(CheckpointBarrier(n)),
+                BroadcastEvent(CheckpointBarrier(n)),
                 SnapshotState(n),
                 Acknowledge(n),
                 *(Unblock(c) for c in self.inputs if c in received),

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from absnb.core.effects import Acknowledge, Broadcast, Effect, SnapshotState
+from absnb.core.effects import Acknowledge, BroadcastEvent, Effect, SnapshotState
 from absnb.core.graph import ExecutionGraph
 from absnb.core.ids import ChannelId, CheckpointId, TaskId
 from absnb.core.messages import CheckpointBarrier, Marker
@@ -100,7 +100,7 @@ class BarrierTrackerHandler(BarrierHandler):
         """Take checkpoint ``n``; older pending ones are dropped (subsumed)."""
         self.pending = {m: r for m, r in self.pending.items() if m > n}
         self.last = n
-        return (Broadcast(CheckpointBarrier(n)), SnapshotState(n), Acknowledge(n))
+        return (BroadcastEvent(CheckpointBarrier(n)), SnapshotState(n), Acknowledge(n))
 
     def on_checkpoint_aborted(self, checkpoint_id: CheckpointId) -> Sequence[Effect]:
         """Forget the barriers of ``checkpoint_id`` and older; nothing is blocked."""

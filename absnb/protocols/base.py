@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from absnb.core.effects import Broadcast, Decline, Effect
+from absnb.core.effects import BroadcastEvent, Decline, Effect
 from absnb.core.errors import ProtocolError
 from absnb.core.graph import ExecutionGraph
 from absnb.core.ids import ChannelId, CheckpointId, TaskId
@@ -48,7 +48,7 @@ def abort_subsumed(old: CheckpointId, newer: CheckpointId) -> tuple[Effect, ...]
     testMultiChannelJumpingOverCheckpoint``: checkpoints 2 and 3, each overtaken by the
     next one's barrier, count as aborted)."""
     return (
-        Broadcast(CancelCheckpointMarker(old)),
+        BroadcastEvent(CancelCheckpointMarker(old)),
         Decline(old, f"subsumed: the barrier of checkpoint {newer} arrived before it was aligned"),
     )
 

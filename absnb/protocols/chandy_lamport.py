@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from absnb.core.effects import (
     Acknowledge,
-    Broadcast,
+    BroadcastEvent,
     Effect,
     RecordChannelState,
     SnapshotState,
@@ -89,7 +89,7 @@ class ChandyLamportHandler(BarrierHandler):
         effects: list[Effect] = [SnapshotState(n)]
         if first is not None:
             effects.append(RecordChannelState(n, first, ()))  # state of c is empty
-        effects.append(Broadcast(Marker(n)))
+        effects.append(BroadcastEvent(Marker(n)))
         rest = tuple(c for c in self.inputs if c != first)
         if rest:
             self.recording[n] = Recording(n, rest)

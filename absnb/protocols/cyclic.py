@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from absnb.core.effects import (
     Acknowledge,
     Block,
-    Broadcast,
+    BroadcastEvent,
     Effect,
     RecordChannelState,
     SnapshotState,
@@ -136,7 +136,7 @@ class CyclicBarrierHandler(BarrierHandler):
                 return effects
             # Lines 13-17: copy the state, start logging, broadcast, unblock.
             effects.append(SnapshotState(n))
-            effects.append(Broadcast(barrier))
+            effects.append(BroadcastEvent(barrier))
             effects.extend(Unblock(c) for c in self.inputs if c in received and c != channel)
             # Start logging the loop inputs whose barrier has not arrived; those whose barrier
             # did (blocked until now, deviation 2) have an empty backup log.

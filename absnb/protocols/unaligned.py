@@ -43,7 +43,7 @@ from dataclasses import dataclass
 from absnb.core.effects import (
     Acknowledge,
     Block,
-    Broadcast,
+    BroadcastEvent,
     Effect,
     RecordChannelState,
     SnapshotState,
@@ -175,7 +175,7 @@ class UnalignedBarrierHandler(BarrierHandler):
             # Alg. 1, lines 10-15: aligned in time.
             self.state = WAITING
             self.last = n
-            effects += [Broadcast(CheckpointBarrier(n)), SnapshotState(n), Acknowledge(n)]
+            effects += [BroadcastEvent(CheckpointBarrier(n)), SnapshotState(n), Acknowledge(n)]
             effects.extend(Unblock(c) for c in self.inputs if c in received and c != channel)
             return effects
         self.state = CollectingBarriers(n, received)  # Alg. 1, lines 7-9
@@ -191,7 +191,7 @@ class UnalignedBarrierHandler(BarrierHandler):
         channel: ChannelId | None,
         effects: list[Effect],
     ) -> list[Effect]:
-        effects += [SnapshotState(n), Broadcast(CheckpointBarrier(n))]
+        effects += [SnapshotState(n), BroadcastEvent(CheckpointBarrier(n))]
         for c in self.inputs:
             if c in received:  # barrier in: its state is what that barrier overtook
                 effects.append(RecordChannelState(n, c, overtaken if c == channel else ()))
@@ -238,7 +238,7 @@ class UnalignedBarrierHandler(BarrierHandler):
             self.state = WAITING
             self.last = n
             return [
-                Broadcast(CheckpointBarrier(n)),
+                BroadcastEvent(CheckpointBarrier(n)),
                 SnapshotState(n),
                 Acknowledge(n),
                 *(Unblock(c) for c in self.inputs if c in state.received),

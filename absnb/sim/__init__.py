@@ -3,7 +3,7 @@
 from absnb.sim.actions import (
     Action,
     Crash,
-    Decline,
+    DeclineCheckpoint,
     Deliver,
     Emit,
     EndInput,
@@ -36,7 +36,7 @@ __all__ = [
     "Action",
     "Crash",
     "Deadlock",
-    "Decline",
+    "DeclineCheckpoint",
     "Deliver",
     "Emit",
     "EndInput",

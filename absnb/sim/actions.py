@@ -137,7 +137,7 @@ class Recover:
 
 
 @dataclass(frozen=True, slots=True)
-class Decline:
+class DeclineCheckpoint:
     """``task`` declines the oldest pending checkpoint it has not acknowledged (Flink:
     ``declineCheckpoint``): the coordinator aborts it and the task sends a cancellation
     barrier downstream."""
@@ -146,7 +146,7 @@ class Decline:
     reason: str = "declined on request"
 
     def __post_init__(self) -> None:
-        _id("Decline", "task", self.task, TaskId, "task")
+        _id("DeclineCheckpoint", "task", self.task, TaskId, "task")
 
     def __str__(self) -> str:
         return f"{self.task} declines"
@@ -187,7 +187,7 @@ Action = (
     | Crash
     | Recover
     | Wait
-    | Decline
+    | DeclineCheckpoint
     | EndInput
 )
 PROGRESS = (Deliver, Emit, Notify, Wait)

@@ -45,7 +45,7 @@ def check_script(actions: Any, start: Any) -> None:
     """The arguments of ``ScriptedScheduler(...)``: a list of actions."""
     from absnb.sim.actions import (
         Crash,
-        Decline,
+        DeclineCheckpoint,
         Deliver,
         Emit,
         EndInput,
@@ -65,7 +65,7 @@ def check_script(actions: Any, start: Any) -> None:
         Crash,
         Recover,
         Wait,
-        Decline,
+        DeclineCheckpoint,
         EndInput,
     )
     if isinstance(actions, str | bytes) or not hasattr(actions, "__iter__"):
@@ -74,7 +74,8 @@ def check_script(actions: Any, start: Any) -> None:
         if not isinstance(action, kinds):
             raise InvalidTypeError(
                 f"script entry {i} is {action!r:.80}, not an action: use Deliver, Emit, "
-                "Transfer, TriggerCheckpoint, Notify, Crash, Recover, Wait, Decline or EndInput "
+                "Transfer, TriggerCheckpoint, Notify, Crash, Recover, Wait, DeclineCheckpoint or "
+                "EndInput "
                 "(absnb.sim.actions)"
             )
     validate.whole("start", start, minimum=0)

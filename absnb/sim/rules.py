@@ -23,7 +23,7 @@ from absnb.core.messages import EndOfInput, OnChannel, Record
 from absnb.sim.actions import (
     Action,
     Crash,
-    Decline,
+    DeclineCheckpoint,
     Deliver,
     Emit,
     EndInput,
@@ -272,7 +272,7 @@ def _notify(state: WorldState, action: Notify) -> Event:
     return outcome(state, task, sends, controls, Event(state.clock, action, t))
 
 
-# -- Decline: a task declines the oldest pending checkpoint it has not acknowledged ---------
+# -- DeclineCheckpoint: a task declines the oldest pending checkpoint it has not acknowledged
 def declinable(state: WorldState, t: TaskId) -> CheckpointId | None:
     """The checkpoint ``t`` would decline: the oldest pending one it has not acknowledged."""
     for n, p in sorted(state.coordinator.pending.items()):
@@ -281,7 +281,7 @@ def declinable(state: WorldState, t: TaskId) -> CheckpointId | None:
     return None
 
 
-def _why_not_decline(state: WorldState, action: Decline) -> str | None:
+def _why_not_decline(state: WorldState, action: DeclineCheckpoint) -> str | None:
     t = action.task
     if t not in state.tasks:
         return f"there is no task {t}"
@@ -292,7 +292,7 @@ def _why_not_decline(state: WorldState, action: Decline) -> str | None:
     return None
 
 
-def _decline(state: WorldState, action: Decline) -> Event:
+def _decline(state: WorldState, action: DeclineCheckpoint) -> Event:
     """It sends a cancellation barrier on; the coordinator aborts the checkpoint (through
     the task's controls)."""
     n = declinable(state, action.task)
@@ -387,7 +387,7 @@ RULES: dict[type, Rule] = {
     Transfer: Rule(_why_not_transfer, _transfer),
     TriggerCheckpoint: Rule(_why_not_trigger, trigger),
     Notify: Rule(_why_not_notify, _notify),
-    Decline: Rule(_why_not_decline, _decline),
+    DeclineCheckpoint: Rule(_why_not_decline, _decline),
     EndInput: Rule(_why_not_end_input, _end_input),
     Wait: Rule(_why_not_wait, _wait),
     Crash: Rule(_why_not_crash, _crash),

@@ -12,7 +12,7 @@ from absnb.core.graph import ExecutionGraph
 from absnb.sim.actions import (
     Action,
     Crash,
-    Decline,
+    DeclineCheckpoint,
     Deliver,
     Emit,
     EndInput,
@@ -75,7 +75,7 @@ def _control_to_json(action: Action) -> dict[str, Any] | None:
         return {"action": "recover", "mode": action.mode}
     if isinstance(action, Wait):
         return {"action": "wait"}
-    if isinstance(action, Decline):
+    if isinstance(action, DeclineCheckpoint):
         return {"action": "decline", "task": str(action.task), "reason": action.reason}
     return None
 
@@ -178,7 +178,7 @@ _PARSERS: dict[str, Callable[[Mapping[str, Any], ExecutionGraph], Action]] = {
     "recover": _recover,
     "wait": lambda obj, graph: Wait(),
     "end": lambda obj, graph: EndInput(graph.channel(_text(obj, "channel"))),
-    "decline": lambda obj, graph: Decline(
+    "decline": lambda obj, graph: DeclineCheckpoint(
         graph.task(_text(obj, "task")), str(obj.get("reason", "declined on request"))
     ),
 }

@@ -14,14 +14,14 @@ from itertools import permutations
 import pytest
 
 from absnb import CheckpointBarrier
-from absnb.core.effects import Acknowledge, Broadcast, SnapshotState
+from absnb.core.effects import Acknowledge, BroadcastEvent, SnapshotState
 from absnb.protocols.base import Waiting, abort_subsumed
 from tests.protocols.script import Script, fan_in, processes
 
 
 def done(n: int) -> list:
     """What a task does when the last barrier of checkpoint ``n`` arrives, before unblocking."""
-    return [Broadcast(CheckpointBarrier(n)), SnapshotState(n), Acknowledge(n)]
+    return [BroadcastEvent(CheckpointBarrier(n)), SnapshotState(n), Acknowledge(n)]
 
 
 @pytest.fixture

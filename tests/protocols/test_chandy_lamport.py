@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 
 from absnb import Marker
-from absnb.core.effects import Acknowledge, Broadcast, SnapshotState
+from absnb.core.effects import Acknowledge, BroadcastEvent, SnapshotState
 from absnb.protocols.base import Waiting
 from tests.protocols.script import Script, processes
 
@@ -20,7 +20,7 @@ BANK3 = ["A->B", "A->C", "B->A", "B->C", "C->A", "C->B"]
 
 def start(n: int) -> list:
     """Record own state and send markers on."""
-    return [SnapshotState(n), Broadcast(Marker(n))]
+    return [SnapshotState(n), BroadcastEvent(Marker(n))]
 
 
 @pytest.fixture
@@ -49,7 +49,7 @@ def test_seed_001_walkthrough() -> None:
     assert b.marker("A->B", 1) == [
         SnapshotState(1),
         b.state(1, "A->B"),
-        Broadcast(Marker(1)),
+        BroadcastEvent(Marker(1)),
         Acknowledge(1),
     ]
     # The 1,000 and 2,000 arrive at A, which is recording B->A.
@@ -76,14 +76,14 @@ def test_initiator_records_every_input_until_its_marker(a: Script) -> None:
 
 def test_first_marker_records_that_channel_empty(b: Script) -> None:
     assert b.rec("C->B", "before") == []
-    assert b.marker("A->B", 1) == [SnapshotState(1), b.state(1, "A->B"), Broadcast(Marker(1))]
+    assert b.marker("A->B", 1) == [SnapshotState(1), b.state(1, "A->B"), BroadcastEvent(Marker(1))]
     assert b.rec("A->B", "after marker") == []
     assert b.rec("C->B", 5) == []
     assert b.marker("C->B", 1) == [b.state(1, "C->B", 5), Acknowledge(1)]
 
 
 def test_first_marker_on_the_other_channel(b: Script) -> None:
-    assert b.marker("C->B", 7) == [SnapshotState(7), b.state(7, "C->B"), Broadcast(Marker(7))]
+    assert b.marker("C->B", 7) == [SnapshotState(7), b.state(7, "C->B"), BroadcastEvent(Marker(7))]
     assert b.marker("A->B", 7) == [b.state(7, "A->B"), Acknowledge(7)]
 
 
@@ -97,9 +97,9 @@ def test_trigger_after_the_first_marker_does_not_snapshot_again(b: Script) -> No
 
 def test_two_snapshots_at_once_told_apart_by_id(a: Script) -> None:
     # Snapshot 1 starts at A through B->A; snapshot 2 (initiated elsewhere) through C->A.
-    assert a.marker("B->A", 1) == [SnapshotState(1), a.state(1, "B->A"), Broadcast(Marker(1))]
+    assert a.marker("B->A", 1) == [SnapshotState(1), a.state(1, "B->A"), BroadcastEvent(Marker(1))]
     assert a.rec("C->A", 10) == []  # recorded for 1
-    assert a.marker("C->A", 2) == [SnapshotState(2), a.state(2, "C->A"), Broadcast(Marker(2))]
+    assert a.marker("C->A", 2) == [SnapshotState(2), a.state(2, "C->A"), BroadcastEvent(Marker(2))]
     assert a.rec("C->A", 20) == []  # recorded for 1 only: C->A is closed for 2
     assert a.rec("B->A", 30) == []  # recorded for 2 only: B->A is closed for 1
     assert [w.checkpoint_id for w in a.handler.waiting()] == [1, 2]
@@ -138,11 +138,11 @@ def test_abort_stops_recording_and_ignores_later_markers(a: Script) -> None:
 def test_abort_of_a_snapshot_not_started_here(b: Script) -> None:
     assert b.abort(3) == []
     assert b.marker("A->B", 3) == []
-    assert b.marker("A->B", 4) == [SnapshotState(4), b.state(4, "A->B"), Broadcast(Marker(4))]
+    assert b.marker("A->B", 4) == [SnapshotState(4), b.state(4, "A->B"), BroadcastEvent(Marker(4))]
 
 
 def test_abort_drops_that_snapshot_only_and_for_good(a: Script) -> None:
-    assert a.marker("B->A", 1) == [SnapshotState(1), a.state(1, "B->A"), Broadcast(Marker(1))]
+    assert a.marker("B->A", 1) == [SnapshotState(1), a.state(1, "B->A"), BroadcastEvent(Marker(1))]
     assert a.trigger(2) == start(2)
     assert a.abort(2) == []  # stops 2; snapshot 1 is independent and goes on
     assert [w.checkpoint_id for w in a.handler.waiting()] == [1]

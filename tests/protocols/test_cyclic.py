@@ -12,14 +12,14 @@ from __future__ import annotations
 import pytest
 
 from absnb import CheckpointBarrier, cyclic, get_protocol
-from absnb.core.effects import Acknowledge, Block, Broadcast, SnapshotState
+from absnb.core.effects import Acknowledge, Block, BroadcastEvent, SnapshotState
 from absnb.protocols.base import abort_subsumed
 from tests.protocols.script import Script, fan_in, loop
 
 
 def copy(n: int) -> list:
     """State copy and broadcast (Alg. 2, lines 13-17), in that order."""
-    return [SnapshotState(n), Broadcast(CheckpointBarrier(n))]
+    return [SnapshotState(n), BroadcastEvent(CheckpointBarrier(n))]
 
 
 @pytest.fixture

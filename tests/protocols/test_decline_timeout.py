@@ -16,7 +16,7 @@ import absnb
 from absnb.core.errors import ProtocolSettingError
 from absnb.core.messages import CancelCheckpointMarker
 from absnb.protocols import CheckpointCoordinator, get_protocol
-from absnb.sim.actions import Decline
+from absnb.sim.actions import DeclineCheckpoint
 
 SETTINGS = {"deadline": None, "suppress_health_check": [HealthCheck.too_slow]}
 
@@ -36,7 +36,7 @@ def blocked_world() -> tuple[absnb.Stepper, absnb.ExecutionGraph]:
 def test_a_decline_aborts_releases_blocked_channels_and_sends_a_cancellation_barrier():
     stepper, g = blocked_world()
     assert stepper.world.blocked == {g.channel("source[0]->count[0]")}
-    event = stepper.step(Decline(g.task("count[1]"), "restoring"))
+    event = stepper.step(DeclineCheckpoint(g.task("count[1]"), "restoring"))
     assert event.aborted == (1,)
     assert g.channel("source[0]->count[0]") in event.unblocked
     assert not stepper.world.blocked
@@ -54,7 +54,7 @@ def test_a_decline_aborts_releases_blocked_channels_and_sends_a_cancellation_bar
 def test_a_task_that_acknowledged_cannot_decline():
     stepper, g = blocked_world()
     with pytest.raises(absnb.ActionNotEnabledError, match="no pending checkpoint waits for"):
-        stepper.step(Decline(g.task("source[0]")))
+        stepper.step(DeclineCheckpoint(g.task("source[0]")))
 
 
 def test_chandy_lamport_snapshots_cannot_be_declined():
@@ -62,12 +62,12 @@ def test_chandy_lamport_snapshots_cannot_be_declined():
     stepper = absnb.Stepper(world, absnb.RandomScheduler(seed=0))
     stepper.step(absnb.TriggerCheckpoint())
     with pytest.raises(absnb.ActionNotEnabledError, match="cannot be declined"):
-        stepper.step(Decline(world.graph.task("sink[0]")))
+        stepper.step(DeclineCheckpoint(world.graph.task("sink[0]")))
 
 
 def test_a_cancellation_barrier_is_sent_on_once():
     stepper, g = blocked_world()
-    stepper.step(Decline(g.task("count[1]")))
+    stepper.step(DeclineCheckpoint(g.task("count[1]")))
     count1 = stepper.world.tasks[g.task("count[1]")]
     sends: list = []
     assert count1.cancel(CancelCheckpointMarker(1), sends) == ()

@@ -19,7 +19,7 @@ from absnb import (
 )
 from absnb.core.effects import (
     Acknowledge,
-    Broadcast,
+    BroadcastEvent,
     HaltSource,
     ResumeSource,
     SnapshotState,
@@ -37,7 +37,7 @@ def test_source_halts_after_its_snapshot_and_resumes_on_complete(graph: Executio
     s = Script("synchronous", graph, "a")
     assert s.trigger(1) == [
         SnapshotState(1),
-        Broadcast(CheckpointBarrier(1)),
+        BroadcastEvent(CheckpointBarrier(1)),
         Acknowledge(1),
         HaltSource(1),
     ]
@@ -53,7 +53,7 @@ def test_non_source_drains_then_halts_after_its_snapshot(graph: ExecutionGraph) 
     assert s.rec("b->t", "draining") == []
     assert s.barrier("b->t", 1) == [
         SnapshotState(1),
-        Broadcast(CheckpointBarrier(1)),
+        BroadcastEvent(CheckpointBarrier(1)),
         *s.unblock("a->t"),
         Acknowledge(1),
         HaltSource(1),
@@ -78,7 +78,7 @@ def test_loop_head_halts_at_the_state_copy() -> None:
     s = Script("synchronous", loop(), "h")
     assert s.barrier("s->h", 1) == [
         SnapshotState(1),
-        Broadcast(CheckpointBarrier(1)),
+        BroadcastEvent(CheckpointBarrier(1)),
         HaltSource(1),
     ]
     assert s.rec("b->h", 5) == []

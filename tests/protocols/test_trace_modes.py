@@ -4,7 +4,7 @@ wait and decline actions round-trip."""
 from __future__ import annotations
 
 import absnb
-from absnb.sim.actions import Decline, Wait
+from absnb.sim.actions import DeclineCheckpoint, Wait
 from absnb.sim.trace import action_from_json, action_to_json, replay, save_trace
 
 
@@ -16,7 +16,7 @@ def test_an_abs_timeout_run_with_a_decline_replays_exactly(tmp_path):
     stepper.run(until=lambda w: bool(w.coordinator.pending))
     pending = stepper.world.coordinator.pending
     task = next(t for t in job.graph.tasks if t not in pending[min(pending)].acknowledged)
-    stepper.step(Decline(task, "restoring"))
+    stepper.step(DeclineCheckpoint(task, "restoring"))
     stepper.run()
     assert stepper.world.coordinator.declined
     assert any(isinstance(e.action, Wait) or e.switched for e in stepper.trace)
@@ -30,5 +30,5 @@ def test_an_abs_timeout_run_with_a_decline_replays_exactly(tmp_path):
 
 def test_wait_and_decline_round_trip():
     graph = absnb.word_count().graph
-    for action in (Wait(), Decline(graph.task("count[1]"), "restoring")):
+    for action in (Wait(), DeclineCheckpoint(graph.task("count[1]"), "restoring")):
         assert action_from_json(action_to_json(action), graph) == action

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 import absnb
-from absnb.sim.actions import Decline
+from absnb.sim.actions import DeclineCheckpoint
 from absnb.sim.format import show_message
 from absnb.views.graph import to_dot
 from absnb.views.timeline import message_arrows
@@ -32,7 +32,7 @@ def test_graph_shows_in_flight_recording_and_cancellation_barriers():
     stepper.step(absnb.TriggerCheckpoint())
     stepper.step(absnb.Deliver(g.channel("source[0]->count[0]")))
     assert "recording" in to_dot(stepper.world)
-    stepper.step(Decline(g.task("count[0]")))
+    stepper.step(DeclineCheckpoint(g.task("count[0]")))
     dot = to_dot(stepper.world)
     assert "✕cancel 1" in dot
     assert "declined: 1 by count[0]" in dot
