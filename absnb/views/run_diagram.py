@@ -16,6 +16,8 @@ import itertools
 from collections.abc import Collection, Sequence
 
 from absnb.core.events import EventRow
+from absnb.i18n import gettext as _
+from absnb.views.labels import wide
 from absnb.views.palette import STATUS_COLOURS
 from absnb.views.run_state import channels_of, tasks_of
 from absnb.views.timeline_static import CONTROL, CUT, FONT, LANE, OFFENDING, RECORD, RECOVERY
@@ -88,7 +90,7 @@ def _text(x: float, y: float, text: str, size: int = 16, anchor: str = "end", **
 
 def run_svg(
     rows: Sequence[EventRow],
-    title: str = "the real run",
+    title: str | None = None,
     width: float = WIDTH,
     window: tuple[float, float] | None = None,
     unit: str = "s",
@@ -96,7 +98,8 @@ def run_svg(
     """The diagram of a run's event ``rows`` (time order) as a complete SVG document;
     ``window`` (seconds from, to) draws only what happened then (a checkpoint close up).
     ``unit="step"`` draws a simulated run's rows (:func:`absnb.sim.event_rows.trace_rows`):
-    time in steps, no record rates."""
+    time in steps, no record rates. Its words are in the language set
+    (:func:`absnb.set_language`); ``title`` defaults to "the real run"."""
     tasks = tasks_of(rows)
     if window is not None:
         rows = [r for r in rows if window[0] <= r.time <= window[1]]
@@ -104,7 +107,8 @@ def run_svg(
     sc = Scale([r.time for r in rows] if window is None else window, width, window is None)
     bottom = TOP + GAP * (len(tasks) + 0.75)
     body = [f'<rect width="{_n(width)}" height="HEIGHT" fill="#ffffff"/>']
-    body.append(_text(16, 26, title, size=22, anchor="start", font_weight="bold"))
+    heading = _("the real run") if title is None else title
+    body.append(_text(16, 26, heading, size=22, anchor="start", font_weight="bold"))
     body += _lanes(tasks, lane, sc, bottom, unit)
     body += _bands(rows, lane, sc)
     body += _attempts(rows, sc, bottom)
@@ -126,7 +130,7 @@ def run_svg(
 def _lanes(
     tasks: list[str], lane: dict[str, float], sc: Scale, bottom: float, unit: str
 ) -> list[str]:
-    out = [_text(LEFT - 12, TOP, "coordinator", fill="#555555")]
+    out = [_text(LEFT - 12, TOP, _("coordinator"), fill="#555555")]
     out.append(
         f'<line x1="{LEFT}" y1="{TOP}" x2="{_n(sc.width - RIGHT)}" y2="{TOP}" '
         'stroke="#999999" stroke-width="1" stroke-dasharray="4 4"/>'
@@ -144,7 +148,7 @@ def _lanes(
             f'<line x1="{_n(x)}" y1="{_n(bottom)}" x2="{_n(x)}" y2="{_n(bottom + 6)}" '
             'stroke="#333333"/>'
         )
-        label = f"step {at:.6g}" if unit == "step" else f"{at:.6g} {unit}"
+        label = _("step {n}").format(n=f"{at:.6g}") if unit == "step" else f"{at:.6g} {unit}"
         out.append(_text(x, bottom + 16, label, size=14, anchor="middle"))
     for a, b in sc.gaps:
         x0, x1 = sc.x(a) + 8, sc.x(b) - 8
@@ -156,7 +160,7 @@ def _lanes(
             _text(
                 (x0 + x1) / 2,
                 bottom + 16,
-                f"≈{b - a:.1f} s" if unit == "s" else f"≈{b - a:.0f} steps",
+                f"≈{b - a:.1f} s" if unit == "s" else _("≈{n} steps").format(n=f"{b - a:.0f}"),
                 size=14,
                 anchor="middle",
                 fill="#555555",
@@ -202,9 +206,9 @@ def _attempts(rows: Sequence[EventRow], sc: Scale, bottom: float) -> list[str]:
         x = sc.x(r.time)
         colour = OFFENDING if r.kind == "failure" else RECOVERY
         label = (
-            f"✗ {r.task or 'a host'} fails"
+            _("✗ {task} fails").format(task=r.task or _("a host"))
             if r.kind == "failure"
-            else f"restored checkpoint {r.checkpoint or 'none'}"
+            else _("restored checkpoint {n}").format(n=r.checkpoint or _("none"))
         )
         out.append(
             f'<line x1="{_n(x)}" y1="{_n(TOP - 14)}" x2="{_n(x)}" y2="{_n(bottom)}" '
@@ -233,7 +237,7 @@ def _cuts(rows: Sequence[EventRow], lane: dict[str, float], sc: Scale) -> list[s
         )
         y, x = xy[-1]
         x = min(x, sc.width - 26)  # the last cut's label inside the picture
-        out.append(_text(x, y + 20, f"cut {n}", size=14, anchor="middle", fill=CUT))
+        out.append(_text(x, y + 20, _("cut {n}").format(n=n), size=14, anchor="middle", fill=CUT))
     return out
 
 
@@ -344,11 +348,11 @@ def _flow(rows: Sequence[EventRow], sc: Scale, top: float, width: float) -> tupl
             span = max(span, r.span or BUCKET)
     if max((len(b) for b in buckets.values()), default=0) < 3:  # too short a stretch
         return [], top - 20
-    out = [_text(LEFT, top, "records per second on each channel", size=15, anchor="start")]
+    out = [_text(LEFT, top, _("records per second on each channel"), size=15, anchor="start")]
     y = top + 12
     for c in channels_of([r for r in rows if r.kind == "records"]):
         series = sorted(buckets.get(c, {}).items())
-        peak = max((n for _, n in series), default=0)
+        peak = max((n for _t, n in series), default=0)
         out.append(_text(LEFT - 12, y + FLOW / 2 - 4, c, size=14))
         out.append(
             f'<line x1="{LEFT}" y1="{_n(y + FLOW)}" x2="{_n(width - RIGHT)}" '
@@ -363,7 +367,13 @@ def _flow(rows: Sequence[EventRow], sc: Scale, top: float, width: float) -> tupl
             )
         if peak:
             out.append(
-                _text(LEFT - 12, y + FLOW / 2 + 14, f"peak {peak:,.0f}/s", size=14, fill="#555555")
+                _text(
+                    LEFT - 12,
+                    y + FLOW / 2 + 14,
+                    _("peak {rate}/s").format(rate=f"{peak:,.0f}"),
+                    size=14,
+                    fill="#555555",
+                )
             )
         y += FLOW + 12
     return out, y
@@ -392,25 +402,27 @@ def _stretches(series: list[tuple[float, float]], span: float) -> list[list[tupl
     return runs
 
 
-LEGEND = (
-    ("barrier", CONTROL, "barrier arrives"),
-    ("block", STATUS_COLOURS["aligning"], "alignment (inputs blocked)"),
-    ("snapshot", STATUS_COLOURS["taken"], "snapshot"),
-    ("completed", CUT, "cut of a completed checkpoint"),
-    ("failure", OFFENDING, "failure"),
-    ("restored", RECOVERY, "restore"),
-    ("overtaken", "#ffffff", "↷n: barriers overtook n records there"),
-    ("pre_commit", "#ffffff", "P pre-commit, C commit, A abort (a sink's transaction)"),
-)
+def legend_items() -> tuple[tuple[str, str, str], ...]:
+    """What the diagram can show: ``(event kind, colour, words)``, words in the language set."""
+    return (
+        ("barrier", CONTROL, _("barrier arrives")),
+        ("block", STATUS_COLOURS["aligning"], _("alignment (inputs blocked)")),
+        ("snapshot", STATUS_COLOURS["taken"], _("snapshot")),
+        ("completed", CUT, _("cut of a completed checkpoint")),
+        ("failure", OFFENDING, _("failure")),
+        ("restored", RECOVERY, _("restore")),
+        ("overtaken", "#ffffff", _("↷n: barriers overtook n records there")),
+        ("pre_commit", "#ffffff", _("P pre-commit, C commit, A abort (a sink's transaction)")),
+    )
 
 
 def _legend(rows: Sequence[EventRow], y: float, width: float) -> tuple[list[str], float]:
     """The legend of what ``rows`` show, in rows from ``y``; the elements and the bottom."""
     kinds = {r.kind for r in rows}
-    items = [(colour, text) for kind, colour, text in LEGEND if kind in kinds]
+    items = [(colour, text) for kind, colour, text in legend_items() if kind in kinds]
     out, x = [], LEFT
     for colour, text in items:
-        w = 40 + len(text) * 7.6
+        w = 40 + len(text) * 7.6 + wide(text) * 6.4  # a wide character is about 14 px
         if x + w > width - RIGHT:
             x, y = LEFT, y + 24
         out.append(

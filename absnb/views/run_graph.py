@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from absnb.core.events import EventRow
+from absnb.i18n import gettext as _
 from absnb.views.palette import BLOCKED_COLOUR, EDGE_COLOUR, STATUS_COLOURS
 from absnb.views.run_diagram import _n, _text
 from absnb.views.run_state import Moment, channels_of, moment, tasks_of
@@ -36,7 +37,7 @@ def graph_svg(rows: Sequence[EventRow], t: float, width: float = 1024) -> str:
             body.append(_edge(place[src], place[dst], c in m.blocked))
     for task, (x, y) in place.items():
         status = m.status(task)
-        words = {"taken": "snapshot taken", "aligning": "aligning"}.get(status, status)
+        words = status_words()[status]
         dash = ' stroke-dasharray="6 3"' if status == "aligning" else ""
         body.append(
             f'<rect x="{_n(x)}" y="{_n(y)}" width="{BOX_W}" height="{BOX_H}" rx="10" '
@@ -52,18 +53,30 @@ def graph_svg(rows: Sequence[EventRow], t: float, width: float = 1024) -> str:
     )
 
 
+def status_words() -> dict[str, str]:
+    """A task's status in the words of the language set."""
+    return {
+        "taken": _("snapshot taken"),
+        "aligning": _("aligning"),
+        "failed": _("failed"),
+        "idle": _("idle"),
+    }
+
+
 def title(m: Moment) -> str:
-    """What the graph shows, in words."""
-    at = f"at {m.time:.2f} s"
+    """What the graph shows, in words (in the language set)."""
+    at = f"{m.time:.2f}"
     if m.failed:
-        return f"{at}: failed, waiting for the restart"
+        return _("at {t} s: failed, waiting for the restart").format(t=at)
     if m.checkpoint is None:
-        return f"{at}: no checkpoint yet"
+        return _("at {t} s: no checkpoint yet").format(t=at)
     n = len(m.taken)
-    part = f"{n} task has its part" if n == 1 else f"{n} tasks have their part"
-    done = "complete" if m.checkpoint in m.completed else part
-    blocked = f", {len(m.blocked)} channel(s) blocked" if m.blocked else ""
-    return f"{at}: checkpoint {m.checkpoint}, {done}{blocked}"
+    part = _("1 task has its part") if n == 1 else _("{n} tasks have their part").format(n=n)
+    done = _("complete") if m.checkpoint in m.completed else part
+    text = _("at {t} s: checkpoint {n}, {done}").format(t=at, n=m.checkpoint, done=done)
+    if m.blocked:
+        text += _(", {k} channel(s) blocked").format(k=len(m.blocked))
+    return text
 
 
 def _edge(a: tuple[float, float], b: tuple[float, float], blocked: bool) -> str:

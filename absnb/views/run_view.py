@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from absnb.core.events import EventRow
+from absnb.i18n import gettext as _
 from absnb.jobs.base import Job
 from absnb.sim.event_rows import trace_rows
 from absnb.sim.events import Event
@@ -28,7 +29,6 @@ from absnb.views.run_graph import graph_svg
 
 COLUMN = 560
 """The width of each column when the real and the simulated run stand side by side."""
-SIMULATED = "the same job and protocol, simulated"
 
 
 class RunView:
@@ -64,7 +64,7 @@ class RunView:
         """The simulated run's diagram (time in steps), None without one."""
         if self.simulated is None:
             return None
-        return run_svg(self.simulated, "the same, simulated", width=COLUMN, unit="step")
+        return run_svg(self.simulated, _("the same, simulated"), width=COLUMN, unit="step")
 
     def diagrams_html(self) -> str:
         """The diagram, or the real and the simulated run's side by side, as ``<img>``."""
@@ -75,7 +75,8 @@ class RunView:
         cell = '<div style="flex:1 1 0;min-width:0">'
         return (
             '<div class="absnb-run-beside" style="display:flex;gap:12px;align-items:flex-start">'
-            f"{cell}{real}</div>{cell}{img_html(sim, SIMULATED)}</div></div>"
+            f"{cell}{real}</div>{cell}{img_html(sim, _('the same job and protocol, simulated'))}"
+            "</div></div>"
         )
 
     def graph_svg(self, t: float | None = None) -> str:
@@ -83,7 +84,7 @@ class RunView:
         return graph_svg(self.rows, self.at if t is None else t)
 
     def _repr_html_(self) -> str:
-        parts = [self.diagrams_html(), img_html(self.graph_svg(), "execution graph")]
+        parts = [self.diagrams_html(), img_html(self.graph_svg(), _("execution graph"))]
         return "<div>" + "<br/>".join(parts) + "</div>"
 
     def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
@@ -99,14 +100,14 @@ class RunView:
             min=min(times, default=0.0),
             max=max(times, default=1.0),
             step=0.01,
-            description="time (s)",
+            description=_("time (s)"),
             continuous_update=False,
             layout=w.Layout(width="900px"),
         )
-        graph = w.HTML(img_html(self.graph_svg(), "execution graph"))
+        graph = w.HTML(img_html(self.graph_svg(), _("execution graph")))
 
         def redraw(change: dict[str, Any]) -> None:
-            graph.value = img_html(self.graph_svg(change["new"]), "execution graph")
+            graph.value = img_html(self.graph_svg(change["new"]), _("execution graph"))
 
         slider.observe(redraw, names="value")
         return w.VBox([w.HTML(self.diagrams_html()), slider, graph])
@@ -146,9 +147,11 @@ def show_run(
         )
     protocol = getattr(run, "protocol", "")
     name = getattr(getattr(run, "graph", None), "name", "")
-    heading = title or " ".join(x for x in (name, "with", protocol, "on Spark") if x).strip()
-    if heading in ("with on Spark", "on Spark"):
-        heading = "the real run"
+    heading = title or (
+        _("{job} with {protocol} on Spark").format(job=name, protocol=protocol)
+        if name and protocol
+        else _("the real run")
+    )
     return RunView(rows, heading, at, _simulated_rows(run, simulated), window)
 
 
