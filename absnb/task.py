@@ -308,6 +308,12 @@ class StreamTask:
         ended = bool(self.inputs) and len(self.ended) == len(self.inputs)
         return self.trigger(checkpoint_id, sends) if ended and not started else ()
 
+    def finished(self, log_length: int) -> bool:
+        """Whether this task has finished (FLIP-147): the ``log_length`` entries of its own
+        input log consumed, and the end of every input channel consumed. A finished task
+        ends its outputs and joins later checkpoints (:meth:`join`)."""
+        return self.offset >= log_length and len(self.ended) == len(self.inputs)
+
     def end_output(self, channel: ChannelId, sends: list[Send]) -> None:
         """End ``channel``, one of this task's outputs: send its end (Flink: the
         ``EndOfPartitionEvent`` after the last record); nothing, barriers included, is sent

@@ -313,12 +313,12 @@ def unfinished(state: WorldState, channel: ChannelId) -> str | None:
     if channel in task.closed:
         return f"{channel} has ended already"
     log = state.inputs.get(t, ())
+    if task.finished(len(log)):
+        return None
     if task.offset < len(log):
         return f"{t} has {len(log) - task.offset} input log entries left"
     live = [c for c in task.inputs if c not in task.ended]
-    if live:
-        return f"{t} has not had the end of {', '.join(map(str, live))}"
-    return None
+    return f"{t} has not had the end of {', '.join(map(str, live))}"
 
 
 def _why_not_end_input(state: WorldState, action: EndInput) -> str | None:

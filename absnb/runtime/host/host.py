@@ -287,7 +287,7 @@ class Host(CarriesOut):
                 self.metrics["records_in"] += n
                 self._count(t, n)
                 self.outbox.send(sends)
-            if task.offset >= len(log) and not self.graph.inputs[t] and not self.quiescence:
+            if not self.quiescence and task.finished(len(log)):
                 self._finish(t)
         return busy
 
@@ -299,7 +299,7 @@ class Host(CarriesOut):
         task = self.tasks[t]
         if kind is EndOfInput:
             self._after(t, task.end_of_input(c, sends), sends, client)
-            if len(task.ended) == len(task.inputs):
+            if task.finished(len(self.plan.job.inputs.get(t, ()))):
                 self._finish(t)
             return
         if kind is RecordBatch or kind is Record:
