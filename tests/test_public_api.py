@@ -27,6 +27,7 @@ PUBLIC = [
     "Event",
     "ExecutionGraph",
     "Exploration",
+    "FailureNotFiredWarning",
     "Forward",
     "GlobalSnapshot",
     "GraphError",
