@@ -48,3 +48,20 @@ def test_the_html_is_an_img_with_the_svg_as_a_data_url():
 def test_an_unknown_column_is_named_with_the_columns_there_are():
     with pytest.raises(KeyError, match=r"no column 'seconds'.*mode, duration, duplicates"):
         charts_svg(TABLE, [("seconds", "time")])
+
+
+@pytest.mark.parametrize(
+    ("lang", "caption"),
+    [("en", "longest alignment (steps)"), ("ko", "가장 긴 정렬 (스텝)"), ("zh", "最长对齐（步）")],
+)
+def test_the_captions_and_the_alt_text_are_in_the_language_set(lang: str, caption: str) -> None:
+    from absnb.experiments.backpressure import SIM_PANELS
+    from absnb.i18n import language
+
+    table = pd.DataFrame({"mode": ["aligned"], **{c: [1.0] for c, _ in SIM_PANELS}})
+    alt = "checkpointing under backpressure in the simulator"  # notebook 07's catalog
+    with language(lang):
+        page = charts_html(table, SIM_PANELS, alt)
+    svg = base64.b64decode(re.search(r"base64,([^\"]+)", page).group(1)).decode()
+    assert caption in svg
+    assert ('alt="checkpointing' in page) == (lang == "en")

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from absnb.core.graph import Hash, JobGraph, stable_hash
 from absnb.core.messages import RECORD_TYPES, count_records
+from absnb.i18n import N_
 from absnb.jobs.base import Job
 from absnb.operators import KeyedCount, Source
 from absnb.operators.library import CollectSink
@@ -297,18 +298,19 @@ def spark_row(
 
 
 SIM_PANELS = (
-    ("duration_steps", "checkpoint duration (steps, mean)"),
-    ("max_alignment_steps", "longest alignment (steps)"),
-    ("in_flight_records", "in-flight records a checkpoint holds"),
-    ("duplicates_after_crash", "records counted twice after a crash"),
+    ("duration_steps", N_("checkpoint duration (steps, mean)")),
+    ("max_alignment_steps", N_("longest alignment (steps)")),
+    ("in_flight_records", N_("in-flight records a checkpoint holds")),
+    ("duplicates_after_crash", N_("records counted twice after a crash")),
 )
-"""The columns of :func:`simulate` that the charts show, with their captions."""
+"""The columns of :func:`simulate` that the charts show, with their captions (translated
+where drawn)."""
 
 SPARK_PANELS = (
-    ("duration_s", "checkpoint duration (s, median)"),
-    ("alignment_s", "slowest alignment (s, median)"),
-    ("in_flight_records", "in-flight records a checkpoint holds"),
-    ("duplicates_after_failure", "records counted twice after a failure"),
+    ("duration_s", N_("checkpoint duration (s, median)")),
+    ("alignment_s", N_("slowest alignment (s, median)")),
+    ("in_flight_records", N_("in-flight records a checkpoint holds")),
+    ("duplicates_after_failure", N_("records counted twice after a failure")),
 )
 """The columns of :func:`on_spark` that the charts show, with their captions."""
 

@@ -13,6 +13,7 @@ import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from absnb.i18n import gettext as _
 from absnb.views.pictures import img_html
 
 if TYPE_CHECKING:
@@ -45,7 +46,7 @@ def _panel(table: pd.DataFrame, column: str, caption: str, x: int, labels: list[
     top = max(values) or 1.0
     width = _PANEL_W - _LABEL_W - 60
     parts = [
-        f'<text x="{x}" y="18" font-size="13" font-weight="bold">{html.escape(caption)}</text>'
+        f'<text x="{x}" y="18" font-size="13" font-weight="bold">{html.escape(_(caption))}</text>'
     ]
     for i, (label, value) in enumerate(zip(labels, values, strict=True)):
         y = _TOP + i * (_BAR_H + _GAP)
@@ -73,7 +74,7 @@ def charts_svg(
     Raises:
         KeyError: a panel names a column the table does not have; the message lists them.
     """
-    for column, _ in (*panels, (label, "")):
+    for column, _caption in (*panels, (label, "")):
         if column not in table.columns:
             raise KeyError(
                 f"the table has no column {column!r}: it has {', '.join(map(str, table.columns))}"
@@ -104,5 +105,6 @@ def charts_html(
     label: str = "mode",
     columns: int = 2,
 ) -> str:
-    """:func:`charts_svg` as an ``<img>`` with a ``data:`` URL (shown in untrusted notebooks)."""
-    return img_html(charts_svg(table, panels, label=label, columns=columns), alt)
+    """:func:`charts_svg` as an ``<img>`` with a ``data:`` URL (shown in untrusted notebooks);
+    the captions and ``alt`` in the language set."""
+    return img_html(charts_svg(table, panels, label=label, columns=columns), _(alt))

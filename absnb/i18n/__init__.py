@@ -22,6 +22,7 @@ from absnb.i18n.catalogs import LANGUAGES, translations
 
 __all__ = [
     "LANGUAGES",
+    "N_",
     "get_language",
     "gettext",
     "in_own_language",
@@ -97,3 +98,9 @@ def gettext(message: str, lang: str | None = None) -> str:
     if lang == "en":
         return message
     return translations(lang).get(message, message)
+
+
+def N_(message: str) -> str:
+    """``message`` itself, marked for the catalogs: a constant translated where it is
+    shown, by :func:`gettext`."""
+    return message

@@ -105,9 +105,13 @@ def _strings(node: ast.expr) -> list[str]:
     return [node.value] if isinstance(node, ast.Constant) and isinstance(node.value, str) else []
 
 
+SENTENCE_CALLS = ("say(", "counted(", "charts_html(")
+"""The calls whose literal texts a code cell's catalog holds (see :func:`code_messages`)."""
+
+
 def code_messages(code: str) -> Iterator[str]:
-    """The literal templates ``code`` passes to ``say`` and the literal nouns it passes to
-    ``counted``, in order."""
+    """The literal templates ``code`` passes to ``say``, the literal nouns it passes to
+    ``counted`` and the literal alt text of a ``charts_html`` picture, in order."""
     lines = [line for line in code.split("\n") if not line.lstrip().startswith(("%", "!"))]
     calls = [node for node in ast.walk(ast.parse("\n".join(lines))) if isinstance(node, ast.Call)]
     for node in sorted(calls, key=lambda call: (call.lineno, call.col_offset)):
@@ -116,6 +120,8 @@ def code_messages(code: str) -> Iterator[str]:
             yield from _strings(node.args[0])
         elif name == "counted":
             yield from (text for arg in node.args[1:3] for text in _strings(arg))
+        elif name == "charts_html" and len(node.args) >= 3:  # a picture's alt text
+            yield from _strings(node.args[2])
 
 
 def notebook_messages(notebook: dict[str, Any]) -> list[Block]:
@@ -125,7 +131,7 @@ def notebook_messages(notebook: dict[str, Any]) -> list[Block]:
         text, cell_id = source(cell), cell.get("id", "")
         if cell["cell_type"] == "markdown":
             found += [Block(b, index, cell_id) for b in blocks(text) if translatable(b)]
-        elif cell["cell_type"] == "code" and ("say(" in text or "counted(" in text):
+        elif cell["cell_type"] == "code" and any(f in text for f in SENTENCE_CALLS):
             found += [Block(m, index, cell_id, sentence=True) for m in code_messages(text)]
     return found
 

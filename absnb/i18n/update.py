@@ -59,9 +59,10 @@ def _catalog(lang: str | None = None) -> Catalog:
 
 
 def package_template() -> Catalog:
-    """The package's strings: every literal passed to ``gettext`` or ``_`` in ``absnb/``."""
+    """The package's strings: every literal passed to ``gettext``, ``_`` or ``N_`` (marked,
+    translated where shown) in ``absnb/``."""
     template = _catalog()
-    keywords: dict[str, None] = {"_": None, "gettext": None}
+    keywords: dict[str, None] = {"_": None, "gettext": None, "N_": None}
     for file, line, message, comments, _context in extract_from_dir(
         PACKAGE, [("**.py", "python")], keywords=keywords
     ):

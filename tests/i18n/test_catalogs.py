@@ -140,10 +140,11 @@ def test_a_fenced_block_is_one_block_and_not_translated() -> None:
     assert [translatable(b) for b in blocks(markdown)] == [True, False, True]
 
 
-def test_sentences_are_the_literal_templates_of_say_and_nouns_of_counted() -> None:
+def test_sentences_are_say_templates_counted_nouns_and_pictures_alt_texts() -> None:
     code = (
         'say("a {x}" if c else "b {x}", x=counted(2, "copy", "copies"))\n'
         "%time say(template)\n"
-        'views.say("c")'
+        'views.say("c")\n'
+        'HTML(charts_html(table, PANELS, "a picture"))'
     )
-    assert list(code_messages(code)) == ["a {x}", "b {x}", "copy", "copies", "c"]
+    assert list(code_messages(code)) == ["a {x}", "b {x}", "copy", "copies", "c", "a picture"]
