@@ -8,6 +8,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from absnb.i18n import N_
+from absnb.i18n import gettext as _
+
 if TYPE_CHECKING:
     import pandas as pd
 
@@ -19,11 +22,17 @@ COLORS = {
     "abs-cyclic": "#9467bd",
 }
 NAMES = {
-    "none": "no snapshots (baseline)",
+    "none": N_("no snapshots (baseline)"),
     "abs": "ABS",
-    "synchronous": "synchronous",
+    "synchronous": N_("synchronous"),
     "chandy-lamport": "Chandy-Lamport",
 }
+"""Each protocol's name in the charts (translated where drawn: :func:`name`)."""
+
+
+def name(protocol: object) -> str:
+    """``protocol``'s name in the charts, in the language set."""
+    return _(NAMES.get(str(protocol), str(protocol)))
 
 
 def _median(df: pd.DataFrame, x: str, y: str) -> pd.DataFrame:
@@ -44,8 +53,22 @@ def _spread(df: pd.DataFrame, x: str, y: str) -> pd.DataFrame:
 def caption(df: pd.DataFrame, machine: str = "") -> str:
     """What a chart shows the runs of: how many repetitions, on what machine."""
     reps = int(df["repeat"].nunique()) if "repeat" in df.columns else 1
-    text = f"median of {reps} interleaved repetition(s), bars: min to max"
+    text = _("median of {reps} interleaved repetition(s), bars: min to max").format(reps=reps)
     return f"{text}; {machine}" if machine else text
+
+
+def figure6_title() -> str:
+    """Figure 6's title, in the language set."""
+    return _("Runtime against the snapshot interval (Figure 6, the Figure 5 job)")
+
+
+def figure7_title(df: pd.DataFrame) -> str:
+    """Figure 7's title, with the interval its runs snapshot at, in the language set."""
+    interval = df["interval"].dropna()
+    if not len(interval):
+        return _("Runtime against parallelism (Figure 7)")
+    every = f"{interval.iloc[0]:g}"
+    return _("Runtime against parallelism (snapshots every {t} s; Figure 7)").format(t=every)
 
 
 def figure6_chart(df: pd.DataFrame, machine: str = "", paper: bool = True) -> Any:
@@ -63,7 +86,7 @@ def figure6_chart(df: pd.DataFrame, machine: str = "", paper: bool = True) -> An
         y=1.0,
         line_dash="dash",
         line_color=COLORS["none"],
-        annotation_text=NAMES["none"],
+        annotation_text=name("none"),
         annotation_position="bottom left",
     )
     snapshots = df[df["protocol"] != "none"]
@@ -84,11 +107,15 @@ def figure6_chart(df: pd.DataFrame, machine: str = "", paper: bool = True) -> An
                     "arrayminus": list(part["minus"]),
                 },
                 mode="lines+markers",
-                name=f"{NAMES.get(str(protocol), str(protocol))} (measured)",
+                name=_("{name} (measured)").format(name=name(protocol)),
                 line={"color": COLORS.get(str(protocol))},
                 customdata=[(int(m["checkpoints"]), int(m["persisted_data"])) for m in more],
-                hovertemplate="every %{x} s: x%{y:.2f}<br>%{customdata[0]} checkpoints"
-                "<br>%{customdata[1]:,} bytes recorded in flight<extra></extra>",
+                hovertemplate=_("every %{x} s: x%{y:.2f}")
+                + "<br>"
+                + _("%{customdata[0]} checkpoints")
+                + "<br>"
+                + _("%{customdata[1]:,} bytes recorded in flight")
+                + "<extra></extra>",
             )
         )
     if paper:
@@ -99,7 +126,7 @@ def figure6_chart(df: pd.DataFrame, machine: str = "", paper: bool = True) -> An
                     y=list(values.values()),
                     xaxis="x2",
                     mode="lines+markers",
-                    name=f"{NAMES.get(protocol, protocol)} (paper, top axis)",
+                    name=_("{name} (paper, top axis)").format(name=name(protocol)),
                     line={"color": COLORS.get(protocol), "dash": "dot"},
                     marker={"symbol": "diamond-open"},
                 )
@@ -107,19 +134,20 @@ def figure6_chart(df: pd.DataFrame, machine: str = "", paper: bool = True) -> An
     layout: dict[str, Any] = {}
     if paper:
         layout["xaxis2"] = {
-            "title": f"the paper's interval (s; its baseline {PAPER_BASELINE_SECONDS:g} s)",
+            "title": _("the paper's interval (s; its baseline {b} s)").format(
+                b=f"{PAPER_BASELINE_SECONDS:g}"
+            ),
             "overlaying": "x",
             "side": "top",
             "rangemode": "tozero",
         }
     fig.update_layout(
         title={
-            "text": "Runtime against the snapshot interval (Figure 6, the Figure 5 job)"
-            f"<br><sup>{caption(df, machine)}</sup>",
+            "text": figure6_title() + f"<br><sup>{caption(df, machine)}</sup>",
         },
-        xaxis_title="snapshot interval (s)",
+        xaxis_title=_("snapshot interval (s)"),
         xaxis_rangemode="tozero",
-        yaxis_title="runtime / runtime without snapshots",
+        yaxis_title=_("runtime / runtime without snapshots"),
         template="plotly_white",
         margin={"t": 120},
         **layout,
@@ -139,14 +167,14 @@ def channel_state_chart(df: pd.DataFrame) -> Any:
             go.Bar(
                 x=[str(i) for i in part["interval"]],
                 y=list(part["persisted_data"]),
-                name=NAMES.get(str(protocol), str(protocol)),
+                name=name(protocol),
                 marker_color=COLORS.get(str(protocol)),
             )
         )
     fig.update_layout(
-        title="In-flight data recorded by the snapshots (all checkpoints of a run)",
-        xaxis_title="snapshot interval (s)",
-        yaxis_title="bytes",
+        title=_("In-flight data recorded by the snapshots (all checkpoints of a run)"),
+        xaxis_title=_("snapshot interval (s)"),
+        yaxis_title=_("bytes"),
         barmode="group",
         template="plotly_white",
     )
@@ -172,19 +200,14 @@ def figure7_chart(df: pd.DataFrame, machine: str = "") -> Any:
                     "arrayminus": list(part["minus"]),
                 },
                 mode="lines+markers",
-                name=NAMES.get(str(protocol), str(protocol)),
+                name=name(protocol),
                 line={"color": COLORS.get(str(protocol))},
             )
         )
-    interval = df["interval"].dropna()
-    every = f" (snapshots every {interval.iloc[0]:g} s)" if len(interval) else ""
     fig.update_layout(
-        title={
-            "text": f"Runtime against parallelism{every} (Figure 7)"
-            f"<br><sup>{caption(df, machine)}</sup>",
-        },
-        xaxis_title="parallelism (tasks per operator)",
-        yaxis_title="runtime (s)",
+        title={"text": figure7_title(df) + f"<br><sup>{caption(df, machine)}</sup>"},
+        xaxis_title=_("parallelism (tasks per operator)"),
+        yaxis_title=_("runtime (s)"),
         yaxis_rangemode="tozero",
         xaxis={"tickmode": "array", "tickvals": sorted(set(df["parallelism"]))},
         template="plotly_white",
@@ -202,12 +225,12 @@ def alignment_chart(df: pd.DataFrame) -> Any:
         fig.add_vline(
             x=float(ms.median()),
             line_dash="dash",
-            annotation_text=f"median {ms.median():.1f} ms",
+            annotation_text=_("median {ms} ms").format(ms=f"{ms.median():.1f}"),
         )
     fig.update_layout(
-        title="ABS alignment durations (first barrier to last, per task snapshot)",
-        xaxis_title="alignment duration (ms)",
-        yaxis_title="task snapshots",
+        title=_("ABS alignment durations (first barrier to last, per task snapshot)"),
+        xaxis_title=_("alignment duration (ms)"),
+        yaxis_title=_("task snapshots"),
         template="plotly_white",
     )
     return fig
@@ -217,10 +240,10 @@ def alignment_chart(df: pd.DataFrame) -> Any:
 def _spread_series(df: pd.DataFrame, x: str, y: str) -> list[dict[str, Any]]:
     series = []
     for protocol, part in _spread(df, x, y).groupby("protocol", sort=False):
-        name = NAMES.get(str(protocol), str(protocol))
+        shown = name(protocol)
         series.append(
             {
-                "name": f"{name} (measured)" if x == "interval" else name,
+                "name": _("{name} (measured)").format(name=shown) if x == "interval" else shown,
                 "color": COLORS.get(str(protocol), "#000000"),
                 "points": [
                     (float(r[x]), float(r["median"]), float(r["minus"]), float(r["plus"]))
@@ -349,7 +372,9 @@ def figure6_picture(df: pd.DataFrame, machine: str = "", paper: bool = True) -> 
             scale = largest / max(values)
             series.append(
                 {
-                    "name": f"{NAMES[protocol]} (paper, x{1 / scale:.3g} s)",
+                    "name": _("{name} (paper, x{k} s)").format(
+                        name=name(protocol), k=f"{1 / scale:.3g}"
+                    ),
                     "color": COLORS[protocol],
                     "dash": True,
                     "points": [(i * scale, v, 0.0, 0.0) for i, v in values.items()],
@@ -357,29 +382,28 @@ def figure6_picture(df: pd.DataFrame, machine: str = "", paper: bool = True) -> 
             )
     svg = static_chart(
         series,
-        title="Runtime against the snapshot interval (Figure 6, the Figure 5 job)",
+        title=figure6_title(),
         subtitle=caption(df, machine),
-        xlabel="snapshot interval (s)",
-        ylabel="runtime / runtime without snapshots",
+        xlabel=_("snapshot interval (s)"),
+        ylabel=_("runtime / runtime without snapshots"),
         hline=1.0,
         xticks=sorted({float(i) for i in snapshots["interval"]}),
     )
-    return Chart(figure6_chart(df, machine, paper), svg, "Figure 6, measured and the paper's")
+    alt = _("Figure 6, measured and the paper's")
+    return Chart(figure6_chart(df, machine, paper), svg, alt)
 
 
 def figure7_picture(df: pd.DataFrame, machine: str = "") -> Chart:
     """:func:`figure7_chart` with its static picture."""
-    interval = df["interval"].dropna()
-    every = f" (snapshots every {interval.iloc[0]:g} s)" if len(interval) else ""
     svg = static_chart(
         _spread_series(df, "parallelism", "seconds"),
-        title=f"Runtime against parallelism{every} (Figure 7)",
+        title=figure7_title(df),
         subtitle=caption(df, machine),
-        xlabel="parallelism (tasks per operator)",
-        ylabel="runtime (s)",
+        xlabel=_("parallelism (tasks per operator)"),
+        ylabel=_("runtime (s)"),
         xticks=sorted({float(p) for p in df["parallelism"]}),
     )
-    return Chart(figure7_chart(df, machine), svg, "Figure 7, measured")
+    return Chart(figure7_chart(df, machine), svg, _("Figure 7, measured"))
 
 
 def job_dot(job: Any) -> str:
@@ -394,7 +418,7 @@ def job_dot(job: Any) -> str:
         kind = type(e.partitioning).__name__.lower()
         shuffle = kind != "forward"
         style = ', penwidth=2.5, color="#d62728"' if shuffle else ""
-        label = f"{kind} (shuffle)" if shuffle else kind
+        label = _("{kind} (shuffle)").format(kind=kind) if shuffle else kind
         lines.append(f'"{e.src}" -> "{e.dst}" [label="{label}", fontname="sans"{style}];')
     lines.append("}")
     return "\n".join(lines)
@@ -406,4 +430,4 @@ def job_picture(job: Any) -> str:
     from absnb.views.pictures import img_html
 
     svg: str = render_svg(job_dot(job))
-    return img_html(svg, f"the operators of {job.builder}")
+    return img_html(svg, _("the operators of {job}").format(job=job.builder))
