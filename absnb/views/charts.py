@@ -323,7 +323,7 @@ def static_chart(
     for k, s in enumerate(series):
         color, pts = esc(s["color"]), sorted(s["points"])
         dash = ' stroke-dasharray="2 3"' if s.get("dash") else ""
-        path = " ".join(f"{px(x):.1f},{py(y):.1f}" for x, y, _, _ in pts)
+        path = " ".join(f"{px(x):.1f},{py(y):.1f}" for x, y, *_error in pts)
         out.append(
             f'<polyline points="{path}" fill="none" stroke="{color}"{dash} stroke-width="2"/>'
         )
