@@ -11,6 +11,7 @@ from typing import Literal
 
 from absnb.core.errors import InvalidTypeError, InvalidValueError, TransferRefusedError
 from absnb.core.ids import ChannelId, TaskId
+from absnb.i18n import gettext as _
 
 
 def _id(action: str, key: str, value: object, kind: type, lookup: str) -> None:
@@ -32,7 +33,7 @@ class Deliver:
         _id("Deliver", "channel", self.channel, ChannelId, "channel")
 
     def __str__(self) -> str:
-        return f"deliver {self.channel}"
+        return _("deliver {channel}").format(channel=self.channel)
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,7 +47,7 @@ class Emit:
         _id("Emit", "task", self.task, TaskId, "task")
 
     def __str__(self) -> str:
-        return f"{self.task} emits"
+        return _("{task} emits").format(task=self.task)
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,7 +70,9 @@ class Transfer:
             )
 
     def __str__(self) -> str:
-        return f"{self.src} sends {self.amount:,} to {self.dst}"
+        return _("{src} sends {amount:,} to {dst}").format(
+            src=self.src, amount=self.amount, dst=self.dst
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,7 +87,9 @@ class TriggerCheckpoint:
             _id("TriggerCheckpoint", "at", self.at, TaskId, "task")
 
     def __str__(self) -> str:
-        return "trigger checkpoint" + (f" at {self.at}" if self.at is not None else "")
+        if self.at is None:
+            return _("trigger checkpoint")
+        return _("trigger checkpoint at {task}").format(task=self.at)
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,7 +102,7 @@ class Crash:
         _id("Crash", "task", self.task, TaskId, "task")
 
     def __str__(self) -> str:
-        return f"crash {self.task}"
+        return _("crash {task}").format(task=self.task)
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,7 +124,9 @@ class Notify:
             )
 
     def __str__(self) -> str:
-        return f"notify {self.task}: checkpoint {self.checkpoint_id} complete"
+        return _("notify {task}: checkpoint {n} complete").format(
+            task=self.task, n=self.checkpoint_id
+        )
 
 
 RecoveryMode = Literal["full", "partial"]
@@ -133,7 +140,8 @@ class Recover:
     mode: RecoveryMode = "full"
 
     def __str__(self) -> str:
-        return f"recover ({self.mode})"
+        mode = {"full": _("full"), "partial": _("partial")}.get(self.mode, self.mode)
+        return _("recover ({mode})").format(mode=mode)
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,7 +157,7 @@ class DeclineCheckpoint:
         _id("DeclineCheckpoint", "task", self.task, TaskId, "task")
 
     def __str__(self) -> str:
-        return f"{self.task} declines"
+        return _("{task} declines").format(task=self.task)
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,7 +173,7 @@ class EndInput:
         _id("EndInput", "channel", self.channel, ChannelId, "channel")
 
     def __str__(self) -> str:
-        return f"end {self.channel}"
+        return _("end {channel}").format(channel=self.channel)
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,7 +183,7 @@ class Wait:
     timeout still fires."""
 
     def __str__(self) -> str:
-        return "wait"
+        return _("wait")
 
 
 Action = (

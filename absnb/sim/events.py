@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from absnb.core.ids import ChannelId, CheckpointId, TaskId
 from absnb.core.messages import OnChannel
+from absnb.i18n import gettext as _
 from absnb.sim.actions import Action
 from absnb.sim.format import show_message
 from absnb.task import Send
@@ -49,22 +50,24 @@ class Event:
     switched: tuple[TaskId, ...] = ()
 
     def describe(self) -> str:
-        """One line for a trace log."""
+        """One line for a trace log, in the language set."""
         parts = [f"{self.step}: {self.action}"]
         if self.message is not None:
             parts.append(f"[{show_message(self.message)}]")
         if self.dropped:
-            parts.append("(duplicate, dropped)")
+            parts.append(_("(duplicate, dropped)"))
         if self.overtaken:
-            parts.append(f"(overtook {self.overtaken} records)")
-        parts.extend(f"{t} switches to unaligned" for t in self.switched)
-        parts.extend(f"block {c}" for c in self.blocked)
-        parts.extend(f"unblock {c}" for c in self.unblocked)
-        parts.extend(f"{t} records state for {n}" for t, n in self.snapshots)
-        parts.extend(f"checkpoint {n} complete" for n in self.completed)
-        parts.extend(f"checkpoint {n} aborted" for n in self.aborted)
+            parts.append(_("(overtook {n} records)").format(n=self.overtaken))
+        parts.extend(_("{task} switches to unaligned").format(task=t) for t in self.switched)
+        parts.extend(_("block {channel}").format(channel=c) for c in self.blocked)
+        parts.extend(_("unblock {channel}").format(channel=c) for c in self.unblocked)
+        parts.extend(
+            _("{task} records state for {n}").format(task=t, n=n) for t, n in self.snapshots
+        )
+        parts.extend(_("checkpoint {n} complete").format(n=n) for n in self.completed)
+        parts.extend(_("checkpoint {n} aborted").format(n=n) for n in self.aborted)
         if self.restored is not None:
             n, tasks = self.restored
-            what = f"checkpoint {n}" if n else "the initial state"
-            parts.append(f"restored {len(tasks)} tasks from {what}")
+            what = _("checkpoint {n}").format(n=n) if n else _("the initial state")
+            parts.append(_("restored {k} tasks from {what}").format(k=len(tasks), what=what))
         return " ".join(parts)
