@@ -255,6 +255,7 @@ class Host(CarriesOut):
         for task in self.tasks.values():  # a sink pre-commits its last records (end_input)
             task.state = task.fn.end_input(task.state)
         self.log.ship(force=True)
+        self.metrics["records_out"] = self.outbox.records_out
         result = host_result(
             self.plan, self.tasks, self.metrics, self.aligning.lasted, net.stats(), started
         )

@@ -19,7 +19,7 @@ from absnb.task import Send
 
 
 class Outbox:
-    """Sends for one host (:meth:`send`).
+    """Sends for one host (:meth:`send`), counting the records sent (:attr:`records_out`).
 
     Args:
         local: the tasks of this host.
@@ -29,7 +29,7 @@ class Outbox:
         announced: the host's announced barriers (None: no alignment timeout to announce
             barriers for).
         deliver: delivers a message to its task at once (a local barrier that overtakes).
-        tally: adds to a host's count by name (``dropped_barriers``, ``records_out``).
+        tally: adds to a host's count by name (``dropped_barriers``).
         clock: the alignment timer's clock.
     """
 
@@ -48,6 +48,7 @@ class Outbox:
         self.local, self.queues, self.net = local, queues, net
         self.overtake, self.announced = overtake, announced
         self.deliver, self.tally, self.clock = deliver, tally, clock
+        self.records_out = 0
 
     def send(self, sends: Iterable[Send]) -> None:
         """Send each of ``sends``, in order."""
@@ -78,4 +79,4 @@ class Outbox:
                         raise
                     self.tally("dropped_barriers", 1)
             out += len(m) if type(m) is RecordBatch else kind is Record
-        self.tally("records_out", out)
+        self.records_out += out
