@@ -30,11 +30,11 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from typing import Any
 
 from absnb.core import validate
-from absnb.core.effects import Block, Decline, Unblock
+from absnb.core.effects import Block, Decline, SnapshotState, Unblock
 from absnb.core.errors import ProtocolSettingError
 from absnb.core.graph import MAX_PARALLELISM, ExecutionGraph, JobGraph
 from absnb.core.ids import ChannelId, CheckpointId
@@ -52,10 +52,9 @@ from absnb.core.snapshot import TaskSnapshot
 from absnb.operators import Operator
 from absnb.operators.library import CollectSink, Map, Source, identity
 from absnb.protocols import get_protocol
-from absnb.protocols.alignment_timer import AlignmentTimer, due, timer_for
 from absnb.protocols.base import SnapshotProtocol
 from absnb.protocols.overtaken import overtaken, overtaking_position, priority_event
-from absnb.task import Send, StreamTask
+from absnb.task import Dropped, Out, StreamTask
 
 
 def harness_graph(inputs: int, operator: Operator) -> ExecutionGraph:
@@ -139,7 +138,6 @@ class TaskHarness:
         self.autoprocess = autoprocess
         self.now = 0.0
         """The harness's clock, in the alignment timeout's unit (moved by :meth:`advance`)."""
-        self._timer = timer_for(self.protocol)
 
     # -- inputs ------------------------------------------------------------------------------
     def channel(self, name: str) -> ChannelId:
@@ -167,7 +165,7 @@ class TaskHarness:
     def barrier(self, name: str, checkpoint_id: CheckpointId) -> None:
         """The barrier of ``checkpoint_id`` arrives on input ``name`` (the task hears of it)."""
         self._queue.append((self.channel(name), CheckpointBarrier(_id(checkpoint_id))))
-        self._hear(checkpoint_id)
+        self.task.hear(_id(checkpoint_id), self.now)
         self._drain()
 
     def cancel(self, name: str, checkpoint_id: CheckpointId) -> None:
@@ -187,12 +185,11 @@ class TaskHarness:
     def trigger(self, checkpoint_id: CheckpointId) -> None:
         """The coordinator triggers ``checkpoint_id`` at the task, as it does at a source or
         at a task whose inputs have all ended (FLIP-147: no barrier can reach it)."""
-        self._hear(checkpoint_id)
-        self._run(lambda sends: self.task.trigger(_id(checkpoint_id), sends))
+        self._run(lambda out: self.task.trigger(_id(checkpoint_id), out, self.now))
 
     def timeout(self) -> None:
         """Switch to unaligned now, whatever the clock says (protocol ``abs-timeout``)."""
-        self._run(lambda sends: self.task.alignment_timeout(sends))
+        self._run(self.task.alignment_timeout)
 
     def advance(self, dt: float) -> None:
         """Time passes (``dt`` in the alignment timeout's unit): what the alignment timer
@@ -203,35 +200,28 @@ class TaskHarness:
         self._time()
         self._drain()
 
-    def _hear(self, checkpoint_id: CheckpointId) -> None:
-        if self._timer is not None:
-            self._timer = self._timer.hear(_id(checkpoint_id), self.now)
-
     def _time(self) -> None:
-        """Carry out what the alignment timer decides now."""
-        if self._timer is None:
-            return
-        decided = due(self._timer, self.task.handler, self.now)
-        self._timer = decided.timer or AlignmentTimer(self._timer.timeout)
-        if decided.switch:
-            sends: list[Send] = []
-            self._after(sends, self.task.alignment_timeout(sends))
-        for c in self.channels.values() if decided.overdue else ():
-            while (j := self._position(c, False, decided.overdue)) is not None:
+        """Carry out what the task's alignment timer decides now
+        (:meth:`~absnb.task.StreamTask.tick`)."""
+        out = Out()
+        _, overdue = self.task.tick(self.now, out)
+        self._after(out)
+        for c in self.channels.values() if overdue else ():
+            while (j := self._position(c, False, overdue)) is not None:
                 self._deliver_overtaking(c, j)
 
     def decline(self, checkpoint_id: CheckpointId, reason: str = "declined in a test") -> None:
         """The task declines ``checkpoint_id``."""
-        self._run(lambda sends: self.task.decline(_id(checkpoint_id), reason, sends))
+        self._run(lambda out: self.task.decline(_id(checkpoint_id), reason, out))
 
     def complete(self, checkpoint_id: CheckpointId) -> None:
         """The coordinator notifies that ``checkpoint_id`` completed."""
-        self._run(lambda sends: self.task.checkpoint_complete(_id(checkpoint_id), sends))
+        self._run(lambda out: self.task.checkpoint_complete(_id(checkpoint_id), out))
 
     def abort(self, checkpoint_id: CheckpointId) -> None:
         """The coordinator notifies that ``checkpoint_id`` was aborted."""
         self._gave_up(_id(checkpoint_id))
-        self._run(lambda sends: self.task.checkpoint_aborted(checkpoint_id, sends))
+        self._run(lambda out: self.task.checkpoint_aborted(checkpoint_id, out))
 
     # -- observation -------------------------------------------------------------------------
     @property
@@ -290,14 +280,15 @@ class TaskHarness:
         return self.task.describe()
 
     # -- processing --------------------------------------------------------------------------
-    def _run(self, act: Any) -> None:
-        sends: list[Send] = []
-        controls = act(sends)
-        self._after(sends, controls)
+    def _run(self, act: Callable[[Out], None]) -> None:
+        out = Out()
+        act(out)
+        self._after(out)
         self._drain()
 
-    def _after(self, sends: list[Send], controls: Any) -> None:
-        for _, m in sends:
+    def _after(self, out: Out) -> None:
+        """Record what the task sent, then carry out its controls (one table)."""
+        for _, m in out.sends:
             if isinstance(m, Record):
                 self.emitted.append(m.value)
                 self.records.append(m.value)
@@ -307,17 +298,21 @@ class TaskHarness:
             self.events.append(m)
             if type(m) is CancelCheckpointMarker:
                 self._gave_up(m.checkpoint_id)
-        for ctl in controls:
-            kind = type(ctl)
-            if kind is Block:
-                self._blocked.add(ctl.channel)
-            elif kind is Unblock:
-                self._blocked.discard(ctl.channel)
-            elif kind is TaskSnapshot:
-                self.checkpoints.append(ctl)
-            elif kind is Decline:
-                self.declined.append((ctl.checkpoint_id, ctl.reason))
-                self._gave_up(ctl.checkpoint_id)
+        for ctl in out.controls:
+            _CONTROLS[type(ctl)](self, ctl)
+
+    def _block(self, ctl: Block) -> None:
+        self._blocked.add(ctl.channel)
+
+    def _unblock(self, ctl: Unblock) -> None:
+        self._blocked.discard(ctl.channel)
+
+    def _took(self, ctl: TaskSnapshot) -> None:
+        self.checkpoints.append(ctl)
+
+    def _declined(self, ctl: Decline) -> None:
+        self.declined.append((ctl.checkpoint_id, ctl.reason))
+        self._gave_up(ctl.checkpoint_id)
 
     def _gave_up(self, checkpoint_id: CheckpointId) -> None:
         if checkpoint_id not in self.aborted:
@@ -371,13 +366,14 @@ class TaskHarness:
         barrier = self._queue.pop(j)[1]
         assert isinstance(barrier, CheckpointBarrier)  # j: found by _position
         records = overtaken(m for cj, m in self._queue[:j] if cj == c)
-        sends: list[Send] = []
-        controls = self.task.deliver_overtaking(c, barrier, records, sends)
-        self._after(sends, controls)
+        out = Out()
+        self.task.deliver_overtaking(c, barrier, records, out)
+        self._after(out)
 
     def _deliver(self, c: ChannelId, m: Message | EndOfInput) -> None:
-        sends: list[Send] = []
-        self._after(sends, self.task.deliver(c, m, sends))
+        out = Out()
+        self.task.deliver(c, m, out)
+        self._after(out)
 
     def __repr__(self) -> str:
         return (
@@ -390,3 +386,14 @@ def _id(checkpoint_id: Any) -> CheckpointId:
     """``checkpoint_id`` checked: a whole number of at least 1 (an InvalidTypeError names a
     string such as ``'1'``, instead of a comparison failing inside the protocol)."""
     return validate.whole("checkpoint_id", checkpoint_id, minimum=1)
+
+
+_CONTROLS: dict[type, Callable[[TaskHarness, Any], None]] = {
+    Block: TaskHarness._block,
+    Unblock: TaskHarness._unblock,
+    SnapshotState: lambda harness, ctl: None,  # its task snapshot follows, acknowledged
+    TaskSnapshot: TaskHarness._took,
+    Dropped: lambda harness, ctl: None,  # a duplicate dropped: nothing to record
+    Decline: TaskHarness._declined,
+}
+"""What the harness does with each of its task's controls."""

@@ -18,7 +18,7 @@ emitting each record in turn does, with one operator call per batch).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -50,6 +50,7 @@ from absnb.core.messages import (
 from absnb.core.snapshot import TaskSnapshot
 from absnb.core.validate import operator_result
 from absnb.operators.base import Operator
+from absnb.protocols.alignment_timer import AlignmentTimer, due, timer_for
 from absnb.protocols.base import SnapshotProtocol
 from absnb.protocols.ended import counts_ended, owed
 from absnb.protocols.overtaken import not_consumed
@@ -70,6 +71,30 @@ class Dropped:
 
 
 Control = Block | Unblock | SnapshotState | TaskSnapshot | Dropped | Decline
+"""What a task asks its driver to carry out besides sending: block or unblock an input, note
+a snapshot taken, store and acknowledge a task snapshot, count a dropped duplicate, tell the
+coordinator of a decline."""
+
+
+class Out:
+    """What one call of a :class:`StreamTask` asks its driver to do (Stateright's ``Out``):
+    the messages to send and the controls to carry out, each in order. The driver makes one,
+    passes it to the call (or to several in a row), then does what it holds and nothing else:
+    the simulator queues, the one-task harness records, a Spark host writes to sockets and
+    storage."""
+
+    __slots__ = ("controls", "sends")
+
+    def __init__(self) -> None:
+        self.sends: list[Send] = []
+        self.controls: list[Control] = []
+
+    def __bool__(self) -> bool:
+        return bool(self.sends or self.controls)
+
+    def __repr__(self) -> str:
+        return f"Out(sends={self.sends!r}, controls={self.controls!r})"
+
 
 DECLINED = "told to decline by a failure spec"
 """The reason a task gives for a checkpoint of its :attr:`StreamTask.declines`."""
@@ -151,6 +176,8 @@ class StreamTask:
         "sent",
         "state",
         "taken",
+        "timer",
+        "untimed",
     )
 
     def __init__(
@@ -194,26 +221,23 @@ class StreamTask:
         self.declines: frozenset[CheckpointId] = frozenset()
         """The checkpoints this task is to decline when it first hears of them (a failure
         spec's ``kind='decline'``; Flink: ``declineCheckpoint``)."""
+        self.untimed = timer_for(protocol)
+        """An empty alignment timer with the protocol's alignment timeout; None: untimed."""
+        self.timer: AlignmentTimer | None = None
+        """When this task heard of each checkpoint it has not finished, under an alignment
+        timeout (:mod:`absnb.protocols.alignment_timer`); None: nothing is timed."""
 
     # -- inputs ------------------------------------------------------------------------------
-    def deliver(
-        self, channel: ChannelId, message: Message | EndOfInput, sends: list[Send]
-    ) -> Sequence[Control]:
+    def deliver(self, channel: ChannelId, message: Message | EndOfInput, out: Out) -> None:
         """Consume the head of ``channel``: a record goes to the operator, anything else to the
         protocol handler."""
         if type(message) is not Record:
-            if type(message) is EndOfInput:
-                return self.end_of_input(channel, sends)
-            if self.declines and self._declines(checkpoint_of(message)):
-                return self.decline(checkpoint_of(message), DECLINED, sends)
-            if type(message) is CancelCheckpointMarker:
-                return self.cancel(message, sends)
-            # what the exact-type tests above leave (mypy does not narrow by elimination)
-            control = cast("CheckpointBarrier | Marker", message)
-            return self._owed(self._apply(self.handler.on_barrier(channel, control), sends), sends)
+            self._deliver_event(channel, message, out)
+            return
         if message.seq <= self.received[channel] and self.dedup:
             self.dropped += 1
-            return (Dropped(channel, message),)
+            out.controls.append(Dropped(channel, message))
+            return
         self.received[channel] = message.seq
         self.consumed += 1  # _consumed(channel), inline: this runs for every record
         if self.history:
@@ -226,16 +250,32 @@ class StreamTask:
             result = operator_result(self.fn, "process", result)  # refused unless iterable
         self.state, outs = result
         if outs:
-            route(self.gates, self.sent, self.id, outs, message.origin, sends)
-        return self._apply(effects, sends) if effects else ()
+            route(self.gates, self.sent, self.id, outs, message.origin, out.sends)
+        if effects:
+            self._apply(effects, out)
+
+    def _deliver_event(self, channel: ChannelId, message: Message | EndOfInput, out: Out) -> None:
+        """Consume ``message``, not a record: an end of input, or a barrier, marker or
+        cancellation marker for the protocol handler (unless the task declines its
+        checkpoint)."""
+        if type(message) is EndOfInput:
+            self.end_of_input(channel, out)
+        elif self.declines and self._declines(checkpoint_of(message)):
+            self.decline(checkpoint_of(message), DECLINED, out)
+        elif type(message) is CancelCheckpointMarker:
+            self.cancel(message, out)
+        else:  # what the exact-type tests above leave (mypy does not narrow by elimination)
+            control = cast("CheckpointBarrier | Marker", message)
+            self._apply(self.handler.on_barrier(channel, control), out)
+            self._owed(out)
 
     def deliver_overtaking(
         self,
         channel: ChannelId,
         barrier: CheckpointBarrier,
         overtaken: tuple[Record | RecordBatch, ...],
-        sends: list[Send],
-    ) -> Sequence[Control]:
+        out: Out,
+    ) -> None:
         """Consume ``barrier`` ahead of ``overtaken``, the records queued before it on
         ``channel``, which stay queued (FLIP-76: the barrier is a priority event; a
         cancellation marker never is: :func:`~absnb.protocols.overtaken.priority_event`).
@@ -243,13 +283,13 @@ class StreamTask:
         The handler hears only of the overtaken records the task will process: those it
         will drop as duplicates (partial recovery's replays) are not in flight."""
         if self.declines and self._declines(barrier.checkpoint_id):
-            return self.decline(barrier.checkpoint_id, DECLINED, sends)
+            self.decline(barrier.checkpoint_id, DECLINED, out)
+            return
         if self.dedup:
             overtaken = not_consumed(overtaken, self.received[channel])
-        effects = self.handler.on_overtaking_barrier(channel, barrier, overtaken)
-        return self._apply(effects, sends)
+        self._apply(self.handler.on_overtaking_barrier(channel, barrier, overtaken), out)
 
-    def cancel(self, marker: CancelCheckpointMarker, sends: list[Send]) -> Sequence[Control]:
+    def cancel(self, marker: CancelCheckpointMarker, out: Out) -> None:
         """A cancellation barrier (Flink: ``CheckpointBarrierHandler.processCancellationBarrier``):
         drop the checkpoint's progress, releasing the inputs blocked for it, tell the
         operator (``notify_checkpoint_aborted``, as a coordinator's abort does) and send the
@@ -258,20 +298,18 @@ class StreamTask:
         (:meth:`~absnb.protocols.base.BarrierHandler.ignores_cancellation`)."""
         n = marker.checkpoint_id
         if n <= self.cancelled or self.handler.ignores_cancellation(n):
-            return ()
+            return
         self.cancelled = n
         self.parts.pop(n, None)
         self.state = self.fn.notify_checkpoint_aborted(self.state, n)
-        return self._apply((*self.handler.on_checkpoint_aborted(n), BroadcastEvent(marker)), sends)
+        self._apply((*self.handler.on_checkpoint_aborted(n), BroadcastEvent(marker)), out)
 
     def _declines(self, checkpoint_id: CheckpointId) -> bool:
         """Whether this task is to decline ``checkpoint_id`` now: it is one of
         :attr:`declines` and not given up here already."""
         return checkpoint_id in self.declines and checkpoint_id > self.cancelled
 
-    def decline(
-        self, checkpoint_id: CheckpointId, reason: str, sends: list[Send]
-    ) -> Sequence[Control]:
+    def decline(self, checkpoint_id: CheckpointId, reason: str, out: Out) -> None:
         """Decline ``checkpoint_id`` (Flink: ``declineCheckpoint``, e.g. while restoring): drop
         its progress here, send a cancellation barrier downstream so that blocked channels
         are released, and tell the coordinator (the :class:`~absnb.core.effects.Decline`
@@ -281,32 +319,33 @@ class StreamTask:
             BroadcastEvent(CancelCheckpointMarker(checkpoint_id)),
             Decline(checkpoint_id, reason),
         )
-        return self._apply(effects, sends)
+        self._apply(effects, out)
 
-    def end_of_input(self, channel: ChannelId, sends: list[Send]) -> Sequence[Control]:
+    def end_of_input(self, channel: ChannelId, out: Out) -> None:
         """``channel`` has ended (Flink: ``EndOfPartitionEvent``): the protocol counts it as
         aligned from now on."""
         self.ended = self.ended | {channel}
-        return self._owed(self._apply(self.handler.on_end_of_input(channel), sends), sends)
+        self._apply(self.handler.on_end_of_input(channel), out)
+        self._owed(out)
 
-    def _owed(self, controls: list[Control], sends: list[Send]) -> list[Control]:
-        """``controls``, then those of the barriers its ended inputs are taken to carry, for
-        a protocol that does not count ended channels itself (:mod:`absnb.protocols.ended`)."""
+    def _owed(self, out: Out) -> None:
+        """What the barriers its ended inputs are taken to carry do, for a protocol that does
+        not count ended channels itself (:mod:`absnb.protocols.ended`)."""
         if self.ended and not self.counts_ended:
             for c, barrier in owed(self.handler, self.ended, self.protocol.message):
-                controls.extend(self._apply(self.handler.on_barrier(c, barrier), sends))
-        return controls
+                self._apply(self.handler.on_barrier(c, barrier), out)
 
-    def join(self, checkpoint_id: CheckpointId, sends: list[Send]) -> Sequence[Control]:
+    def join(self, checkpoint_id: CheckpointId, out: Out) -> None:
         """Take part in the pending ``checkpoint_id`` as if triggered, if every input of this
         task has ended and it has not started, acknowledged or given it up: no barrier can
         reach it any more (Flink FLIP-147: the coordinator triggers a task whose inputs have
         all finished)."""
         if checkpoint_id in self.taken or checkpoint_id <= self.cancelled:
-            return ()  # acknowledged, or given up here
+            return  # acknowledged, or given up here
         started = any(w.checkpoint_id == checkpoint_id for w in self.handler.waiting())
         ended = bool(self.inputs) and len(self.ended) == len(self.inputs)
-        return self.trigger(checkpoint_id, sends) if ended and not started else ()
+        if ended and not started:
+            self._start(checkpoint_id, out)
 
     def finished(self, log_length: int) -> bool:
         """Whether this task has finished (FLIP-147): the ``log_length`` entries of its own
@@ -314,18 +353,45 @@ class StreamTask:
         ends its outputs and joins later checkpoints (:meth:`join`)."""
         return self.offset >= log_length and len(self.ended) == len(self.inputs)
 
-    def end_output(self, channel: ChannelId, sends: list[Send]) -> None:
+    def end_output(self, channel: ChannelId, out: Out) -> None:
         """End ``channel``, one of this task's outputs: send its end (Flink: the
         ``EndOfPartitionEvent`` after the last record); nothing, barriers included, is sent
         on it afterwards."""
         self.closed = self.closed | {channel}
-        sends.append((channel, EndOfInput()))
+        out.sends.append((channel, EndOfInput()))
 
-    def alignment_timeout(self, sends: list[Send]) -> Sequence[Control]:
+    def alignment_timeout(self, out: Out) -> None:
         """The task's alignment has lasted the protocol's timeout: switch to unaligned."""
-        return self._apply(self.handler.on_alignment_timeout(), sends)
+        self._apply(self.handler.on_alignment_timeout(), out)
 
-    def emit(self, entry: Any, sends: list[Send]) -> None:
+    # -- the alignment timer, on the clock its driver gives ----------------------------------
+    def hear(self, checkpoint_id: CheckpointId, now: float) -> None:
+        """The task hears of ``checkpoint_id`` at ``now``: a barrier of it reached one of its
+        inputs, queued perhaps behind records (Flink's announcement), or it was triggered
+        here (:meth:`trigger`). Under an alignment timeout its clock starts, unless it had
+        (:meth:`~absnb.protocols.alignment_timer.AlignmentTimer.hear`)."""
+        if self.untimed is not None:
+            self.timer = (self.timer or self.untimed).hear(checkpoint_id, now)
+
+    def tick(self, now: float, out: Out) -> tuple[bool, frozenset[CheckpointId]]:
+        """What the alignment timer decides at ``now``
+        (:func:`~absnb.protocols.alignment_timer.due`): whether the task switched to
+        unaligned (aligning an overdue checkpoint), and the overdue checkpoints, whose
+        barriers queued behind records the driver delivers now, ahead of them
+        (:meth:`deliver_overtaking`)."""
+        if self.timer is None:
+            return False, frozenset()
+        decided = due(self.timer, self.handler, now)
+        self.timer = decided.timer
+        if decided.switch:
+            self.alignment_timeout(out)
+        return decided.switch, decided.overdue
+
+    def settle(self) -> None:
+        """Forget the alignment timer (the run failed: the task restarts untimed)."""
+        self.timer = None
+
+    def emit(self, entry: Any, out: Out) -> None:
         """Consume the next entry of the task's own input log (a source emits, an account
         makes a transfer)."""
         origin = (self.label, self.offset)
@@ -336,19 +402,16 @@ class StreamTask:
             result = operator_result(self.fn, "act", result)
         self.state, outs = result
         if outs:
-            route(self.gates, self.sent, self.id, outs, origin, sends)
+            route(self.gates, self.sent, self.id, outs, origin, out.sends)
 
-    def deliver_batch(
-        self, channel: ChannelId, batch: RecordBatch, sends: list[Send]
-    ) -> Sequence[Control]:
+    def deliver_batch(self, channel: ChannelId, batch: RecordBatch, out: Out) -> None:
         """Consume ``batch``, the next records of ``channel``: what :meth:`deliver` of each in
         turn does, with one :meth:`~absnb.operators.base.Operator.process_batch` call."""
         values, first = batch.values, batch.first
         if first <= self.received[channel] and self.dedup:  # duplicates among them
-            controls: list[Control] = []
             for record in batch.records():
-                controls.extend(self.deliver(channel, record, sends))
-            return controls
+                self.deliver(channel, record, out)
+            return
         effects = self.handler.on_records(channel, batch)  # CL recording, Alg. 2 logging
         n = len(values)
         self.received[channel] = first + n - 1
@@ -357,10 +420,11 @@ class StreamTask:
             self.fn, "process_batch", self.fn.process_batch(self.state, values)
         )
         if outs:
-            route_batch(self.gates, self.sent, self.id, self.fn.emits_to, outs, sends)
-        return self._apply(effects, sends) if effects else ()
+            route_batch(self.gates, self.sent, self.id, self.fn.emits_to, outs, out.sends)
+        if effects:
+            self._apply(effects, out)
 
-    def emit_batch(self, entries: Sequence[Any], sends: list[Send]) -> None:
+    def emit_batch(self, entries: Sequence[Any], out: Out) -> None:
         """Consume ``entries``, the next entries of the task's own input log: what
         :meth:`emit` of each in turn does, with one
         :meth:`~absnb.operators.base.Operator.act_batch` call."""
@@ -369,7 +433,7 @@ class StreamTask:
         self._consumed(None, n)
         self.state, outs = _checked(self.fn, "act_batch", self.fn.act_batch(self.state, entries))
         if outs:
-            route_batch(self.gates, self.sent, self.id, self.fn.emits_to, outs, sends)
+            route_batch(self.gates, self.sent, self.id, self.fn.emits_to, outs, out.sends)
 
     def _consumed(self, channel: ChannelId | None, n: int = 1) -> None:
         self.consumed += n
@@ -380,70 +444,83 @@ class StreamTask:
             self.replay = self.replay[n:]
 
     # -- coordinator -------------------------------------------------------------------------
-    def trigger(self, checkpoint_id: CheckpointId, sends: list[Send]) -> Sequence[Control]:
-        """The coordinator starts checkpoint ``checkpoint_id`` here (or the task declines it:
-        :attr:`declines`)."""
-        if self.declines and self._declines(checkpoint_id):
-            return self.decline(checkpoint_id, DECLINED, sends)
-        return self._owed(self._apply(self.handler.on_trigger(checkpoint_id), sends), sends)
+    def trigger(self, checkpoint_id: CheckpointId, out: Out, now: float) -> None:
+        """The coordinator starts checkpoint ``checkpoint_id`` here at ``now`` (or the task
+        declines it: :attr:`declines`). An initiator with inputs aligns too: it hears of the
+        checkpoint now (:meth:`hear`)."""
+        if self._start(checkpoint_id, out) and self.inputs:
+            self.hear(checkpoint_id, now)
 
-    def checkpoint_complete(
-        self, checkpoint_id: CheckpointId, sends: list[Send]
-    ) -> Sequence[Control]:
+    def _start(self, checkpoint_id: CheckpointId, out: Out) -> bool:
+        """Start ``checkpoint_id`` here, or decline it; whether it started."""
+        if self.declines and self._declines(checkpoint_id):
+            self.decline(checkpoint_id, DECLINED, out)
+            return False
+        self._apply(self.handler.on_trigger(checkpoint_id), out)
+        self._owed(out)
+        return True
+
+    def checkpoint_complete(self, checkpoint_id: CheckpointId, out: Out) -> None:
         """Notify-checkpoint-complete: the protocol and the operator hear of it."""
         self.state = self.fn.notify_checkpoint_complete(self.state, checkpoint_id)
-        return self._apply(self.handler.on_checkpoint_complete(checkpoint_id), sends)
+        self._apply(self.handler.on_checkpoint_complete(checkpoint_id), out)
 
-    def checkpoint_aborted(
-        self, checkpoint_id: CheckpointId, sends: list[Send]
-    ) -> Sequence[Control]:
+    def checkpoint_aborted(self, checkpoint_id: CheckpointId, out: Out) -> None:
         """Checkpoint ``checkpoint_id`` was aborted: drop its part, unblock inputs."""
         self.parts.pop(checkpoint_id, None)
         self.state = self.fn.notify_checkpoint_aborted(self.state, checkpoint_id)
-        return self._apply(self.handler.on_checkpoint_aborted(checkpoint_id), sends)
+        self._apply(self.handler.on_checkpoint_aborted(checkpoint_id), out)
 
-    def _apply(self, effects: Sequence[Effect], sends: list[Send]) -> list[Control]:
-        controls: list[Control] = []
-        for e in effects:  # a protocol's effects: a few per barrier, none per record
-            if isinstance(e, BroadcastEvent):
-                msg, closed = e.message, self.closed
-                sends.extend((c, msg) for c in self.outputs if not closed or c not in closed)
-            elif isinstance(e, Block | Unblock):
-                controls.append(e)
-            elif isinstance(e, Decline):  # given up here: its cancellation marker is sent
-                self.cancelled = max(self.cancelled, e.checkpoint_id)
-                self.parts.pop(e.checkpoint_id, None)
-                controls.append(e)
-            elif isinstance(e, SnapshotState):
-                self.state = self.fn.snapshot_state(self.state, e.checkpoint_id)
-                self.parts[e.checkpoint_id] = _Part(
-                    self.fn.copy_state(self.state),
-                    self.offset,
-                    dict(self.sent),
-                    dict(self.received),
-                    self.consumed,
-                )
-                controls.append(e)
-            elif isinstance(e, RecordChannelState):
-                self.parts[e.checkpoint_id].channel_states[e.channel] = e.records
-            elif isinstance(e, Acknowledge):
-                part = self.parts.pop(e.checkpoint_id)
-                self.taken = self.taken | {e.checkpoint_id}
-                controls.append(
-                    TaskSnapshot(
-                        task=self.id,
-                        checkpoint_id=e.checkpoint_id,
-                        state=part.state,
-                        offset=part.offset,
-                        channel_states=part.channel_states,
-                        sent=part.sent,
-                        received=part.received,
-                        consumed=part.consumed,
-                    )
-                )
-            elif isinstance(e, HaltSource | ResumeSource):
-                self.halted = isinstance(e, HaltSource)
-        return controls
+    def _apply(self, effects: Sequence[Effect], out: Out) -> None:
+        """Carry out a protocol's effects (a few per barrier, none per record), one table."""
+        for e in effects:
+            _EFFECTS[type(e)](self, e, out)
+
+    def _broadcast(self, e: BroadcastEvent, out: Out) -> None:
+        closed = self.closed  # nothing is sent on an ended output
+        out.sends.extend((c, e.message) for c in self.outputs if not closed or c not in closed)
+
+    def _control(self, e: Block | Unblock, out: Out) -> None:
+        out.controls.append(e)
+
+    def _declined(self, e: Decline, out: Out) -> None:
+        """Given up here: its cancellation marker is sent; the driver tells the coordinator."""
+        self.cancelled = max(self.cancelled, e.checkpoint_id)
+        self.parts.pop(e.checkpoint_id, None)
+        out.controls.append(e)
+
+    def _snapshot(self, e: SnapshotState, out: Out) -> None:
+        self.state = self.fn.snapshot_state(self.state, e.checkpoint_id)
+        self.parts[e.checkpoint_id] = _Part(
+            self.fn.copy_state(self.state),
+            self.offset,
+            dict(self.sent),
+            dict(self.received),
+            self.consumed,
+        )
+        out.controls.append(e)
+
+    def _channel_state(self, e: RecordChannelState, out: Out) -> None:
+        self.parts[e.checkpoint_id].channel_states[e.channel] = e.records
+
+    def _acknowledge(self, e: Acknowledge, out: Out) -> None:
+        part = self.parts.pop(e.checkpoint_id)
+        self.taken = self.taken | {e.checkpoint_id}
+        out.controls.append(
+            TaskSnapshot(
+                task=self.id,
+                checkpoint_id=e.checkpoint_id,
+                state=part.state,
+                offset=part.offset,
+                channel_states=part.channel_states,
+                sent=part.sent,
+                received=part.received,
+                consumed=part.consumed,
+            )
+        )
+
+    def _halt(self, e: HaltSource | ResumeSource, out: Out) -> None:
+        self.halted = type(e) is HaltSource
 
     # -- recovery ----------------------------------------------------------------------------
     def restore(self, snapshot: TaskSnapshot | None) -> tuple[ChannelId | None, ...]:
@@ -472,6 +549,7 @@ class StreamTask:
         self.cancelled = 0
         self.ended = self.closed = frozenset()
         self.taken = frozenset()
+        self.timer = None
         if snapshot is None:
             self.state = self.fn.initial_state()
             self.offset = 0
@@ -500,6 +578,7 @@ class StreamTask:
         new.halted, new.replay, new.dropped = self.halted, self.replay, self.dropped
         new.cancelled, new.ended, new.closed = self.cancelled, self.ended, self.closed
         new.taken, new.declines = self.taken, self.declines
+        new.timer, new.untimed = self.timer, self.untimed
         return new
 
     def key(self) -> object:
@@ -524,3 +603,17 @@ class StreamTask:
         """One line: the protocol state, for views."""
         text = self.handler.describe()
         return f"{text}, halted" if self.halted else text
+
+
+_EFFECTS: dict[type, Callable[[StreamTask, Any, Out], None]] = {
+    BroadcastEvent: StreamTask._broadcast,
+    Block: StreamTask._control,
+    Unblock: StreamTask._control,
+    Decline: StreamTask._declined,
+    SnapshotState: StreamTask._snapshot,
+    RecordChannelState: StreamTask._channel_state,
+    Acknowledge: StreamTask._acknowledge,
+    HaltSource: StreamTask._halt,
+    ResumeSource: StreamTask._halt,
+}
+"""What :meth:`StreamTask._apply` does with each protocol effect."""

@@ -93,9 +93,9 @@ def _step(d: Any, step: Step, protocol: str) -> None:
     elif kind == "tick":
         d.tick()
     elif kind == "complete":
-        d.run(lambda task, sends: task.checkpoint_complete(step[1], sends))
+        d.run(lambda task, out: task.checkpoint_complete(step[1], out))
     elif kind == "abort":
-        d.run(lambda task, sends: task.checkpoint_aborted(step[1], sends))
+        d.run(lambda task, out: task.checkpoint_aborted(step[1], out))
 
 
 @st.composite

@@ -68,7 +68,7 @@ class _HotPath:
     def run(self, batches: int) -> float:
         """CPU seconds to consume ``batches`` more batches (and a checkpoint every
         :data:`CHECKPOINT_EVERY`), with the log's calls as the host makes them."""
-        from absnb.task import Send
+        from absnb.task import Out
 
         log, task, t, words = self.log, self.task, self.t, self.words
         started = time.process_time()
@@ -77,16 +77,18 @@ class _HotPath:
             c = self.inputs[i % len(self.inputs)]
             batch = RecordBatch(words[(i * BATCH) % (len(words) - BATCH) :][:BATCH], self.seq[c])
             self.seq[c] += BATCH
-            sends: list[Send] = []
+            out = Out()
             log.delivered(c, batch)
-            controls = task.deliver_batch(c, batch, sends)
-            if controls:  # as the host: only when the step returned some
-                log.controls(t, controls)
+            task.deliver_batch(c, batch, out)
+            if out.controls:  # as the host: only when the step returned some
+                log.controls(t, out.controls)
             if i % CHECKPOINT_EVERY == 0:
                 barrier = CheckpointBarrier(i // CHECKPOINT_EVERY)
                 for channel in self.inputs:
+                    out = Out()
                     log.delivered(channel, barrier)
-                    log.controls(t, task.deliver(channel, barrier, sends))
+                    task.deliver(channel, barrier, out)
+                    log.controls(t, out.controls)
             log.ship()
         return time.process_time() - started
 

@@ -20,29 +20,26 @@ from absnb.core.ids import CheckpointId
 from absnb.core.snapshot import TaskSnapshot
 from absnb.sim.events import Event
 from absnb.sim.state import WorldState
-from absnb.task import Dropped, Send, StreamTask
+from absnb.task import Control, Dropped, Out, StreamTask
 
 
-def outcome(
-    world: WorldState, task: StreamTask, sends: list[Send], controls: Iterable[Any], event: Event
-) -> Event:
+def outcome(world: WorldState, task: StreamTask, out: Out, event: Event) -> Event:
     """Push what ``task`` sent in the step (after what the step's other tasks sent), carry
     out its controls, and return the event."""
-    if sends:
-        world.push(sends)
-        event.sent += tuple(sends)
-    if controls:
-        carry_out(world, task, controls, event)
+    if out.sends:
+        world.push(out.sends)
+        event.sent += tuple(out.sends)
+    if out.controls:
+        carry_out(world, task, out.controls, event)
     return event
 
 
-def carry_out(world: WorldState, task: StreamTask, controls: Iterable[Any], event: Event) -> None:
-    """Carry out ``task``'s controls in order; controls the simulator has no use for (a
-    runtime's) are passed over."""
+def carry_out(
+    world: WorldState, task: StreamTask, controls: Iterable[Control], event: Event
+) -> None:
+    """Carry out ``task``'s controls in order (one table)."""
     for ctl in controls:
-        handle = _HANDLERS.get(type(ctl))
-        if handle is not None:
-            handle(world, task, ctl, event)
+        _HANDLERS[type(ctl)](world, task, ctl, event)
 
 
 def notify(world: WorldState, checkpoint_id: CheckpointId, event: Event, *, complete: bool) -> None:
@@ -51,12 +48,12 @@ def notify(world: WorldState, checkpoint_id: CheckpointId, event: Event, *, comp
         if t == world.failed:
             continue
         task = world.writable_task(t)
-        sends: list[Send] = []
+        out = Out()
         if complete:
-            controls = task.checkpoint_complete(checkpoint_id, sends)
+            task.checkpoint_complete(checkpoint_id, out)
         else:
-            controls = task.checkpoint_aborted(checkpoint_id, sends)
-        outcome(world, task, sends, controls, event)
+            task.checkpoint_aborted(checkpoint_id, out)
+        outcome(world, task, out, event)
 
 
 def abort(world: WorldState, aborted: Iterable[CheckpointId], event: Event) -> None:

@@ -46,7 +46,7 @@ def enabled_actions(
         acts.extend(Notify(t, pending[0]) for t, pending in state.notices.items())
     if ends:
         acts.extend(EndInput(c) for c in state.channels if unfinished(state, c) is None)
-    if not acts and state.aligning and ticking(state):
+    if not acts and ticking(state):
         acts.append(WAIT)
     if can_trigger(state):
         acts.append(state.static.trigger)

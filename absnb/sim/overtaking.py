@@ -20,7 +20,7 @@ from absnb.protocols.overtaken import overtaken, overtaking_position
 from absnb.sim.effects import outcome
 from absnb.sim.events import Event
 from absnb.sim.state import WorldState
-from absnb.task import Send
+from absnb.task import Out
 
 
 def overtaking_at(state: WorldState, channel: ChannelId) -> int | None:
@@ -30,8 +30,9 @@ def overtaking_at(state: WorldState, channel: ChannelId) -> int | None:
     :func:`~absnb.protocols.overtaken.overtaking_position` decides); None: the head is
     delivered in order."""
     queue = state.channels[channel]
-    if channel.dst in state.aligning:
-        overdue = state.aligning[channel.dst].overdue(state.clock)
+    timer = state.tasks[channel.dst].timer
+    if timer is not None:
+        overdue = timer.overdue(state.clock)
         return overtaking_position(queue, False, overdue) if overdue else None
     if state.static.overtake and type(queue[0]) is not CheckpointBarrier:
         return overtaking_position(queue, True)
@@ -47,8 +48,8 @@ def deliver_overtaking(state: WorldState, channel: ChannelId, i: int) -> Event:
     records = overtaken(islice(queue, i))  # it overtakes cancellation markers too
     del queue[i]
     task = state.writable_task(channel.dst)
-    sends: list[Send] = []
-    controls = task.deliver_overtaking(channel, barrier, records, sends)
+    out = Out()
+    task.deliver_overtaking(channel, barrier, records, out)
     event = Event(state.clock, state.static.deliver[channel], channel.dst, barrier)
     event.overtaken = len(records)
-    return outcome(state, task, sends, controls, event)
+    return outcome(state, task, out, event)

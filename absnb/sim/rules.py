@@ -39,7 +39,7 @@ from absnb.sim.overtaking import deliver_overtaking, overtaking_at
 from absnb.sim.recovery import recover
 from absnb.sim.state import WorldState
 from absnb.sim.step_end import end_of_step
-from absnb.task import Send
+from absnb.task import Out
 
 Refusal = str | tuple[Any, ...] | None
 """A precondition's answer: None (enabled), or why not, as words or as
@@ -115,7 +115,7 @@ def deliver(state: WorldState, action: Deliver) -> Event:
     """Deliver the head of the channel to its task, or the barrier that overtakes the
     records before it (:mod:`absnb.sim.overtaking`)."""
     channel = action.channel
-    if state.aligning or state.static.overtake:
+    if state.static.overtake or state.static.alignment_timeout is not None:
         i = overtaking_at(state, channel)
         if i is not None:
             return deliver_overtaking(state, channel, i)
@@ -123,12 +123,12 @@ def deliver(state: WorldState, action: Deliver) -> Event:
     message = queue.popleft()
     task = state.writable_task(channel.dst)
     replaying = bool(task.replay)
-    sends: list[Send] = []
-    controls = task.deliver(channel, message, sends)
+    out = Out()
+    task.deliver(channel, message, out)
     if replaying and not task.replay:
         state.replaying -= 1
     event = Event(state.clock, action, channel.dst, message)
-    return outcome(state, task, sends, controls, event) if sends or controls else event
+    return outcome(state, task, out, event) if out.sends or out.controls else event
 
 
 # -- Emit and Transfer: a source or process consumes the next entry of its input log ---------
@@ -158,12 +158,12 @@ def emit(state: WorldState, action: Action, t: TaskId, entry: Any) -> Event:
     else:
         state.inputs[t] = (*state.inputs[t], entry)
     replaying = bool(task.replay)
-    sends: list[Send] = []
-    task.emit(entry, sends)
+    out = Out()
+    task.emit(entry, out)
     if replaying and not task.replay:
         state.replaying -= 1
-    state.push(sends)
-    return Event(state.clock, action, t, sent=tuple(sends))
+    state.push(out.sends)
+    return Event(state.clock, action, t, sent=tuple(out.sends))
 
 
 def _why_not_transfer(state: WorldState, action: Transfer) -> str | None:
@@ -241,8 +241,9 @@ def trigger(state: WorldState, action: TriggerCheckpoint) -> Event:
     event = Event(state.clock, action, targets[0] if len(targets) == 1 else None)
     for t in targets:
         task = state.writable_task(t)
-        sends: list[Send] = []
-        outcome(state, task, sends, task.trigger(n, sends), event)
+        out = Out()
+        task.trigger(n, out, state.clock)
+        outcome(state, task, out, event)
     return event
 
 
@@ -264,9 +265,9 @@ def _notify(state: WorldState, action: Notify) -> Event:
     else:
         del state.notices[t]
     task = state.writable_task(t)
-    sends: list[Send] = []
-    controls = task.checkpoint_complete(action.checkpoint_id, sends)
-    return outcome(state, task, sends, controls, Event(state.clock, action, t))
+    out = Out()
+    task.checkpoint_complete(action.checkpoint_id, out)
+    return outcome(state, task, out, Event(state.clock, action, t))
 
 
 # -- DeclineCheckpoint: a task declines the oldest pending checkpoint it has not acknowledged
@@ -295,9 +296,9 @@ def _decline(state: WorldState, action: DeclineCheckpoint) -> Event:
     n = declinable(state, action.task)
     assert n is not None
     task = state.writable_task(action.task)
-    sends: list[Send] = []
-    controls = task.decline(n, action.reason, sends)
-    return outcome(state, task, sends, controls, Event(state.clock, action, action.task))
+    out = Out()
+    task.decline(n, action.reason, out)
+    return outcome(state, task, out, Event(state.clock, action, action.task))
 
 
 # -- EndInput: a finished sender ends one of its channels (FLIP-147) ------------------------
@@ -327,15 +328,18 @@ def _why_not_end_input(state: WorldState, action: EndInput) -> str | None:
 def _end_input(state: WorldState, action: EndInput) -> Event:
     """The end goes behind what is queued on the channel."""
     task = state.writable_task(action.channel.src)
-    sends: list[Send] = []
-    task.end_output(action.channel, sends)
-    return outcome(state, task, sends, (), Event(state.clock, action, task.id))
+    out = Out()
+    task.end_output(action.channel, out)
+    return outcome(state, task, out, Event(state.clock, action, task.id))
 
 
 # -- Wait: time passes, so that an alignment timeout still fires ----------------------------
 def ticking(state: WorldState) -> bool:
     """Some alignment timer would fire if time passed (:mod:`absnb.protocols.alignment_timer`)."""
-    return any(timer.ticking(state.clock) for timer in state.aligning.values())
+    if state.static.alignment_timeout is None:
+        return False
+    timers = (task.timer for task in state.tasks.values())
+    return any(timer.ticking(state.clock) for timer in timers if timer is not None)
 
 
 def _why_not_wait(state: WorldState, action: Wait) -> str | None:

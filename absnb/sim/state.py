@@ -19,7 +19,6 @@ from absnb.core.snapshot import GlobalSnapshot
 from absnb.jobs.base import Job
 from absnb.operators.base import Operator
 from absnb.protocols import CheckpointCoordinator, get_protocol
-from absnb.protocols.alignment_timer import AlignmentTimer
 from absnb.protocols.base import SnapshotProtocol
 from absnb.sim.actions import Deliver, Emit, TriggerCheckpoint
 from absnb.sim.args import check_world
@@ -118,9 +117,6 @@ class WorldState:
         self.replaying = 0
         self.notices: dict[TaskId, tuple[CheckpointId, ...]] = {}
         """Notify-checkpoint-complete messages on their way to each task (``notify_steps``)."""
-        self.aligning: dict[TaskId, AlignmentTimer] = {}
-        """When each task first heard of the checkpoints it has not finished (protocols
-        with an alignment timeout: :mod:`absnb.protocols.alignment_timer`)."""
         self._own: set[object] = {*self.tasks, *self.channels}
         self._task_keys: dict[TaskId, object] = {}
         """Each unchanged task's :meth:`StreamTask.key`, shared with clones (a task is only
@@ -248,7 +244,6 @@ class WorldState:
         new.failed = self.failed
         new.replaying = self.replaying
         new.notices = dict(self.notices) if self.notices else {}
-        new.aligning = dict(self.aligning) if self.aligning else {}
         return new
 
     def key(self, *, recovery: bool = True) -> tuple[Any, ...]:
@@ -270,9 +265,22 @@ class WorldState:
             self.failed,
             tuple(map(len, self.inputs.values())),
             tuple(sorted(self.notices.items())),
-            tuple(sorted((t, timer.key(self.clock)) for t, timer in self.aligning.items())),
+            self._timers_key() if self.static.alignment_timeout is not None else None,
             recovery_key(self, self.static.part_keys) if recovery else None,
         )
+
+    def _timers_key(self) -> tuple[object, ...]:
+        """The tasks' alignment timers, as time since each checkpoint was heard of (they
+        need the clock, which a task's own key leaves out)."""
+        return tuple(
+            (t, task.timer.key(self.clock))
+            for t, task in self.tasks.items()
+            if task.timer is not None
+        )
+
+    def timed(self) -> list[TaskId]:
+        """The tasks whose alignment timer runs (:attr:`~absnb.task.StreamTask.timer`)."""
+        return [t for t, task in self.tasks.items() if task.timer is not None]
 
     def _tasks_key(self) -> tuple[object, ...]:
         """Every task's key, in task order, each computed once while the task is unchanged

@@ -10,14 +10,12 @@ after every action's effect.
 
 from __future__ import annotations
 
-from absnb.core.ids import CheckpointId, TaskId
 from absnb.core.messages import CheckpointBarrier, EndOfInput
-from absnb.protocols.alignment_timer import due, timer_for
 from absnb.sim.actions import Action, TriggerCheckpoint
 from absnb.sim.effects import abort, outcome
 from absnb.sim.events import Event
 from absnb.sim.state import WorldState
-from absnb.task import Send
+from absnb.task import Out, Send
 
 
 def end_of_step(state: WorldState, action: Action, event: Event) -> None:
@@ -28,59 +26,38 @@ def end_of_step(state: WorldState, action: Action, event: Event) -> None:
     if coordinator.timeout is not None and coordinator.pending:
         abort(state, coordinator.expire(state.clock), event)
     if state.static.alignment_timeout is not None:
-        _alignment_timeouts(state, action, event)
+        _alignment_timeouts(state, event)
     if type(action) is TriggerCheckpoint or type(event.message) is EndOfInput:
         _ended_tasks_join(state, event)
 
 
-def _alignment_timeouts(state: WorldState, action: Action, event: Event) -> None:
-    """Flink's aligned checkpoint timeout, in steps (:mod:`absnb.protocols.alignment_timer`
-    decides): tasks hear of the checkpoints whose barriers reached them in the step (or
-    that were triggered there), and a task aligning an overdue checkpoint switches to
-    unaligned. (A barrier of an overdue checkpoint overtakes when its channel is next
-    delivered: :mod:`absnb.sim.overtaking`.)"""
-    if state.failed is not None:
-        state.aligning.clear()
+def _alignment_timeouts(state: WorldState, event: Event) -> None:
+    """Flink's aligned checkpoint timeout, in steps (each task's
+    :meth:`~absnb.task.StreamTask.tick` decides): tasks hear of the checkpoints whose
+    barriers reached them in the step (a triggered task has heard already), and a task
+    aligning an overdue checkpoint switches to unaligned. (A barrier of an overdue
+    checkpoint overtakes when its channel is next delivered: :mod:`absnb.sim.overtaking`.)"""
+    if state.failed is not None:  # every task restarts untimed
+        for t in state.timed():
+            state.writable_task(t).settle()
         return
-    if type(action) is TriggerCheckpoint:  # an initiator with inputs aligns too
-        n = state.coordinator.next_id - 1
-        for t in (action.at,) if action.at is not None else state.graph.initiators():
-            if state.tasks[t].inputs:
-                hear(state, t, n)
     _hear_sent(state, event.sent)
     heard_before = len(event.sent)
-    for t in list(state.aligning):
-        _timer_due(state, t, event)
+    for t in state.timed():
+        task = state.writable_task(t)
+        out = Out()
+        switched, _ = task.tick(state.clock, out)
+        if switched:
+            event.switched += (t,)
+            outcome(state, task, out, event)
     _hear_sent(state, event.sent[heard_before:])  # what the switches sent
 
 
-def _timer_due(state: WorldState, t: TaskId, event: Event) -> None:
-    """Carry out at task ``t`` what the alignment timer decides at this step."""
-    task = state.tasks[t]
-    decided = due(state.aligning[t], task.handler, state.clock)
-    if decided.timer is None:
-        del state.aligning[t]
-        return
-    state.aligning[t] = decided.timer
-    if decided.switch:
-        task = state.writable_task(t)
-        sends: list[Send] = []
-        event.switched += (t,)
-        outcome(state, task, sends, task.alignment_timeout(sends), event)
-
-
 def _hear_sent(state: WorldState, sent: tuple[Send, ...]) -> None:
+    """The receiver of each barrier sent hears of its checkpoint now."""
     for c, m in sent:
         if type(m) is CheckpointBarrier:
-            hear(state, c.dst, m.checkpoint_id)
-
-
-def hear(state: WorldState, t: TaskId, n: CheckpointId) -> None:
-    """Task ``t`` hears of checkpoint ``n`` now (a barrier of it reached one of its inputs,
-    or it was triggered there): its alignment timer starts, unless it had."""
-    timer = state.aligning.get(t) or timer_for(state.static.protocol)
-    assert timer is not None  # only called under an alignment timeout
-    state.aligning[t] = timer.hear(n, state.clock)
+            state.writable_task(c.dst).hear(m.checkpoint_id, state.clock)
 
 
 def _ended_tasks_join(state: WorldState, event: Event) -> None:
@@ -96,5 +73,6 @@ def _ended_tasks_join(state: WorldState, event: Event) -> None:
         for n in coordinator.waiting_for(t):
             if n in coordinator.pending:  # an earlier join may have completed a newer one
                 task = state.writable_task(t)
-                sends: list[Send] = []
-                outcome(state, task, sends, task.join(n, sends), event)
+                out = Out()
+                task.join(n, out)
+                outcome(state, task, out, event)

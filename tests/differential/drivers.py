@@ -27,8 +27,8 @@ from absnb.sim.effects import outcome
 from absnb.sim.events import Event
 from absnb.sim.overtaking import overtaking_at
 from absnb.sim.rules import perform
-from absnb.sim.step_end import hear
 from absnb.sim.world import World
+from absnb.task import Out, StreamTask
 
 TIMEOUT = 1_000_000.0
 INPUTS = ("in0", "in1")
@@ -127,7 +127,7 @@ class SimDriver(Driver):
             while self.world.coordinator.next_id <= n:  # pending, so that parts are kept
                 self.world.coordinator.trigger(self.world.clock)
             if self.world.static.alignment_timeout is not None and type(m) is CheckpointBarrier:
-                hear(self.world, self.task, n)  # as a step that sent it would
+                self.world.writable_task(self.task).hear(n, self.world.clock)  # as a step would
         self.world.writable_channel(self.channels[name]).append(m)
         self.arrivals.queue.append((name, m))
 
@@ -164,13 +164,14 @@ class SimDriver(Driver):
         i = overtaking_at(self.world, c) if q else None
         return None if i is None else q[i]
 
-    def run(self, act: Callable[[Any, list[Any]], Any]) -> None:
+    def run(self, act: Callable[[StreamTask, Out], None]) -> None:
         """What the world does with one of its task's own steps (a notification, an
         abort): the task's controls and sends are carried out."""
         task = self.world.writable_task(self.task)
-        sends: list[Any] = []
+        out = Out()
+        act(task, out)
         event = Event(self.world.clock, Deliver(self.channels["in0"]))
-        self._record(outcome(self.world, task, sends, act(task, sends), event))
+        self._record(outcome(self.world, task, out, event))
 
     def _record(self, event: Event) -> None:
         for n, pending in sorted(self.world.coordinator.pending.items()):
@@ -216,8 +217,8 @@ class HarnessDriver(Driver):
         self.h.advance(TIMEOUT)
         self._record()
 
-    def run(self, act: Callable[[Any, list[Any]], Any]) -> None:
-        self.h._run(lambda sends: act(self.h.task, sends))
+    def run(self, act: Callable[[StreamTask, Out], None]) -> None:
+        self.h._run(lambda out: act(self.h.task, out))
         self._record()
 
     def _record(self) -> None:

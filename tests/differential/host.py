@@ -12,6 +12,7 @@ from absnb.core.snapshot import TaskSnapshot
 from absnb.runtime.data_plane.priority import PRIORITY_TYPES, received
 from absnb.runtime.host.host import Host
 from absnb.runtime.plan import HostPlan
+from absnb.task import Out, StreamTask
 from tests.differential.drivers import INPUTS, TIMEOUT, Driver, job, shown
 
 
@@ -84,10 +85,10 @@ class HostDriver(Driver):
         self.host._due(self.client)  # type: ignore[arg-type]
         self._record()
 
-    def run(self, act: Callable[[Any, list[Any]], Any]) -> None:
-        sends: list[Any] = []
-        task = self.host.tasks[self.task]
-        self.host._after(self.task, act(task, sends), sends, self.client)  # type: ignore[arg-type]
+    def run(self, act: Callable[[StreamTask, Out], None]) -> None:
+        out = Out()
+        act(self.host.tasks[self.task], out)
+        self.host._after(self.task, out, self.client)  # type: ignore[arg-type]
         self._record()
 
     def _record(self) -> None:

@@ -17,6 +17,7 @@ from absnb.core.errors import ProtocolSettingError
 from absnb.core.messages import CancelCheckpointMarker
 from absnb.protocols import CheckpointCoordinator, get_protocol
 from absnb.sim.actions import DeclineCheckpoint
+from absnb.task import Out
 
 SETTINGS = {"deadline": None, "suppress_health_check": [HealthCheck.too_slow]}
 
@@ -69,9 +70,10 @@ def test_a_cancellation_barrier_is_sent_on_once():
     stepper, g = blocked_world()
     stepper.step(DeclineCheckpoint(g.task("count[1]")))
     count1 = stepper.world.tasks[g.task("count[1]")]
-    sends: list = []
-    assert count1.cancel(CancelCheckpointMarker(1), sends) == ()
-    assert sends == []
+    out = Out()
+    count1.cancel(CancelCheckpointMarker(1), out)
+    assert out.sends == []
+    assert out.controls == []
 
 
 @settings(max_examples=150, **SETTINGS)

@@ -17,6 +17,7 @@ from absnb.core.snapshot import TaskSnapshot
 from absnb.harness import TaskHarness
 from absnb.operators.library import KeyedCount
 from absnb.protocols import PROTOCOLS
+from absnb.task import Out
 
 BARRIER_PROTOCOLS = [
     "abs",
@@ -248,11 +249,11 @@ def test_an_overtaking_barrier_leaves_out_what_the_task_consumed_of_a_half_consu
     records consumed since are in the state, so only the rest of a batch is in flight."""
     h = TaskHarness("abs-timeout", inputs=1, alignment_timeout=0)
     c = h.channel("in0")
-    sends: list = []
-    h.task.deliver_batch(c, RecordBatch(["a", "b"], 1), sends)  # 1, 2 consumed
+    out = Out()
+    h.task.deliver_batch(c, RecordBatch(["a", "b"], 1), out)  # 1, 2 consumed
     announced = (RecordBatch(["a", "b", "c"], 1), RecordBatch(["d"], 4))
-    controls = h.task.deliver_overtaking(c, CheckpointBarrier(1), announced, sends)
-    (snapshot,) = [x for x in controls if type(x) is TaskSnapshot]
+    h.task.deliver_overtaking(c, CheckpointBarrier(1), announced, out)
+    (snapshot,) = [x for x in out.controls if type(x) is TaskSnapshot]
     in_flight = [r.value for rs in snapshot.channel_states.values() for r in as_records(rs)]
     assert in_flight == ["c", "d"]
     assert snapshot.received[c] == 2

@@ -8,7 +8,7 @@ import pytest
 
 from absnb.core.messages import CancelCheckpointMarker
 from absnb.harness import TaskHarness
-from absnb.task import DECLINED
+from absnb.task import DECLINED, Out
 
 MODES = ["abs", "abs-timeout", "at-least-once", "unaligned", "chandy-lamport"]
 
@@ -46,10 +46,14 @@ def test_a_task_declines_a_checkpoint_it_is_told_to_when_triggered():
 def test_a_finished_task_joins_a_checkpoint_once_and_not_one_it_gave_up(protocol):
     h = TaskHarness(protocol, inputs=1)
     h.end("in0")
-    sends: list = []
-    assert h.task.join(1, sends)  # inputs ended, not started: it takes part
-    assert h.task.join(1, sends) == ()  # taken already: joining again does nothing
+    out = Out()
+    h.task.join(1, out)
+    assert out.controls  # inputs ended, not started: it takes part
+    again = Out()
+    h.task.join(1, again)
+    assert not again  # taken already: joining again does nothing
     assert 1 in h.task.taken
     h.task.cancelled = 2  # given up here (a cancellation marker sent on)
-    assert h.task.join(2, sends) == ()
-    assert len(sends) == len(h.task.outputs)  # one barrier (or marker) on: the first join's
+    h.task.join(2, again)
+    assert not again
+    assert len(out.sends) == len(h.task.outputs)  # one barrier (or marker) on

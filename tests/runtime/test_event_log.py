@@ -13,6 +13,7 @@ from absnb.core.messages import RecordBatch
 from absnb.runtime.events.files import chrome_trace
 from absnb.runtime.events.log import EventBatch
 from absnb.runtime.events.table import RunEvents, load_events, run_events
+from absnb.task import Out
 
 SENT = {"source[0]->count[0]": 7}
 CONSUMED = {"source[0]->count[0]": 7}
@@ -156,12 +157,14 @@ def test_the_host_hooks_record_every_kind_from_what_the_task_returned() -> None:
     from absnb.runtime.data_plane.priority import Overtaking
 
     log, task, t, (a, b) = host_log()
-    sends: list = []
+    out = Out()
     log.delivered(a, RecordBatch(["x", "y", "z"], 1))
-    task.deliver_batch(a, RecordBatch(["x", "y", "z"], 1), sends)
+    task.deliver_batch(a, RecordBatch(["x", "y", "z"], 1), out)
     for c in (a, b):  # the first barrier blocks a, the second ends the alignment
+        out = Out()
         log.delivered(c, CheckpointBarrier(1))
-        log.controls(t, task.deliver(c, CheckpointBarrier(1), sends))
+        task.deliver(c, CheckpointBarrier(1), out)
+        log.controls(t, out.controls)
     log.delivered(b, Overtaking(CheckpointBarrier(2), (RecordBatch(["w"] * 4, 1),)))
     log.delivered(a, CancelCheckpointMarker(3))
     log.controls(t, [Decline(4, "told to")])

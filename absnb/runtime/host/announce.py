@@ -16,8 +16,9 @@ announcement (:meth:`Announcements.keep`) and drops it when the barrier arrives 
 (:meth:`Announcements.arrived`). When a checkpoint is overdue at a task is decided by
 :mod:`absnb.protocols.alignment_timer`, the one rule the simulator follows too, here on the
 host's clock in seconds: an announcement (or a trigger) is when the task hears of a
-checkpoint, and :meth:`Announcements.due` says whether the task switches to unaligned and
-which announcements to deliver as overtaking barriers now.
+checkpoint (:meth:`~absnb.task.StreamTask.hear`), and :meth:`Announcements.due` says
+whether the task switched to unaligned and which announcements to deliver as overtaking
+barriers now.
 :meth:`~absnb.task.StreamTask.deliver_overtaking` leaves out the records the task consumed
 since the announcement, so the channel state is what is still in front of the barrier; the
 in-order barrier is ignored when it comes.
@@ -26,36 +27,27 @@ in-order barrier is ignored when it comes.
 from __future__ import annotations
 
 from absnb.core.ids import ChannelId, CheckpointId, TaskId
-from absnb.protocols.alignment_timer import AlignmentTimer, due
-from absnb.protocols.base import BarrierHandler
 from absnb.runtime.data_plane.priority import Overtaking
+from absnb.task import Out, StreamTask
 
 
 class Announcements:
-    """The announced barriers a host keeps, per input channel in arrival order, and the
-    alignment timer of each of its tasks.
+    """The announced barriers a host keeps, per input channel in arrival order; each task's
+    alignment timer is its own (:attr:`~absnb.task.StreamTask.timer`).
 
     Args:
-        timer: an empty timer with the protocol's alignment timeout (None: it has none, and
-            nothing is timed).
+        tasks: the host's tasks; they are timed if their protocol has an alignment timeout.
     """
 
-    def __init__(self, timer: AlignmentTimer | None) -> None:
-        self.empty = timer
-        self.timed = timer is not None
+    def __init__(self, tasks: dict[TaskId, StreamTask]) -> None:
+        self.tasks = tasks
+        self.timed = any(task.untimed is not None for task in tasks.values())
         self.kept: dict[ChannelId, list[Overtaking]] = {}
-        self.timers: dict[TaskId, AlignmentTimer] = {}
 
     def keep(self, channel: ChannelId, announced: Overtaking, now: float) -> None:
         """A barrier was announced on ``channel`` at ``now``: its task hears of it."""
         self.kept.setdefault(channel, []).append(announced)
-        self.hear(channel.dst, announced.message.checkpoint_id, now)
-
-    def hear(self, task: TaskId, checkpoint_id: CheckpointId, now: float) -> None:
-        """``task`` hears of ``checkpoint_id`` at ``now`` (an announcement, a trigger)."""
-        timer = self.timers.get(task, self.empty)
-        if timer is not None:
-            self.timers[task] = timer.hear(checkpoint_id, now)
+        self.tasks[channel.dst].hear(announced.message.checkpoint_id, now)
 
     def arrived(self, channel: ChannelId, checkpoint_id: CheckpointId) -> None:
         """A barrier arrived in order on ``channel``: its announcement (and older ones) is
@@ -67,21 +59,18 @@ class Announcements:
                 del self.kept[channel]
 
     def due(
-        self, task: TaskId, handler: BarrierHandler, inputs: tuple[ChannelId, ...], now: float
+        self, task: StreamTask, now: float, out: Out
     ) -> tuple[bool, list[tuple[ChannelId, Overtaking]]]:
-        """What the rule decides for ``task`` at ``now``: whether it switches to unaligned,
-        and the announcements (in the order of its ``inputs``) to deliver as overtaking
-        barriers now, forgotten here."""
-        decided = due(self.timers[task], handler, now)
-        if decided.timer is None:
-            del self.timers[task]
-            return False, []
-        self.timers[task] = decided.timer
-        out: list[tuple[ChannelId, Overtaking]] = []
-        for c in inputs if decided.overdue and self.kept else ():
+        """What ``task``'s alignment timer decides at ``now``
+        (:meth:`~absnb.task.StreamTask.tick`, which puts a switch's sends and controls in
+        ``out``): whether it switched to unaligned, and the announcements (in the order of its
+        inputs) to deliver as overtaking barriers now, forgotten here."""
+        switched, overdue = task.tick(now, out)
+        late: list[tuple[ChannelId, Overtaking]] = []
+        for c in task.inputs if overdue and self.kept else ():
             kept = self.kept.pop(c, [])
-            out.extend((c, a) for a in kept if a.message.checkpoint_id in decided.overdue)
-            later = [a for a in kept if a.message.checkpoint_id not in decided.overdue]
+            late.extend((c, a) for a in kept if a.message.checkpoint_id in overdue)
+            later = [a for a in kept if a.message.checkpoint_id not in overdue]
             if later:
                 self.kept[c] = later
-        return decided.switch, out
+        return switched, late

@@ -21,7 +21,7 @@ from absnb.runtime.host.announce import Announcements
 from absnb.runtime.host.report import probe_report
 from absnb.runtime.host.snapshot_writer import SnapshotWriter
 from absnb.runtime.plan import HostPlan
-from absnb.task import Control, Dropped, Send, StreamTask
+from absnb.task import Control, Dropped, Out, StreamTask
 
 
 class CarriesOut:
@@ -37,7 +37,7 @@ class CarriesOut:
     log: EventLog
     clock: Callable[[], float]
     _tally: Callable[..., None]
-    _after: Callable[[TaskId, Sequence[Control], list[Send], ControlClient], None]
+    _after: Callable[[TaskId, Out, ControlClient], None]
     _join: Callable[[int, ControlClient], None]
 
     def _command(self, cmd: Any, client: ControlClient) -> None:
@@ -54,33 +54,30 @@ class CarriesOut:
         n = cmd.checkpoint_id
         for t, task in self.tasks.items():
             if t in cmd.tasks:
-                sends: list[Send] = []
-                controls = task.trigger(n, sends)
-                declined = any(type(c) is Decline for c in controls)
-                if task.inputs and not declined:  # an initiator with inputs aligns too:
-                    self.announced.hear(t, n, self.clock())  # its clock starts
+                out = Out()
+                task.trigger(n, out, self.clock())
                 self.log.command(t, n, False)
-                self._after(t, controls, sends, client)
+                self._after(t, out, client)
         self._join(n, client)
 
     def _notify(self, cmd: Notify, client: ControlClient) -> None:
         n = cmd.checkpoint_id
         for t, task in self.tasks.items():
-            sends: list[Send] = []
+            out = Out()
             committing = committing_to(task.state, n)
             self.injected.notified(str(t), n, after_commit=False, committing=committing)
-            controls = task.checkpoint_complete(n, sends)
+            task.checkpoint_complete(n, out)
             self.injected.notified(str(t), n, after_commit=True, committing=committing)
             self.log.command(t, n, True)
-            self._after(t, controls, sends, client)
+            self._after(t, out, client)
 
     def _aborted(self, cmd: Aborted, client: ControlClient) -> None:
         n = cmd.checkpoint_id
         for t, task in self.tasks.items():
-            sends: list[Send] = []
-            controls = task.checkpoint_aborted(n, sends)
+            out = Out()
+            task.checkpoint_aborted(n, out)
             self.log.command(t, n, False)
-            self._after(t, controls, sends, client)
+            self._after(t, out, client)
 
     def _probe(self, cmd: Probe, client: ControlClient) -> None:
         client.report(probe_report(self.plan, self.tasks, self.queues, cmd.round))

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import time
 from collections import deque
-from collections.abc import Sequence
 from typing import Any
 
 from absnb.core.events import checkpoint_of
@@ -33,7 +32,6 @@ from absnb.core.messages import (
     RecordBatch,
 )
 from absnb.protocols import get_protocol
-from absnb.protocols.alignment_timer import timer_for
 from absnb.runtime.control_plane.client import ControlClient, report_setup_failure
 from absnb.runtime.control_plane.messages import Ack, Stop, Terminate, Trigger
 from absnb.runtime.data_plane.priority import Overtaking
@@ -52,7 +50,7 @@ from absnb.runtime.host.report import host_result
 from absnb.runtime.host.restore import restore
 from absnb.runtime.host.snapshot_writer import SnapshotWriter
 from absnb.runtime.plan import HostPlan, HostResult, terminates_by_quiescence
-from absnb.task import Control, Send, StreamTask
+from absnb.task import Out, StreamTask
 
 
 class HostStopped(RuntimeError):
@@ -94,7 +92,7 @@ class Host(CarriesOut):
         self.clock = time.monotonic  # the alignment timer's (protocols/alignment_timer.py)
         self.injected = Injections(plan.failures, plan.attempt, self.log.on_fire)
         self.overtake = protocol.barriers_overtake  # barriers take the priority lane
-        self.announced = Announcements(timer_for(protocol))  # announced barriers, timers
+        self.announced = Announcements(self.tasks)  # announced barriers
         self.announce = self.announced.timed and not self.overtake
         self.split = self.overtake or self.announce  # priority events between pieces
         self.inbox = Inbox()
@@ -219,14 +217,13 @@ class Host(CarriesOut):
 
     def _due(self, client: ControlClient) -> None:
         """Carry out what the alignment timer decides now (protocols/alignment_timer.py)."""
-        for t in list(self.announced.timers):
-            task = self.tasks[t]
-            switch, late = self.announced.due(t, task.handler, task.inputs, self.clock())
-            if switch:
-                sends: list[Send] = []
+        for t in [t for t, task in self.tasks.items() if task.timer is not None]:
+            out = Out()
+            switched, late = self.announced.due(self.tasks[t], self.clock(), out)
+            if switched:
                 self._tally("switched")
                 self.log.add("switched", t)
-                self._after(t, task.alignment_timeout(sends), sends, client)
+            self._after(t, out, client)
             for c, m in late:
                 self._deliver(c, m, client)
 
@@ -282,12 +279,12 @@ class Host(CarriesOut):
             left = 0 if task.halted else len(log) - task.offset
             n = self.pacing.entries(t, task.offset, left, self.queues, self.net.pending_output())
             if n > 0:
-                sends: list[Send] = []
-                task.emit_batch(log[task.offset : task.offset + n], sends)
+                out = Out()
+                task.emit_batch(log[task.offset : task.offset + n], out)
                 busy = True
                 self.metrics["records_in"] += n
                 self._count(t, n)
-                self.outbox.send(sends)
+                self.outbox.send(out.sends)
             if not self.quiescence and task.finished(len(log)):
                 self._finish(t)
         return busy
@@ -296,17 +293,21 @@ class Host(CarriesOut):
         t = c.dst
         kind = type(m)
         self.log.delivered(c, m)
-        sends: list[Send] = []
+        out = Out()
         task = self.tasks[t]
         if kind is EndOfInput:
-            self._after(t, task.end_of_input(c, sends), sends, client)
+            task.end_of_input(c, out)
+            self._after(t, out, client)
             if task.finished(len(self.plan.job.inputs.get(t, ()))):
                 self._finish(t)
             return
         if kind is RecordBatch or kind is Record:
             batch = kind is RecordBatch
-            controls = task.deliver_batch(c, m, sends) if batch else task.deliver(c, m, sends)
-            self._after(t, controls, sends, client)
+            if batch:
+                task.deliver_batch(c, m, out)
+            else:
+                task.deliver(c, m, out)
+            self._after(t, out, client)
             self._count(t, len(m) if batch else 1)
             return
         barrier = m.message if kind is Overtaking else m
@@ -316,27 +317,26 @@ class Host(CarriesOut):
             self.announced.arrived(c, barrier.checkpoint_id)
         n = checkpoint_of(barrier)
         if kind is Overtaking:
-            controls = task.deliver_overtaking(c, barrier, m.overtaken, sends)
+            task.deliver_overtaking(c, barrier, m.overtaken, out)
         else:
-            controls = task.deliver(c, m, sends)
-        self._after(t, controls, sends, client)
+            task.deliver(c, m, out)
+        self._after(t, out, client)
         self._join(n, client)
 
-    def _after(
-        self, t: TaskId, controls: Sequence[Control], sends: list[Send], client: ControlClient
-    ) -> None:
+    def _after(self, t: TaskId, out: Out, client: ControlClient) -> None:
         """Carry out what ``t`` produced, controls then sends (the one place for it)."""
-        if controls:
-            self.log.controls(t, controls)
-            self._controls(t, controls, client)
-        self.outbox.send(sends)
+        if out.controls:
+            self.log.controls(t, out.controls)
+            self._controls(t, out.controls, client)
+        self.outbox.send(out.sends)
 
     def _join(self, n: int, client: ControlClient) -> None:
         """Every finished task here joins checkpoint ``n`` if it has not taken part in it
         (:meth:`~absnb.task.StreamTask.join` decides)."""
         for t in [t for t in self.tasks if t in self.finished]:  # in a fixed order
-            sends: list[Send] = []
-            self._after(t, self.tasks[t].join(n, sends), sends, client)
+            out = Out()
+            self.tasks[t].join(n, out)
+            self._after(t, out, client)
 
     def _count(self, t: TaskId, n: int) -> None:
         total = self.consumed[t] = self.consumed[t] + n
@@ -358,10 +358,10 @@ class Host(CarriesOut):
         if t in self.finished:
             return
         self.finished.add(t)
-        sends: list[Send] = []
+        out = Out()
         for c in self.graph.outputs[t]:  # nothing, barriers included, is sent on it after
-            self.tasks[t].end_output(c, sends)
-        self.outbox.send(sends)
+            self.tasks[t].end_output(c, out)
+        self.outbox.send(out.sends)
 
 
 def run_host(plan: HostPlan) -> HostResult:
