@@ -5,6 +5,7 @@ from __future__ import annotations
 from absnb.core.errors import ProtocolSettingError, UnknownProtocolError
 from absnb.core.graph import ExecutionGraph
 from absnb.protocols.aligned import AlignedProtocol
+from absnb.protocols.aligned_timeout import AlignedWithTimeoutProtocol
 from absnb.protocols.at_least_once import AtLeastOnceProtocol
 from absnb.protocols.base import BarrierHandler, Capabilities, SnapshotProtocol
 from absnb.protocols.chandy_lamport import ChandyLamportProtocol
@@ -12,7 +13,7 @@ from absnb.protocols.coordinator import CheckpointCoordinator, CompletedCheckpoi
 from absnb.protocols.cyclic import CyclicProtocol
 from absnb.protocols.none import NoSnapshots
 from absnb.protocols.synchronous import SynchronousProtocol
-from absnb.protocols.unaligned import AlignedWithTimeoutProtocol, UnalignedProtocol
+from absnb.protocols.unaligned import UnalignedProtocol
 
 PROTOCOLS: dict[str, type[SnapshotProtocol]] = {
     "chandy-lamport": ChandyLamportProtocol,

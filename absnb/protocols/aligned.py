@@ -9,119 +9,56 @@ and unblocks every input (lines 14-15). Records go through the user function (li
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
-from absnb.core.effects import (
-    Acknowledge,
-    Block,
-    BroadcastEvent,
-    Effect,
-    SnapshotState,
-    Unblock,
-)
+from absnb.core.effects import Block, Effect
 from absnb.core.errors import CyclicGraphError
 from absnb.core.graph import ExecutionGraph
 from absnb.core.ids import ChannelId, CheckpointId, TaskId
-from absnb.core.messages import CheckpointBarrier, Marker
-from absnb.protocols.base import (
-    NO_EFFECTS,
-    BarrierHandler,
-    SnapshotProtocol,
-    Waiting,
-    abort_subsumed,
-    as_barrier,
-    task_handler_args,
+from absnb.core.messages import Record, RecordBatch
+from absnb.protocols.aligning import (
+    NIL,
+    WAITING,
+    AligningHandler,
+    CollectingBarriers,
+    InProgress,
+    WaitingForFirstBarrier,
 )
+from absnb.protocols.base import SnapshotProtocol, task_handler_args
 
-NIL: ChannelId | None = None
-"""The paper's "Nil" input: the coordinator injects barriers into an initiator through it."""
-
-
-@dataclass(frozen=True, slots=True)
-class WaitingForFirstBarrier:
-    """No barrier of a new checkpoint has arrived yet."""
-
-
-@dataclass(frozen=True, slots=True)
-class CollectingBarriers:
-    """Barriers of ``checkpoint_id`` have arrived on ``received``; those inputs are blocked."""
-
-    checkpoint_id: CheckpointId
-    received: frozenset[ChannelId | None]
+__all__ = [
+    "NIL",
+    "WAITING",
+    "AlignedBarrierHandler",
+    "AlignedProtocol",
+    "CollectingBarriers",
+    "WaitingForFirstBarrier",
+]
 
 
-AlignmentState = WaitingForFirstBarrier | CollectingBarriers
-WAITING = WaitingForFirstBarrier()
+class AlignedBarrierHandler(AligningHandler):
+    """Paper Alg. 1 at one task (:class:`~absnb.protocols.aligning.AligningHandler` keeps
+    the expected inputs, ignores stale barriers and gives up subsumed checkpoints)."""
 
+    __slots__ = ()
 
-class AlignedBarrierHandler(BarrierHandler):
-    """Paper Alg. 1 at one task.
-
-    Attributes:
-        state: the named alignment state.
-        last: the highest checkpoint id finished or aborted here; older barriers are stale
-            and ignored (they can reach a task after an abort).
-    """
-
-    __slots__ = ("expected", "last", "state")
-
-    def __init__(
+    def _barrier(
         self,
-        task: TaskId,
-        inputs: tuple[ChannelId, ...],
-        loop_inputs: frozenset[ChannelId],
-        initiator: bool,
-    ) -> None:
-        super().__init__(task, inputs, loop_inputs, initiator)
-        self.expected: frozenset[ChannelId | None] = frozenset(
-            (*self.inputs, NIL) if self.initiator else self.inputs
-        )
-        self.state: AlignmentState = WAITING
-        self.last: CheckpointId = 0
-
-    def on_trigger(self, checkpoint_id: CheckpointId) -> Sequence[Effect]:
-        """Barrier on the Nil input (Alg. 1, line 7: the coordinator's injection, never blocked)."""
-        return self._on_barrier(NIL, CheckpointBarrier(checkpoint_id))
-
-    def on_barrier(
-        self, channel: ChannelId, message: CheckpointBarrier | Marker
+        state: WaitingForFirstBarrier | CollectingBarriers | InProgress,
+        channel: ChannelId | None,
+        n: CheckpointId,
+        overtaken: tuple[Record | RecordBatch, ...],
+        late: bool,
+        effects: list[Effect],
     ) -> Sequence[Effect]:
         """Alg. 1, lines 6-15."""
-        return self._on_barrier(channel, as_barrier(message, self.task))
-
-    def _on_barrier(
-        self, channel: ChannelId | None, barrier: CheckpointBarrier
-    ) -> Sequence[Effect]:
-        n = barrier.checkpoint_id
-        if n <= self.last:
-            return NO_EFFECTS
-        effects: list[Effect] = []
-        state = self.state
-        if isinstance(state, CollectingBarriers):
-            if n < state.checkpoint_id:
-                return NO_EFFECTS
-            if n > state.checkpoint_id:
-                # A newer checkpoint overtook this one (possible only after an abort): give
-                # up the older alignment and report it aborted, as Flink does.
-                effects.extend(Unblock(c) for c in self.inputs if c in state.received)
-                effects.extend(abort_subsumed(state.checkpoint_id, n))
-                state = WAITING
-        received = (
-            state.received | {channel}
-            if isinstance(state, CollectingBarriers)
-            else frozenset((channel,))
-        )
-        if received >= self.expected:
-            # Alg. 1, lines 10-15: all barriers in: broadcast, snapshot, unblock all.
-            self.state = WAITING
-            self.last = n
-            effects.append(BroadcastEvent(barrier))
-            effects.append(SnapshotState(n))
-            effects.append(Acknowledge(n))
-            effects.extend(Unblock(c) for c in self.inputs if c in received and c != channel)
-            return effects
+        assert isinstance(
+            state, WaitingForFirstBarrier | CollectingBarriers
+        )  # Alg. 1 has no state past alignment
+        collecting = state.barrier_received(n, channel)
+        if collecting.aligned(self.expected):
+            return self._aligned(n, collecting, channel, effects)  # lines 10-15
         # Alg. 1, lines 7-9: block the input the barrier came on (not Nil).
-        self.state = CollectingBarriers(n, received)
+        self.state = collecting
         if channel is not None:
             effects.append(Block(channel))
         return effects
@@ -129,57 +66,7 @@ class AlignedBarrierHandler(BarrierHandler):
     def on_end_of_input(self, channel: ChannelId) -> Sequence[Effect]:
         """An ended channel counts as aligned for this and every later checkpoint (FLIP-147:
         "checkpoint barriers are considered received on finished channels")."""
-        self.expected = self.expected - {channel}
-        state = self.state
-        if isinstance(state, CollectingBarriers) and state.received >= self.expected:
-            received = state.received - {NIL}
-            self.state = WAITING
-            self.last = state.checkpoint_id
-            n = state.checkpoint_id
-            return [
-                BroadcastEvent(CheckpointBarrier(n)),
-                SnapshotState(n),
-                Acknowledge(n),
-                *(Unblock(c) for c in self.inputs if c in received),
-            ]
-        return NO_EFFECTS
-
-    def on_checkpoint_aborted(self, checkpoint_id: CheckpointId) -> Sequence[Effect]:
-        """Drop the alignment of ``checkpoint_id`` and unblock its inputs."""
-        self.last = max(self.last, checkpoint_id)
-        state = self.state
-        if isinstance(state, CollectingBarriers) and state.checkpoint_id <= checkpoint_id:
-            self.state = WAITING
-            return [Unblock(c) for c in self.inputs if c in state.received]
-        return NO_EFFECTS
-
-    def latest_checkpoint_id(self) -> CheckpointId:
-        """The checkpoint being aligned, else the last one finished or aborted here."""
-        state = self.state
-        return state.checkpoint_id if isinstance(state, CollectingBarriers) else self.last
-
-    def waiting(self) -> list[Waiting]:
-        """The inputs whose barrier has not arrived, and the blocked ones."""
-        state = self.state
-        if not isinstance(state, CollectingBarriers):
-            return []
-        missing = tuple(c for c in self.inputs if c not in state.received)
-        blocked = tuple(c for c in self.inputs if c in state.received)
-        return [Waiting(self.task, state.checkpoint_id, missing, blocked)]
-
-    def clone(self) -> AlignedBarrierHandler:
-        new = AlignedBarrierHandler.__new__(AlignedBarrierHandler)
-        new.task, new.inputs, new.loop_inputs, new.initiator = (
-            self.task,
-            self.inputs,
-            self.loop_inputs,
-            self.initiator,
-        )
-        new.expected, new.state, new.last = self.expected, self.state, self.last
-        return new
-
-    def key(self) -> object:
-        return (self.state, self.last, self.expected)
+        return self._aligned_at_end(channel)
 
     def describe(self) -> str:
         state = self.state

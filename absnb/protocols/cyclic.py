@@ -35,6 +35,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import ClassVar
 
 from absnb.core.effects import (
     Acknowledge,
@@ -47,17 +48,15 @@ from absnb.core.effects import (
 )
 from absnb.core.graph import ExecutionGraph
 from absnb.core.ids import ChannelId, CheckpointId, TaskId
-from absnb.core.messages import CheckpointBarrier, Marker, Record, RecordBatch, as_records
-from absnb.protocols.aligned import NIL, WAITING, CollectingBarriers, WaitingForFirstBarrier
-from absnb.protocols.base import (
-    NO_EFFECTS,
-    BarrierHandler,
-    SnapshotProtocol,
-    Waiting,
-    abort_subsumed,
-    as_barrier,
-    task_handler_args,
+from absnb.core.messages import CheckpointBarrier, Record, RecordBatch
+from absnb.protocols.aligning import (
+    AligningHandler,
+    CollectingBarriers,
+    InProgress,
+    Recorded,
+    WaitingForFirstBarrier,
 )
+from absnb.protocols.base import NO_EFFECTS, SnapshotProtocol, task_handler_args
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,16 +66,23 @@ class Logging:
     checkpoint_id: CheckpointId
     received: frozenset[ChannelId | None]
 
+    def barrier_received(self, checkpoint_id: CheckpointId, channel: ChannelId | None) -> Logging:
+        """The barrier of the checkpoint arrived on ``channel`` too."""
+        return Logging(self.checkpoint_id, self.received | {channel})
 
-CyclicState = WaitingForFirstBarrier | CollectingBarriers | Logging
+    def waiting_on(self, inputs: tuple[ChannelId, ...]) -> tuple[ChannelId, ...]:
+        """The ``inputs`` whose barrier has not arrived."""
+        return tuple(c for c in inputs if c not in self.received)
 
 
-class CyclicBarrierHandler(BarrierHandler):
+class CyclicBarrierHandler(AligningHandler):
     """Paper Alg. 2 at one task, with the module docstring's two deviations: a loop input
     stops being logged once its own barrier has arrived, and a loop barrier that comes
-    before the regular ones blocks its input."""
+    before the regular ones blocks its input. It aligns its regular inputs
+    (:attr:`~absnb.protocols.aligning.AligningHandler.expected`, Nil at an initiator)."""
 
-    __slots__ = ("last", "log", "regular", "state")
+    __slots__ = ("log",)
+    recorded_fields: ClassVar[tuple[str, ...]] = ("log",)
 
     def __init__(
         self,
@@ -85,58 +91,38 @@ class CyclicBarrierHandler(BarrierHandler):
         loop_inputs: frozenset[ChannelId],
         initiator: bool,
     ) -> None:
-        super().__init__(task, inputs, loop_inputs, initiator)
-        regular = [c for c in self.inputs if c not in self.loop_inputs]
-        self.regular: frozenset[ChannelId | None] = frozenset(
-            (*regular, NIL) if self.initiator else regular
-        )
-        self.state: CyclicState = WAITING
-        self.last: CheckpointId = 0
-        self.log: dict[ChannelId, list[Record | RecordBatch]] = {}
+        regular = [c for c in inputs if c not in loop_inputs]
+        super().__init__(task, inputs, loop_inputs, initiator, regular)
+        self.log: Recorded = {}
 
-    def on_trigger(self, checkpoint_id: CheckpointId) -> Sequence[Effect]:
-        """Barrier on the Nil input (the coordinator's injection)."""
-        return self._on_barrier(NIL, CheckpointBarrier(checkpoint_id))
-
-    def on_barrier(
-        self, channel: ChannelId, message: CheckpointBarrier | Marker
+    def _barrier(
+        self,
+        state: WaitingForFirstBarrier | CollectingBarriers | InProgress,
+        channel: ChannelId | None,
+        n: CheckpointId,
+        overtaken: tuple[Record | RecordBatch, ...],
+        late: bool,
+        effects: list[Effect],
     ) -> Sequence[Effect]:
         """Alg. 2, lines 8-22."""
-        return self._on_barrier(channel, as_barrier(message, self.task))
-
-    def _on_barrier(
-        self, channel: ChannelId | None, barrier: CheckpointBarrier
-    ) -> Sequence[Effect]:
-        n = barrier.checkpoint_id
-        if n <= self.last:
-            return NO_EFFECTS
-        state = self.state
-        effects: list[Effect] = []
-        if not isinstance(state, WaitingForFirstBarrier):
-            if n < state.checkpoint_id:
-                return NO_EFFECTS
-            if n > state.checkpoint_id:  # report the overtaken one aborted (Flink)
-                effects.extend(self._drop(state))
-                effects.extend(abort_subsumed(state.checkpoint_id, n))
-                state = WAITING
-        received = (
-            frozenset((channel,))
-            if isinstance(state, WaitingForFirstBarrier)
-            else state.received | {channel}
-        )
         if not isinstance(state, Logging):
-            if not received >= self.regular:
+            assert isinstance(
+                state, WaitingForFirstBarrier | CollectingBarriers
+            )  # Logging is Alg. 2's only other state
+            collecting = state.barrier_received(n, channel)
+            if not collecting.aligned(self.expected):
                 # Lines 9-12: block the input. Deviation 2 (module docstring): a loop input
                 # whose barrier came before the regular ones is blocked too (the paper blocks
                 # regular inputs only), so that no record sent after its sender's snapshot
                 # reaches the state copy.
-                self.state = CollectingBarriers(n, received)
+                self.state = collecting
                 if channel is not None:
                     effects.append(Block(channel))
                 return effects
             # Lines 13-17: copy the state, start logging, broadcast, unblock.
+            received = collecting.received
             effects.append(SnapshotState(n))
-            effects.append(BroadcastEvent(barrier))
+            effects.append(BroadcastEvent(CheckpointBarrier(n)))
             effects.extend(Unblock(c) for c in self.inputs if c in received and c != channel)
             # Start logging the loop inputs whose barrier has not arrived; those whose barrier
             # did (blocked until now, deviation 2) have an empty backup log.
@@ -146,17 +132,20 @@ class CyclicBarrierHandler(BarrierHandler):
                 for c in self.inputs
                 if c in self.loop_inputs and c in received
             )
-        elif channel in self.log:
-            # Deviation 1 (module docstring): the loop input's own barrier closes its backup
-            # log; the paper logs every loop input until the last barrier (lines 19-22, 25).
-            effects.append(RecordChannelState(n, channel, tuple(self.log.pop(channel))))
+            logging = Logging(n, received)
+        else:
+            logging = state.barrier_received(n, channel)
+            if channel in self.log:
+                # Deviation 1 (module docstring): the loop input's own barrier closes its
+                # backup log; the paper logs every loop input until the last barrier (lines
+                # 19-22, 25).
+                effects.append(RecordChannelState(n, channel, tuple(self.log.pop(channel))))
         if not self.log:
             # Lines 19-22: barriers on all inputs: the snapshot {state copy, backup log}.
             effects.append(Acknowledge(n))
-            self.state = WAITING
-            self.last = n
+            self._finish(n)
         else:
-            self.state = Logging(n, received)
+            self.state = logging
         return effects
 
     def on_record(self, channel: ChannelId, record: Record) -> Sequence[Effect]:
@@ -174,26 +163,6 @@ class CyclicBarrierHandler(BarrierHandler):
             log.append(batch)  # logged as it came: no record by record cost
         return NO_EFFECTS
 
-    def _drop(self, state: CollectingBarriers | Logging) -> list[Effect]:
-        self.log = {}
-        if isinstance(state, CollectingBarriers):
-            return [Unblock(c) for c in self.inputs if c in state.received]
-        return []
-
-    def on_checkpoint_aborted(self, checkpoint_id: CheckpointId) -> Sequence[Effect]:
-        """Drop the progress of ``checkpoint_id``: unblock inputs, discard the log."""
-        self.last = max(self.last, checkpoint_id)
-        state = self.state
-        if not isinstance(state, WaitingForFirstBarrier) and state.checkpoint_id <= checkpoint_id:
-            self.state = WAITING
-            return self._drop(state)
-        return NO_EFFECTS
-
-    def latest_checkpoint_id(self) -> CheckpointId:
-        """The checkpoint being aligned or logged, else the last one finished here."""
-        state = self.state
-        return self.last if isinstance(state, WaitingForFirstBarrier) else state.checkpoint_id
-
     def recorded_channels(self) -> tuple[ChannelId, ...]:
         return tuple(self.log)
 
@@ -203,39 +172,11 @@ class CyclicBarrierHandler(BarrierHandler):
             return [(state.checkpoint_id, len(self.log[channel]))]
         return []
 
-    def waiting(self) -> list[Waiting]:
-        state = self.state
-        if isinstance(state, WaitingForFirstBarrier):
-            return []
-        missing = tuple(c for c in self.inputs if c not in state.received)
-        blocked = (
-            tuple(c for c in self.inputs if c in state.received)
-            if isinstance(state, CollectingBarriers)
-            else ()
-        )
-        return [Waiting(self.task, state.checkpoint_id, missing, blocked)]
-
-    def clone(self) -> CyclicBarrierHandler:
-        new = type(self).__new__(type(self))
-        new.task, new.inputs, new.loop_inputs, new.initiator = (
-            self.task,
-            self.inputs,
-            self.loop_inputs,
-            self.initiator,
-        )
-        new.regular, new.state, new.last = self.regular, self.state, self.last
-        new.log = {c: list(rs) for c, rs in self.log.items()} if self.log else {}
-        return new
-
-    def key(self) -> object:
-        log = tuple((c, as_records(rs)) for c, rs in self.log.items()) if self.log else ()
-        return (self.state, self.last, log)
-
     def describe(self) -> str:
         state = self.state
         if isinstance(state, CollectingBarriers):
-            got = len([c for c in state.received if c in self.regular])
-            want = len([c for c in self.regular if c is not None])
+            got = len([c for c in state.received if c in self.expected])
+            want = len([c for c in self.expected if c is not None])
             return f"aligning checkpoint {state.checkpoint_id} ({got}/{want} barriers)"
         if isinstance(state, Logging):
             logged = sum(len(v) for v in self.log.values())

@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import absnb
-from absnb.protocols.unaligned import AlignedWithTimeoutProtocol
+from absnb.protocols.aligned_timeout import AlignedWithTimeoutProtocol
 from absnb.sim.actions import Action
 from absnb.sim.enabled import RECOVER, WAIT, enabled_actions
 from absnb.sim.rules import RULES, why_not

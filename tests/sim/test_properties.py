@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 import absnb
 from absnb.core.messages import Record
-from absnb.protocols.unaligned import AlignedWithTimeoutProtocol
+from absnb.protocols.aligned_timeout import AlignedWithTimeoutProtocol
 from absnb.sim.checks import snapshot_problems
 
 ABS_TIMEOUT = AlignedWithTimeoutProtocol(alignment_timeout=2)  # switches often in short runs

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 import absnb
 from absnb.operators.base import Operator
-from absnb.protocols.unaligned import AlignedWithTimeoutProtocol
+from absnb.protocols.aligned_timeout import AlignedWithTimeoutProtocol
 from absnb.sim.checks import reference_output
 from absnb.sim.schedulers import RandomScheduler
 from absnb.sim.stepper import Stepper
