@@ -307,6 +307,9 @@ class TaskHarness:
     def _unblock(self, ctl: Unblock) -> None:
         self._blocked.discard(ctl.channel)
 
+    def _passed_over(self, ctl: SnapshotState | Dropped) -> None:
+        """Nothing to record."""
+
     def _took(self, ctl: TaskSnapshot) -> None:
         self.checkpoints.append(ctl)
 
@@ -391,9 +394,9 @@ def _id(checkpoint_id: Any) -> CheckpointId:
 _CONTROLS: dict[type, Callable[[TaskHarness, Any], None]] = {
     Block: TaskHarness._block,
     Unblock: TaskHarness._unblock,
-    SnapshotState: lambda harness, ctl: None,  # its task snapshot follows, acknowledged
+    SnapshotState: TaskHarness._passed_over,  # its task snapshot follows, acknowledged
     TaskSnapshot: TaskHarness._took,
-    Dropped: lambda harness, ctl: None,  # a duplicate dropped: nothing to record
+    Dropped: TaskHarness._passed_over,  # a duplicate dropped
     Decline: TaskHarness._declined,
 }
 """What the harness does with each of its task's controls."""
