@@ -31,7 +31,7 @@ from absnb.experiments.paper import text_job
 from absnb.jobs import bank_transfer, cyclic, word_count
 from absnb.operators import CollectSink, Map, Source
 from absnb.protocols import PROTOCOLS
-from absnb.task import StreamTask
+from absnb.task import Out, StreamTask
 
 WORDS = st.sampled_from(["to", "be", "or", "not", "a", "question"])
 LINES = st.lists(WORDS, max_size=5).map(" ".join)
@@ -149,10 +149,7 @@ def test_a_batch_is_its_records_one_by_one(case: str, protocol: str, data: st.Da
     inputs = graph.inputs[t]
     barrier = Marker if protocol == "chandy-lamport" else CheckpointBarrier
     initiator = t in graph.initiators()
-    sent_one: list[Any] = []
-    sent_batched: list[Any] = []
-    controls_one: list[Any] = []
-    controls_batched: list[Any] = []
+    out_one, out_batched = Out(), Out()  # what each task sent and returned, in order
     seqs = dict.fromkeys(inputs, 0)
     barriers = dict.fromkeys(inputs, 0)
     blocked: set[ChannelId] = set()
@@ -184,8 +181,8 @@ def test_a_batch_is_its_records_one_by_one(case: str, protocol: str, data: st.Da
                 first = max(1, first - data.draw(st.integers(1, 4), label="back"))
             seqs[c] = max(seqs[c], first + len(values) - 1)
             for i, v in enumerate(values):
-                controls_one += one.deliver(c, Record(v, first + i), sent_one)
-            controls_batched += batched.deliver_batch(c, RecordBatch(values, first), sent_batched)
+                one.deliver(c, Record(v, first + i), out_one)
+            batched.deliver_batch(c, RecordBatch(values, first), out_batched)
         elif step == "barrier":
             c = data.draw(
                 st.sampled_from([c for c in open_inputs if barriers[c] < started()]),
@@ -193,24 +190,24 @@ def test_a_batch_is_its_records_one_by_one(case: str, protocol: str, data: st.Da
             )
             barriers[c] += 1
             m = barrier(barriers[c])
-            controls_one += one.deliver(c, m, sent_one)
-            controls_batched += batched.deliver(c, m, sent_batched)
+            one.deliver(c, m, out_one)
+            batched.deliver(c, m, out_batched)
         elif step == "entries":
             entries = data.draw(st.lists(spec.entries, min_size=1, max_size=6), label="entries")
             for e in entries:
-                one.emit(e, sent_one)
-            batched.emit_batch(entries, sent_batched)
+                one.emit(e, out_one)
+            batched.emit_batch(entries, out_batched)
         else:
             triggered += 1
-            controls_one += one.trigger(triggered, sent_one)
-            controls_batched += batched.trigger(triggered, sent_batched)
-        for ctl in controls_one:
+            one.trigger(triggered, out_one, 0)
+            batched.trigger(triggered, out_batched, 0)
+        for ctl in out_one.controls:
             if type(ctl) is Block:
                 blocked.add(ctl.channel)
             elif type(ctl) is Unblock:
                 blocked.discard(ctl.channel)
 
-    assert _per_channel(sent_batched) == _per_channel(sent_one)
-    assert list(map(_normal, controls_batched)) == controls_one
+    assert _per_channel(out_batched.sends) == _per_channel(out_one.sends)
+    assert list(map(_normal, out_batched.controls)) == out_one.controls
     assert batched.key() == one.key()
     assert batched.consumed == one.consumed
