@@ -162,7 +162,12 @@ def _sim_run(
 
 
 def _occurrences(job: Job) -> Counter[str]:
-    return Counter(w for log in job.inputs.values() for line in log for w in line.split())
+    words: Counter[str] = Counter()
+    for log in job.inputs.values():
+        for line in log:
+            assert isinstance(line, str)  # a word count reads lines of text
+            words.update(line.split())
+    return words
 
 
 def _duplicates(job: Job, output: Sequence[tuple[str, int]]) -> int:

@@ -408,7 +408,9 @@ def recovery(
 
     progress = progress or _quiet
     job = paper_job(scale, parallelism)
-    after = max(1, job.params["records"] // (3 * parallelism))
+    records = job.params["records"]
+    assert isinstance(records, int)
+    after = max(1, records // (3 * parallelism))
     rows = []
     for i, kind in enumerate(kinds):
         if kind not in ("raise", "kill"):
