@@ -47,3 +47,9 @@ _ = _._split_scope
 
 # http.server calls it for every request (tests/e2e/test_book.py serves the book quietly).
 _.log_message
+
+# plotly reads every key of a space-time annotation (views/timeline_figure.py's Annotation).
+from absnb.views import timeline_figure  # noqa: E402
+
+_ = timeline_figure.Annotation
+_ = (_.xref, _.yref, _.showarrow, _.bgcolor)

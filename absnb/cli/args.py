@@ -28,7 +28,7 @@ class StoreOnce(argparse._StoreAction):
         self,
         parser: argparse.ArgumentParser,
         namespace: argparse.Namespace,
-        values: Any,
+        values: object,
         option_string: str | None = None,
     ) -> None:
         given = namespace.__dict__.setdefault("_given_once", {})
@@ -39,7 +39,7 @@ class StoreOnce(argparse._StoreAction):
         setattr(namespace, self.dest, values)
 
 
-def _shown(value: Any) -> str:
+def _shown(value: object) -> str:
     """An option's value as written: ``B@3`` for a crash spec."""
     return "@".join(map(str, value)) if isinstance(value, tuple) else str(value)
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import argparse
 import json
-from typing import Any
 
 from absnb.cli.jobs import default_protocol, make_job
 from absnb.cli.progress import Progress
@@ -94,7 +93,9 @@ def cmd_explore(args: argparse.Namespace) -> int:
     return 0 if result.ok else 1
 
 
-def exploration_json(world: World, result: Exploration, args: argparse.Namespace) -> dict[str, Any]:
+def exploration_json(
+    world: World, result: Exploration, args: argparse.Namespace
+) -> dict[str, object]:
     """The exploration as one JSON object."""
     return {
         "job": world.job.builder,

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
 
 from absnb.jobs import build_job
 from absnb.jobs.base import Job
@@ -37,7 +36,7 @@ def make_job(args: argparse.Namespace, lines: list[list[str]] | None = None) -> 
     return build_job(args.job, **params)
 
 
-def job_params(args: argparse.Namespace) -> dict[str, Any]:
+def job_params(args: argparse.Namespace) -> dict[str, object]:
     """The builder arguments the options give a built-in job."""
     if args.sink is not None and args.job != "word_count":
         args.subparser.error("--sink applies to --job word_count only")
@@ -47,7 +46,7 @@ def job_params(args: argparse.Namespace) -> dict[str, Any]:
         for option, value in (("--transfers", args.transfers), ("--accounts", args.accounts)):
             if value is not None:
                 args.subparser.error(f"{option} applies to --job bank_transfer only")
-        params: dict[str, Any] = {} if args.sink is None else {"sink": args.sink}
+        params: dict[str, object] = {} if args.sink is None else {"sink": args.sink}
         n = args.parallelism
         if n is not None and args.job == "word_count":
             params.update(sources=n, counters=n, sinks=n)

@@ -5,7 +5,11 @@ from __future__ import annotations
 
 import sys
 import time
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, NoReturn, TextIO
+
+if TYPE_CHECKING:
+    from tqdm import tqdm
+
 
 CHECK_EVERY = 1024
 """Updates between two looks at the clock (plain text)."""
@@ -40,7 +44,7 @@ class Progress:
         self.count = 0
         self.lines = 0
         self._last = time.monotonic()
-        self._bar: Any = None
+        self._bar: tqdm[NoReturn] | None = None
         if bar is None:
             bar = bool(getattr(self.stream, "isatty", lambda: False)())
         if bar:

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TypeVar
 
 from absnb.core.ids import ChannelId, TaskId
 from absnb.i18n import gettext as _
@@ -26,6 +27,8 @@ from absnb.sim.checks import (
 from absnb.sim.format import show_value
 from absnb.sim.trace import TraceHeader
 from absnb.sim.world import World
+
+K = TypeVar("K")
 
 OUTPUT_SHOWN = 12
 """How many output records the text report lists before it says how many more."""
@@ -138,7 +141,7 @@ class Report:
     verdicts: Verdicts
     schedule: str = ""
     notes: list[str] = field(default_factory=list)
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, object] = field(default_factory=dict)
     aborted: dict[int, str] = field(default_factory=dict)
     times: list[float] | None = None
     unfired: bool = False
@@ -182,7 +185,7 @@ def report_lines(report: Report) -> list[str]:
     return lines
 
 
-def in_transit(world: World) -> dict[str, list[Any]]:
+def in_transit(world: World) -> dict[str, list[object]]:
     """What is still in transit at the end (a stopped script, a deadlock), by channel."""
     return {str(c): world.channel_values(c) for c, q in world.channels.items() if q}
 
@@ -261,7 +264,7 @@ def verdict_lines(v: Verdicts, aborted: int = 0) -> list[str]:
     return lines
 
 
-def show_state(value: Any) -> str:
+def show_state(value: object) -> str:
     """An operator state or record for the text report."""
     if isinstance(value, dict):
         items = sorted(value.items(), key=lambda kv: str(kv[0]))
@@ -271,7 +274,7 @@ def show_state(value: Any) -> str:
     return show_value(value)
 
 
-def show_output(output: Any) -> str:
+def show_output(output: object) -> str:
     """The job's output: ``A=6,800, B=8,200`` or ``11 records: (be, 1), ...``."""
     if isinstance(output, dict):
         return ", ".join(f"{k}={show_state(x)}" for k, x in output.items())
@@ -283,7 +286,7 @@ def show_output(output: Any) -> str:
 
 
 # -- JSON --------------------------------------------------------------------------------------
-def report_json(report: Report) -> dict[str, Any]:
+def report_json(report: Report) -> dict[str, object]:
     """The report as one JSON-ready object."""
     world, v = report.world, report.verdicts
     g = world.graph
@@ -311,14 +314,14 @@ def report_json(report: Report) -> dict[str, Any]:
             "all_hold": v.hold(),
         },
         "steps": world.clock,
-        **json_safe(report.extra),
+        **json_object(report.extra),
     }
 
 
-def snapshot_json(done: CompletedCheckpoint, times: list[float] | None = None) -> dict[str, Any]:
+def snapshot_json(done: CompletedCheckpoint, times: list[float] | None = None) -> dict[str, object]:
     """One completed snapshot as a JSON-ready object (with times, when the trace gave them)."""
     snap = done.snapshot
-    when: dict[str, Any] = {}
+    when: dict[str, object] = {}
     if times is not None:
         when = {
             "triggered_time": times[done.triggered_at],
@@ -337,7 +340,7 @@ def snapshot_json(done: CompletedCheckpoint, times: list[float] | None = None) -
     }
 
 
-def json_safe(value: Any) -> Any:
+def json_safe(value: object) -> object:
     """``value`` with dict keys as strings, tuples and sets as lists, ids as their names."""
     if isinstance(value, float) and value != value:
         return None  # NaN (an unknown duration) is not JSON
@@ -348,7 +351,7 @@ def json_safe(value: Any) -> Any:
     if isinstance(value, (TaskId, ChannelId)):
         return str(value)
     if isinstance(value, dict):
-        return {json_key(k): json_safe(x) for k, x in value.items()}
+        return json_object(value)
     if isinstance(value, (list, tuple)):
         return [json_safe(x) for x in value]
     if isinstance(value, (set, frozenset)):
@@ -358,7 +361,12 @@ def json_safe(value: Any) -> Any:
     return str(value)
 
 
-def json_key(key: Any) -> str:
+def json_object(value: Mapping[K, object]) -> dict[str, object]:
+    """A dict as a JSON object: :func:`json_key` of its keys, :func:`json_safe` of its values."""
+    return {json_key(k): json_safe(x) for k, x in value.items()}
+
+
+def json_key(key: object) -> str:
     """A dict key as a JSON object key: names as they are, numbers as digits, others as JSON."""
     if isinstance(key, (str, TaskId, ChannelId)):
         return str(key)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import shlex
 import sys
-from typing import Any
 
 from absnb.cli.drive import drive
 from absnb.cli.jobs import default_protocol, make_job
@@ -25,7 +24,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         from absnb.cli.spark import run_on_spark
 
         return run_on_spark(args)
-    spark_only: dict[str, Any] = {
+    spark_only: dict[str, object] = {
         "input": None,
         "master": "local[*]",
         "source_rate": None,

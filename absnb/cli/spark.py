@@ -12,7 +12,7 @@ import json
 import statistics
 import sys
 import warnings
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from absnb.cli.jobs import default_protocol, make_job
 from absnb.cli.report import json_safe, show_output
@@ -20,6 +20,9 @@ from absnb.core.errors import FailureNotFiredWarning
 from absnb.jobs.base import Job
 from absnb.protocols import get_protocol
 from absnb.sim.format import show_value
+
+if TYPE_CHECKING:
+    from absnb.runtime.spark.session import SparkSession
 
 DEFAULT_SECONDS = 1.0
 
@@ -146,7 +149,7 @@ def paced_rate(job: Job, interval: float) -> float:
     return longest / (5 * interval) if longest else 1.0
 
 
-def reference(spark: Any, job: Job, path: str | None) -> Any:
+def reference(spark: SparkSession, job: Job, path: str | None) -> object:
     """The failure-free output: the simulator's, or for text files Spark's own word count
     as running counts (every count from 1 to a word's total, once)."""
     if path is None:
@@ -199,7 +202,7 @@ def crash_line(crash: dict[str, Any]) -> str:
     return f"{line}; {crash['not_fired']}" if crash["not_fired"] else line
 
 
-def ms(seconds: Any) -> str:
+def ms(seconds: float | None) -> str:
     """``12 ms`` (or ``-`` when unknown)."""
     if seconds is None or seconds != seconds:
         return "-"

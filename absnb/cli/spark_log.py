@@ -15,7 +15,11 @@ import os
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from absnb.runtime.spark.session import SparkSession
+
 
 ENV_VAR = "ABSNB_SPARK_LOG"
 """Set to anything but ``0`` to see Spark's log as ``--verbose`` does."""
@@ -29,7 +33,7 @@ def wants_log(args: argparse.Namespace) -> bool:
     return bool(getattr(args, "verbose", False)) or os.environ.get(ENV_VAR, "") not in ("", "0")
 
 
-def start_session(master: str, args: argparse.Namespace) -> Any:
+def start_session(master: str, args: argparse.Namespace) -> SparkSession:
     """A Spark session on ``master``: quiet unless :func:`wants_log`."""
     if wants_log(args):
         from absnb.runtime.spark import default_session
@@ -40,7 +44,7 @@ def start_session(master: str, args: argparse.Namespace) -> Any:
     return quiet_session(master)
 
 
-def log_tail(spark: Any, lines: int = TAIL) -> str:
+def log_tail(spark: SparkSession, lines: int = TAIL) -> str:
     """The last ``lines`` lines of ``spark``'s log file, headed by its path ('' without one)."""
     path = spark.conf.get("absnb.jvm_log", None)
     if not path or not os.path.exists(path):
@@ -51,7 +55,7 @@ def log_tail(spark: Any, lines: int = TAIL) -> str:
 
 
 @contextmanager
-def shown_on_failure(spark: Any) -> Iterator[None]:
+def shown_on_failure(spark: SparkSession) -> Iterator[None]:
     """Write the tail of ``spark``'s log to stderr when the block raises, then re-raise."""
     try:
         yield

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from absnb.core.graph import Hash, JobGraph, stable_hash
@@ -83,11 +83,15 @@ class SlowKeyedCount(KeyedCount):
         super().__init__(key=word)
         self.delay = delay
 
-    def process(self, state: Any, value: Any) -> tuple[Any, Any]:
+    def process(
+        self, state: dict[Hashable, int], value: object
+    ) -> tuple[dict[Hashable, int], Sequence[object]]:
         time.sleep(self.delay)
         return super().process(state, value)
 
-    def process_batch(self, state: Any, values: Any) -> tuple[Any, list[Any]]:
+    def process_batch(
+        self, state: dict[Hashable, int], values: Sequence[Any]
+    ) -> tuple[dict[Hashable, int], list[object]]:
         time.sleep(self.delay * len(values))
         return super().process_batch(state, values)
 
@@ -162,7 +166,12 @@ def _sim_run(
 
 
 def _occurrences(job: Job) -> Counter[str]:
-    return Counter(w for log in job.inputs.values() for line in log for w in line.split())
+    words: Counter[str] = Counter()
+    for log in job.inputs.values():
+        for line in log:
+            assert isinstance(line, str)  # a word count reads lines of text
+            words.update(line.split())
+    return words
 
 
 def _duplicates(job: Job, output: Sequence[tuple[str, int]]) -> int:

@@ -126,7 +126,7 @@ def run_bench(
     result = BenchResult(
         scale,
         repeats=repeats,
-        master=rt.spark.sparkContext.master,
+        master=str(rt.spark.sparkContext.master),  # a live context's master URL
         storage_latency=rt.storage.write_latency,
         min_pause=min_pause,
     )

@@ -118,7 +118,7 @@ def text_lines(scale: float = 1.0, parallelism: int = 4) -> list[list[str]]:
     return [lines[i::parallelism] for i in range(parallelism)]
 
 
-class FinalCountSink(Operator):
+class FinalCountSink(Operator[dict[str, int]]):
     """A word count sink that keeps the latest count of every word (at the end: the final
     counts). Its state grows with the vocabulary, not with the output, as a sink writing to
     an external store would; the teaching sink (``CollectSink``) keeps every record, so its
@@ -130,12 +130,16 @@ class FinalCountSink(Operator):
     def initial_state(self) -> dict[str, int]:
         return {}
 
-    def process(self, state: dict[str, int], value: Any) -> tuple[Any, Sequence[Any]]:
+    def process(
+        self, state: dict[str, int], value: tuple[str, int]
+    ) -> tuple[dict[str, int], Sequence[object]]:
         word, n = value
         state[word] = n  # the latest: a word's counts come from one counter, in order
         return state, ()
 
-    def process_batch(self, state: dict[str, int], values: Sequence[Any]) -> tuple[Any, list[Any]]:
+    def process_batch(
+        self, state: dict[str, int], values: Sequence[tuple[str, int]]
+    ) -> tuple[dict[str, int], list[object]]:
         """:meth:`process` of each pair in turn: the batch's last count of each word wins
         (one ``dict.update``, no Python step per record)."""
         state.update(values)
@@ -208,7 +212,7 @@ def run_row(
     }
 
 
-def _median_of(df: Any, column: str) -> float | None:
+def _median_of(df: pd.DataFrame, column: str) -> float | None:
     if not len(df):
         return None
     values = df[column].dropna().astype(float)
@@ -408,7 +412,9 @@ def recovery(
 
     progress = progress or _quiet
     job = paper_job(scale, parallelism)
-    after = max(1, job.params["records"] // (3 * parallelism))
+    records = job.params["records"]
+    assert isinstance(records, int)
+    after = max(1, records // (3 * parallelism))
     rows = []
     for i, kind in enumerate(kinds):
         if kind not in ("raise", "kill"):

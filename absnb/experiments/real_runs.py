@@ -17,11 +17,20 @@ Each returns a :class:`RealRun`: the run, its facts, and ``show()`` (``absnb.vie
 from __future__ import annotations
 
 import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from absnb import datasets
 from absnb.jobs.word_count import word_count
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from absnb.jobs.base import Job
+    from absnb.runtime.failures import Failure
+    from absnb.runtime.spark import SparkRun, SparkRuntime
+    from absnb.views.run_view import RunView
 
 INTERVAL = 0.3
 """Seconds between checkpoints: several checkpoints in a run of about two seconds."""
@@ -31,17 +40,17 @@ BUSY_RATE = 40_000
 """Lines a second each source reads in :func:`unaligned_beside_aligned`: fast enough that
 records queue on the channels (the unaligned run's ``overtaken`` count shows them)."""
 
-_RUNTIMES: dict[str, Any] = {}
+_RUNTIMES: dict[str, SparkRuntime] = {}
 
 
 @dataclass
 class RealRun:
     """A real run and the facts its cells assert (each computed from the run's own log)."""
 
-    run: Any
+    run: SparkRun
     facts: dict[str, Any] = field(default_factory=dict)
 
-    def show(self, **kwargs: Any) -> Any:
+    def show(self, **kwargs: Any) -> RunView:
         """The run drawn (:func:`absnb.views.show_run`); ``window=self.facts['window']``
         for the close up."""
         from absnb.views import show_run
@@ -49,7 +58,7 @@ class RealRun:
         return show_run(self.run, **kwargs)
 
 
-def runtime(master: str = "local[2]") -> Any:
+def runtime(master: str = "local[2]") -> SparkRuntime:
     """One :class:`~absnb.runtime.spark.SparkRuntime` per master, made on first use."""
     if master not in _RUNTIMES:
         from absnb.runtime.spark import SparkRuntime
@@ -64,7 +73,7 @@ def lines() -> list[list[str]]:
     return [parts[0] + parts[2], parts[1] + parts[3]]
 
 
-def _run(job: Any, protocol: str, failures: Any = (), **kwargs: Any) -> Any:
+def _run(job: Job, protocol: str, failures: Sequence[Failure] = (), **kwargs: Any) -> SparkRun:
     from absnb.runtime.spark import quiet_task_failures
 
     rt = kwargs.pop("rt", None) or runtime()
@@ -74,7 +83,7 @@ def _run(job: Any, protocol: str, failures: Any = (), **kwargs: Any) -> Any:
         return rt.run(job, protocol, failures=list(failures), **kwargs)
 
 
-def _first_window(df: Any) -> tuple[float, float]:
+def _first_window(df: pd.DataFrame) -> tuple[float, float]:
     """From the first checkpoint's trigger to its completion, a little on either side."""
     return _window(df, int(df[df.kind == "completed"].checkpoint.min()))
 
@@ -121,14 +130,14 @@ def _widest_alignment(df: Any, checkpoint_of: Any) -> dict[str, Any]:
     return {"shown": n, "window": windows[n]}
 
 
-def _window(df: Any, n: int) -> tuple[float, float]:
+def _window(df: pd.DataFrame, n: int) -> tuple[float, float]:
     """Checkpoint ``n`` from its trigger to its completion, a little on either side."""
     began = float(df[(df.kind == "triggered") & (df.checkpoint == n)].time.min())
     ended = float(df[(df.kind == "completed") & (df.checkpoint == n)].time.min())
     return began - 0.002, ended + 0.002
 
 
-def _checkpoint_at(df: Any) -> Any:
+def _checkpoint_at(df: pd.DataFrame) -> Any:
     """``(time, task) -> the checkpoint whose snapshot the task took next``."""
     snaps = df[df.kind == "snapshot"]
 
@@ -181,7 +190,7 @@ def two_phase_commit_run(
     df = run.events
     mine = df[(df.task == "sink[0]") & (df.attempt == 0)]
 
-    def times(frame: Any) -> dict[int, float]:
+    def times(frame: pd.DataFrame) -> dict[int, float]:
         return {int(r.checkpoint): float(r.time) for r in frame.itertuples()}
 
     commits = mine[(mine.kind == "commit")]

@@ -16,7 +16,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
-from typing import Any, TypeVar
+from typing import ParamSpec, TypeVar
 
 from absnb.i18n.catalogs import LANGUAGES, translations
 
@@ -32,6 +32,7 @@ __all__ = [
 ]
 
 R = TypeVar("R")
+P = ParamSpec("P")
 
 _current = "en"
 
@@ -80,13 +81,13 @@ def speaking(lang: str | None) -> AbstractContextManager[None]:
     return language(lang) if lang is not None else nullcontext()
 
 
-def in_own_language(method: Callable[..., R]) -> Callable[..., R]:
+def in_own_language(method: Callable[P, R]) -> Callable[P, R]:
     """A method that runs in its object's ``lang`` (None: the language set)."""
 
     @functools.wraps(method)
-    def speaking_method(self: Any, *args: Any, **kwargs: Any) -> R:
-        with speaking(getattr(self, "lang", None)):
-            return method(self, *args, **kwargs)
+    def speaking_method(*args: P.args, **kwargs: P.kwargs) -> R:
+        with speaking(getattr(args[0], "lang", None)):  # args[0]: the method's self
+            return method(*args, **kwargs)
 
     return speaking_method
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 from absnb.core.errors import UnknownJobError
 from absnb.jobs.bank_transfer import bank_transfer
@@ -20,7 +19,7 @@ BUILDERS: dict[str, Callable[..., Job]] = {
 }
 
 
-def build_job(name: str, **params: Any) -> Job:
+def build_job(name: str, **params: object) -> Job:
     """Build the job ``name`` (``word_count``, ``bank_transfer``, ``cyclic`` or
     ``paper_topology``)."""
     key = name.replace("-", "_")

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import random
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
 
 from absnb.core import validate
 from absnb.core.errors import GraphError, InvalidTypeError, TransferRefusedError
@@ -76,7 +75,7 @@ def bank_transfer(
     else:
         logs = _given_logs(accounts, outgoing, transfers)
     inputs = {graph.task(n): tuple(logs[n]) for n in names}
-    params = {
+    params: dict[str, object] = {
         "accounts": accounts,
         "links": [list(p) for p in pairs],
         "transfers": transfers if isinstance(transfers, int) else [list(t) for t in transfers],
@@ -109,7 +108,7 @@ def _checked_accounts(
     return checked
 
 
-def _links(links: Any) -> list[tuple[str, str]]:
+def _links(links: object) -> list[tuple[str, str]]:
     """``links`` as (src, dst) pairs; anything else (a string, a 1- or 3-tuple) refused."""
     if isinstance(links, str) or not isinstance(links, Iterable):
         raise InvalidTypeError(f"links must be a list of (src, dst) pairs, not {links!r:.80}")

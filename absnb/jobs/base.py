@@ -5,7 +5,6 @@ from __future__ import annotations
 import copy
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
 
 from absnb.core.errors import GraphError, InvalidTypeError
 from absnb.core.graph import ExecutionGraph
@@ -25,9 +24,9 @@ class Job:
     """
 
     builder: str
-    params: dict[str, Any]
+    params: dict[str, object]
     graph: ExecutionGraph
-    inputs: Mapping[TaskId, Sequence[Any]] = field(default_factory=dict)
+    inputs: Mapping[TaskId, Sequence[object]] = field(default_factory=dict)
     total: int | None = None
 
     def __post_init__(self) -> None:
@@ -71,7 +70,7 @@ class Job:
         }
         return replace(self, graph=graph)
 
-    def output(self, states: dict[TaskId, Any]) -> Any:
+    def output(self, states: Mapping[TaskId, object]) -> list[object] | dict[str, object]:
         """The job's result from task states: every sink's records (sorted, so that two
         schedules compare equal), or for a job without sinks the processes' states."""
         sinks = [t for t in self.graph.tasks if self.graph.kind(t) == "sink"]
@@ -89,7 +88,7 @@ class Job:
             return sorted(values, key=repr)
 
 
-def runnable_job(job: Any, where: str) -> Job:
+def runnable_job(job: object, where: str) -> Job:
     """``job`` checked for a runtime: a :class:`Job` whose every operator has a function.
     The simulator's ``World(...)`` and ``SparkRuntime.run`` make this one check, so a user
     gets the same error from either.

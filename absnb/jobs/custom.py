@@ -12,7 +12,8 @@ import os
 import sys
 from collections.abc import Callable
 from dataclasses import replace
-from typing import Any
+from types import ModuleType
+from typing import cast
 
 from absnb.core.errors import UnknownJobError
 from absnb.jobs.base import Job
@@ -43,17 +44,17 @@ def load_builder(spec: str) -> Callable[..., Job]:
             f"cannot import module {module!r} of job {spec!r} ({e}): run from the folder "
             "that holds it, or install it"
         ) from None
-    fn: Any = mod
+    fn: object = mod
     for part in name.split("."):
         fn = getattr(fn, part, None)
     if not callable(fn):
         raise UnknownJobError(
             f"module {module!r} has no function {name!r} (job {spec!r}): write {EXAMPLE}"
         )
-    return fn  # type: ignore[no-any-return]  # a user's callable; its result is checked
+    return cast("Callable[..., Job]", fn)  # a user's callable; its result is checked
 
 
-def _import(module: str) -> Any:
+def _import(module: str) -> ModuleType:
     try:
         return importlib.import_module(module)
     except ModuleNotFoundError as e:
@@ -64,7 +65,7 @@ def _import(module: str) -> Any:
         return importlib.import_module(module)
 
 
-def build_custom(spec: str, **params: Any) -> Job:
+def build_custom(spec: str, **params: object) -> Job:
     """Call the builder ``spec`` names with ``params``; the job records ``spec`` as its
     builder (and ``params``), so a trace of its run can build it again.
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from numbers import Integral
-from typing import Any
 
 from absnb.core.errors import GraphError
 from absnb.core.graph import Hash, JobGraph
@@ -20,30 +19,32 @@ from absnb.operators import CollectSink, Operator, Source, To
 DEFAULT_NUMBERS = (3, 5, 6, 7)
 
 
-def loop_key(value: Any) -> Any:
+def loop_key(value: int | tuple[int, int, int]) -> int:
     """Records are partitioned by the number they started from."""
     return value if isinstance(value, int) else value[0]
 
 
-class LoopHead(Operator):
+class LoopHead(Operator[int]):
     """Where new numbers enter the loop and iterations come back. State: numbers admitted."""
 
     def initial_state(self) -> int:
         return 0
 
-    def process(self, state: int, value: Any) -> tuple[Any, Sequence[Any]]:
+    def process(
+        self, state: int, value: int | tuple[int, int, int]
+    ) -> tuple[int, Sequence[object]]:
         if isinstance(value, int):
             return state + 1, ((value, value, 0),)
         return state, (value,)
 
 
-class CollatzStep(Operator):
+class CollatzStep(Operator[int]):
     """One iteration: n/2 or 3n+1, back to the head until 1, then out. State: iterations."""
 
     def initial_state(self) -> int:
         return 0
 
-    def process(self, state: int, value: tuple[int, int, int]) -> tuple[Any, Sequence[Any]]:
+    def process(self, state: int, value: tuple[int, int, int]) -> tuple[int, Sequence[object]]:
         start, n, steps = value
         if n == 1:
             return state, (To("sink", (start, steps)),)

@@ -25,13 +25,16 @@ is small enough for the simulator; :func:`paper_topology` with ``records=4_000_0
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from typing import Any, overload
+from typing import TYPE_CHECKING, cast, overload
 
 from absnb.core.graph import Hash, JobGraph, Rebalance
 from absnb.jobs.base import Job
 from absnb.operators.base import Operator
 from absnb.operators.keyed_state import IncrementalKeyed, KeyedState
 from absnb.operators.library import Map, Source
+
+if TYPE_CHECKING:
+    from absnb.core.ids import TaskId
 
 _MASK = (1 << 64) - 1
 _GAMMA = 0x9E3779B97F4A7C15
@@ -105,7 +108,7 @@ class GeneratedLog(Sequence[int]):
         out: list[int] = (z ^ (z >> u(31))).tolist()
         return out
 
-    def __reduce__(self) -> tuple[Any, ...]:
+    def __reduce__(self) -> tuple[type[GeneratedLog], tuple[int, int, int]]:
         return GeneratedLog, (self.seed, self.source, self.length)
 
     def __repr__(self) -> str:
@@ -149,12 +152,12 @@ class FastMap(Map):
 
     emits_to = False
 
-    def process_batch(self, state: Any, values: Sequence[Any]) -> tuple[Any, list[Any]]:
+    def process_batch(self, state: None, values: Sequence[object]) -> tuple[None, list[object]]:
         fn = self.fn
         return state, [fn(v) for v in values]
 
 
-class KeyedSum(IncrementalKeyed):
+class KeyedSum(IncrementalKeyed[dict[int, int]]):
     """``sum_per_key``: the running total of the amounts per key; emits ``(key, total)``.
     State: ``{key: total}``, a per-key aggregate (the paper's operator state); with
     ``incremental``, a :class:`~absnb.operators.keyed_state.KeyedState` whose snapshots
@@ -168,29 +171,33 @@ class KeyedSum(IncrementalKeyed):
     def initial_state(self) -> dict[int, int]:
         return KeyedState() if self.incremental else {}
 
-    def process(self, state: dict[int, int], value: Any) -> tuple[Any, Sequence[Any]]:
+    def process(
+        self, state: dict[int, int], value: tuple[int, int]
+    ) -> tuple[dict[int, int], Sequence[object]]:
         key, amount = value
         total = state[key] = state.get(key, 0) + amount
         if isinstance(state, KeyedState):
             state.note(((key, total),))
         return state, ((key, total),)
 
-    def process_batch(self, state: dict[int, int], values: Sequence[Any]) -> tuple[Any, list[Any]]:
+    def process_batch(
+        self, state: dict[int, int], values: Sequence[tuple[int, int]]
+    ) -> tuple[dict[int, int], list[object]]:
         get = state.get
-        outs: list[Any] = []
+        outs: list[object] = []
         append = outs.append
         for key, amount in values:
             total = state[key] = get(key, 0) + amount
             append((key, total))
         if isinstance(state, KeyedState):
-            state.note(outs)
+            state.note(cast("list[tuple[int, int]]", outs))  # the (key, total) pairs above
         return state, outs
 
     def __repr__(self) -> str:
         return f"KeyedSum(incremental={self.incremental})" if self.incremental else "KeyedSum()"
 
 
-class GroupCount(Operator):
+class GroupCount(Operator[dict[int, int]]):
     """``count_per_group``: the number of updates per group; emits ``(group, count)``.
     State: ``{group: count}``."""
 
@@ -199,13 +206,15 @@ class GroupCount(Operator):
     def initial_state(self) -> dict[int, int]:
         return {}
 
-    def process(self, state: dict[int, int], value: int) -> tuple[Any, Sequence[Any]]:
+    def process(self, state: dict[int, int], value: int) -> tuple[dict[int, int], Sequence[object]]:
         n = state[value] = state.get(value, 0) + 1
         return state, ((value, n),)
 
-    def process_batch(self, state: dict[int, int], values: Sequence[int]) -> tuple[Any, list[Any]]:
+    def process_batch(
+        self, state: dict[int, int], values: Sequence[int]
+    ) -> tuple[dict[int, int], list[object]]:
         get = state.get
-        outs: list[Any] = []
+        outs: list[object] = []
         append = outs.append
         for g in values:
             n = state[g] = get(g, 0) + 1
@@ -213,7 +222,7 @@ class GroupCount(Operator):
         return state, outs
 
 
-class LatestCountSink(Operator):
+class LatestCountSink(Operator[dict[int, int]]):
     """The sink: the highest count it has received per group (counts only grow, so at the
     end: each group's count). The output merges its tasks (``rebalance`` spreads a group's
     updates over all of them): one ``(group, count)`` per group."""
@@ -224,20 +233,24 @@ class LatestCountSink(Operator):
     def initial_state(self) -> dict[int, int]:
         return {}
 
-    def process(self, state: dict[int, int], value: Any) -> tuple[Any, Sequence[Any]]:
+    def process(
+        self, state: dict[int, int], value: tuple[int, int]
+    ) -> tuple[dict[int, int], Sequence[object]]:
         group, n = value
         if n > state.get(group, 0):
             state[group] = n
         return state, ()
 
-    def process_batch(self, state: dict[int, int], values: Sequence[Any]) -> tuple[Any, list[Any]]:
+    def process_batch(
+        self, state: dict[int, int], values: Sequence[tuple[int, int]]
+    ) -> tuple[dict[int, int], list[object]]:
         get = state.get
         for group, n in values:
             if n > get(group, 0):
                 state[group] = n
         return state, []
 
-    def output(self, states: Sequence[dict[int, int]]) -> list[Any]:
+    def output(self, states: Sequence[dict[int, int]]) -> list[tuple[int, int]]:
         merged: dict[int, int] = {}
         for state in states:
             for group, n in state.items():
@@ -309,11 +322,17 @@ def paper_topology(
     g.connect("to_group", "count_per_group", Hash(itself))
     g.connect("count_per_group", "sink", Rebalance())
     graph = g.compile()
-    inputs: dict[Any, Any] = {
+    inputs: dict[TaskId, Sequence[int]] = {
         t: GeneratedLog(seed, t.subtask, records // p + (t.subtask < records % p))
         for t in graph.tasks_of("source")
     }
-    params = {"parallelism": p, "records": records, "keys": keys, "groups": groups, "seed": seed}
+    params: dict[str, object] = {
+        "parallelism": p,
+        "records": records,
+        "keys": keys,
+        "groups": groups,
+        "seed": seed,
+    }
     if incremental:
         params["incremental"] = True
     return Job("paper_topology", params, graph, inputs)
@@ -323,9 +342,11 @@ def expected_output(job: Job) -> list[tuple[int, int]]:
     """The job's failure-free answer, computed straight from its generated input (no
     dataflow): for each group, how many records have a key in it."""
     keys, groups = job.params["keys"], job.params["groups"]
+    assert isinstance(keys, int)
+    assert isinstance(groups, int)
     counts: dict[int, int] = {}
     for log in job.inputs.values():
-        for record in log:
+        for record in cast("Sequence[int]", log):  # the generated records (GeneratedLog)
             group = (record % keys) % groups
             counts[group] = counts.get(group, 0) + 1
     return sorted(counts.items())

@@ -73,13 +73,17 @@ def word_count(
     g = JobGraph("word_count")
     g.add("source", "source", Source(split=split_words), sources)
     g.add("count", "operator", KeyedCount(key=word), counters)
-    function, name = make_sink(sink)
+    function, sink_name = make_sink(sink)
     g.add("sink", "sink", function, sinks)
     g.connect("source", "count", Hash(word))
     g.connect("count", "sink")
     graph = g.compile()
     inputs = {t: tuple(lines[t.subtask]) for t in graph.tasks_of("source")}
-    params = {"lines": [list(p) for p in lines], "counters": counters, "sinks": sinks}
-    if name is not None:
-        params["sink"] = name
+    params: dict[str, object] = {
+        "lines": [list(p) for p in lines],
+        "counters": counters,
+        "sinks": sinks,
+    }
+    if sink_name is not None:
+        params["sink"] = sink_name
     return Job("word_count", params, graph, inputs)

@@ -6,27 +6,38 @@ that runs it, so the same operator serves every task of its operator and every r
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
+from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, NamedTuple, cast
 
 from absnb.core.validate import operator_result
 
 if TYPE_CHECKING:
+    # A TypeVar with a default (PEP 696): a bare ``Operator`` is an operator whose state
+    # type is not known where it is held (a graph holds operators of every state type).
+    # typing gains ``default`` in Python 3.13; at run time the default is not needed.
+    from typing_extensions import TypeVar
+
     from absnb.core.ids import TaskId
+
+    S = TypeVar("S", default=Any)
+else:
+    from typing import TypeVar
+
+    S = TypeVar("S")
 
 
 class To(NamedTuple):
     """An output sent only along the edge to operator ``target`` (e.g. loop or exit)."""
 
     target: str
-    value: Any
+    value: object
 
 
 def _each(
-    step: Callable[[Any, Any], tuple[Any, Sequence[Any]]], state: Any, items: Sequence[Any]
-) -> tuple[Any, list[Any]]:
+    step: Callable[[S, object], tuple[S, Sequence[object]]], state: S, items: Sequence[object]
+) -> tuple[S, list[object]]:
     """``step`` of each of ``items`` in turn, from ``state``: the last state, all outputs."""
-    outs: list[Any] = []
+    outs: list[object] = []
     for item in items:
         result = step(state, item)
         if type(result) is not tuple or len(result) != 2 or type(result[1]) not in (list, tuple):
@@ -39,13 +50,16 @@ def _each(
     return state, outs
 
 
-class Operator:
-    """A stateful user function.
+class Operator(Generic[S]):
+    """A stateful user function, generic in its state ``S``.
 
     Subclasses override :meth:`process` (records from input channels) and, for sources and
     processes, :meth:`act` (one entry of the task's own replayable input log).
     ``process`` may update a mutable state in place and return it; ``copy_state`` must then
     copy deeply enough that a snapshot never changes afterwards.
+
+    Records (``value``) and input log entries (``entry``) are the user's values: a subclass
+    names their types in its own signatures.
     """
 
     kind: ClassVar[str] = "operator"
@@ -56,39 +70,40 @@ class Operator:
     """True for sinks that write to a system outside the job (the simulator then makes each
     notify-checkpoint-complete a step of its own)."""
 
-    def initial_state(self) -> Any:
-        """The state before any record (also what recovery without a checkpoint restores)."""
-        return None
+    def initial_state(self) -> S:
+        """The state before any record (also what recovery without a checkpoint restores).
+        By default None, the state of an operator that keeps none (``Operator[None]``)."""
+        return cast("S", None)
 
-    def process(self, state: Any, value: Any) -> tuple[Any, Sequence[Any]]:
+    def process(self, state: S, value: Any) -> tuple[S, Sequence[object]]:
         """F_t(S, r) -> (S', D): consume one record, return the new state and the outputs."""
         raise NotImplementedError
 
-    def act(self, state: Any, entry: Any) -> tuple[Any, Sequence[Any]]:
+    def act(self, state: S, entry: Any) -> tuple[S, Sequence[object]]:
         """Consume one entry of the task's own input log (sources and processes)."""
         raise TypeError(f"{type(self).__name__} has no input log of its own")
 
-    def waits(self, state: Any, entry: Any) -> str | None:
+    def waits(self, state: S, entry: Any) -> str | None:
         """Why the next entry of the task's own input log cannot be consumed yet in
         ``state`` (the simulator then leaves it disabled), or None. By default never."""
         return None
 
-    def process_batch(self, state: Any, values: Sequence[Any]) -> tuple[Any, list[Any]]:
+    def process_batch(self, state: S, values: Sequence[Any]) -> tuple[S, list[object]]:
         """:meth:`process` of each of ``values`` in turn, outputs in order (the real runtime
         calls this, once per batch). Override it only to do the same faster."""
         return _each(self.process, state, values)
 
-    def act_batch(self, state: Any, entries: Sequence[Any]) -> tuple[Any, list[Any]]:
+    def act_batch(self, state: S, entries: Sequence[Any]) -> tuple[S, list[object]]:
         """:meth:`act` of each of ``entries`` in turn, outputs in order."""
         return _each(self.act, state, entries)
 
-    def copy_state(self, state: Any) -> Any:
+    def copy_state(self, state: S) -> S:
         """A copy that later updates of ``state`` do not change."""
         if isinstance(state, dict | list | set):
-            return state.copy()
+            return cast("S", state.copy())  # a container of the same type
         return state
 
-    def freeze(self, state: Any) -> Any:
+    def freeze(self, state: S) -> object:
         """A hashable value equal for equal states (worlds are compared and hashed)."""
         if isinstance(state, dict):
             try:
@@ -101,39 +116,39 @@ class Operator:
             return frozenset(state)
         return state
 
-    def initialize_state(self, task: TaskId, state: Any, recovering: bool) -> Any:
+    def initialize_state(self, task: TaskId, state: S, recovering: bool) -> S:
         """The task starts (``state`` is :meth:`initial_state`) or restarts after a failure
         (``recovering``; ``state`` is restored from a checkpoint, or initial if there was
         none). Flink: ``initializeState``. Returns the state to run with."""
         return state
 
-    def snapshot_state(self, state: Any, checkpoint_id: int) -> Any:
+    def snapshot_state(self, state: S, checkpoint_id: int) -> S:
         """The task takes its snapshot for ``checkpoint_id`` now (Flink: ``snapshotState``);
         returns the state to store, which the task keeps running with."""
         return state
 
-    def notify_checkpoint_complete(self, state: Any, checkpoint_id: int) -> Any:
+    def notify_checkpoint_complete(self, state: S, checkpoint_id: int) -> S:
         """Checkpoint ``checkpoint_id`` is complete everywhere; returns the new state."""
         return state
 
-    def notify_checkpoint_aborted(self, state: Any, checkpoint_id: int) -> Any:
+    def notify_checkpoint_aborted(self, state: S, checkpoint_id: int) -> S:
         """Checkpoint ``checkpoint_id`` was aborted; returns the new state."""
         return state
 
-    def end_input(self, state: Any) -> Any:
+    def end_input(self, state: S) -> S:
         """The task has consumed all of its input and is about to stop (the Spark runtime's
         hosts call it as they end; Flink: ``endInput``). Returns the final state."""
         return state
 
-    def uncommitted(self, state: Any) -> int:
+    def uncommitted(self, state: S) -> int:
         """Output not yet visible outside the job (a transactional sink's open and pending
         transactions); a final checkpoint at the end of the input commits it."""
         return 0
 
-    def output(self, states: Sequence[Any]) -> list[Any]:
+    def output(self, states: Sequence[S]) -> Sequence[object]:
         """A sink's output, from the states of its tasks (by default each state is the list
         of records it collected); sinks writing to an external system read it there."""
-        return [v for state in states for v in state]
+        return [v for state in states for v in cast("Iterable[object]", state)]
 
     def describe(self) -> str:
         """A short name for views."""

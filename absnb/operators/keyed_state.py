@@ -19,35 +19,38 @@ keeps plain dict states.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Hashable, Iterable, Mapping
+from typing import Any, Generic, TypeVar
 
 from absnb.core.incremental import IncrementalState
-from absnb.operators.base import Operator
+from absnb.operators.base import Operator, S
+
+K = TypeVar("K", bound=Hashable)
+V = TypeVar("V")
 
 MAX_DEPTH = 32
 """The longest chain of incremental snapshots on one full snapshot."""
 
 
-class KeyedState(dict[Any, Any]):
+class KeyedState(dict[K, V], Generic[K, V]):
     """A dict of per-key state with what changed since the last snapshot; keys are never
     removed (the per-key aggregates of the paper's job only grow)."""
 
     __slots__ = ("_all", "_base", "_bases", "_pending", "changed", "taking")
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.changed: dict[Any, Any] = {}
+    def __init__(self, entries: Mapping[K, V] | Iterable[tuple[K, V]] = (), /) -> None:
+        super().__init__(entries)
+        self.changed: dict[K, V] = {}
         """The entries updated since the last snapshot, with their values now (:meth:`note`)."""
         self.taking: int | None = None
         """The checkpoint whose snapshot the next :meth:`Operator.copy_state` takes."""
         self._all = False  # so much changed that the next snapshot is a full one anyway
         # the entries changed before each snapshot not yet confirmed (None: all of them)
-        self._pending: dict[int, dict[Any, Any] | None] = {}
+        self._pending: dict[int, dict[K, V] | None] = {}
         self._bases: dict[int, tuple[int, int]] = {}  # checkpoint -> (depth, chain entries)
         self._base: int | None = None
 
-    def note(self, entries: Iterable[tuple[Any, Any]]) -> None:
+    def note(self, entries: Iterable[tuple[K, V]]) -> None:
         """The operator set these ``(key, value)`` entries (once a batch; the last value of
         a key wins, as in the state). When more than half the keys changed, the next
         snapshot will be full: noting stops until it is taken."""
@@ -58,10 +61,10 @@ class KeyedState(dict[Any, Any]):
         if 2 * len(changed) > len(self):
             self._all, self.changed = True, {}
 
-    def __reduce__(self) -> tuple[Any, tuple[dict[Any, Any]]]:
+    def __reduce__(self) -> tuple[type[KeyedState[K, V]], tuple[dict[K, V]]]:
         return KeyedState, (dict(self),)  # a final state sent to the driver: the entries
 
-    def __delitem__(self, key: Any) -> None:
+    def __delitem__(self, key: K) -> None:
         raise TypeError("KeyedState keys are never removed (incremental snapshots hold updates)")
 
     def take(self, checkpoint_id: int) -> IncrementalState:
@@ -95,9 +98,9 @@ class KeyedState(dict[Any, Any]):
         self._pending = {n: k for n, k in self._pending.items() if n > checkpoint_id}
         self._bases = {n: b for n, b in self._bases.items() if n >= checkpoint_id}
 
-    def copy(self) -> KeyedState:
+    def copy(self) -> KeyedState[K, V]:
         """A copy with the same base and pending changes (a cloned task's state)."""
-        new = KeyedState(self)
+        new: KeyedState[K, V] = KeyedState(self)
         new.changed = dict(self.changed)
         new._all = self._all
         new._pending = dict(self._pending)
@@ -106,7 +109,7 @@ class KeyedState(dict[Any, Any]):
         return new
 
     @classmethod
-    def restored(cls, snapshot: IncrementalState) -> KeyedState:
+    def restored(cls, snapshot: IncrementalState) -> KeyedState[K, V]:
         """The state ``snapshot`` (a full one) holds; its next snapshots build on the
         checkpoint it was read from, when storage says which."""
         if snapshot.incremental:
@@ -122,12 +125,12 @@ class KeyedState(dict[Any, Any]):
         return state
 
 
-def _merged(parts: list[dict[Any, Any] | None]) -> dict[Any, Any] | None:
+def _merged(parts: list[dict[K, V] | None]) -> dict[K, V] | None:
     """The entries of ``parts`` (older first: a later value wins), or None if one of them
     is None (everything changed then)."""
     if len(parts) == 1:
         return parts[0]  # a dict once noted is never changed: no copy needed
-    out: dict[Any, Any] = {}
+    out: dict[K, V] = {}
     for part in parts:
         if part is None:
             return None
@@ -135,19 +138,21 @@ def _merged(parts: list[dict[Any, Any] | None]) -> dict[Any, Any] | None:
     return out
 
 
-class IncrementalKeyed(Operator):
+class IncrementalKeyed(Operator[S]):
     """An operator whose state is a :class:`KeyedState` snapshotted incrementally, when
     its ``incremental`` is set; its :meth:`process_batch` must hand the keys it updates
     to :meth:`KeyedState.note`."""
 
     incremental = False
 
-    def snapshot_state(self, state: Any, checkpoint_id: int) -> Any:
+    def snapshot_state(self, state: S, checkpoint_id: int) -> S:
         if isinstance(state, KeyedState):
             state.taking = checkpoint_id
         return state
 
     def copy_state(self, state: Any) -> Any:
+        # not S: a KeyedState's copy is its snapshot (an IncrementalState, not a state of
+        # type S), and restoring copies such a snapshot back into a KeyedState
         if isinstance(state, IncrementalState):  # restoring
             return KeyedState.restored(state)
         if isinstance(state, KeyedState):
@@ -157,7 +162,7 @@ class IncrementalKeyed(Operator):
             return state.take(checkpoint_id)
         return super().copy_state(state)
 
-    def notify_checkpoint_complete(self, state: Any, checkpoint_id: int) -> Any:
+    def notify_checkpoint_complete(self, state: S, checkpoint_id: int) -> S:
         if isinstance(state, KeyedState):
             state.confirm(checkpoint_id)
         return state

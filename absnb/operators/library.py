@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from itertools import chain
 from typing import Any
 
@@ -14,7 +14,7 @@ _PARTS = frozenset({list, tuple})
 """What a source's ``split`` returns in the common case (anything else is checked)."""
 
 
-class Source(Operator):
+class Source(Operator[None]):
     """A replayable source: it emits the entries of its input log in order.
 
     Its state is its offset into the log, kept by the task (paper section 3.2: "sources
@@ -24,15 +24,15 @@ class Source(Operator):
 
     kind = "source"
 
-    def __init__(self, split: Callable[[Any], Iterable[Any]] | None = None) -> None:
+    def __init__(self, split: Callable[[Any], Iterable[object]] | None = None) -> None:
         self.split = split
 
-    def act(self, state: Any, entry: Any) -> tuple[Any, Sequence[Any]]:
+    def act(self, state: None, entry: object) -> tuple[None, Sequence[object]]:
         if self.split is None:
             return state, (entry,)
         return state, tuple(self._checked(entry, self.split(entry)))
 
-    def act_batch(self, state: Any, entries: Sequence[Any]) -> tuple[Any, list[Any]]:
+    def act_batch(self, state: None, entries: Sequence[object]) -> tuple[None, list[object]]:
         if self.split is None:
             return state, list(entries)
         parts = list(map(self.split, entries))
@@ -40,7 +40,7 @@ class Source(Operator):
             parts = [self._checked(entry, p) for entry, p in zip(entries, parts, strict=True)]
         return state, list(chain.from_iterable(parts))
 
-    def _checked(self, entry: Any, parts: Iterable[Any]) -> Iterable[Any]:
+    def _checked(self, entry: object, parts: Iterable[object]) -> Iterable[object]:
         """``parts``, what ``split(entry)`` returned, refused when it is None, a str (it
         would be sent character by character) or a dict."""
         if parts is None or isinstance(parts, str | bytes | dict):
@@ -52,23 +52,23 @@ class Source(Operator):
         return parts
 
 
-class Map(Operator):
+class Map(Operator[None]):
     """Stateless: one output per record."""
 
-    def __init__(self, fn: Callable[[Any], Any]) -> None:
+    def __init__(self, fn: Callable[[Any], object]) -> None:
         self.fn = fn
 
-    def process(self, state: Any, value: Any) -> tuple[Any, Sequence[Any]]:
+    def process(self, state: None, value: object) -> tuple[None, Sequence[object]]:
         return state, (self.fn(value),)
 
 
-class FlatMap(Operator):
+class FlatMap(Operator[None]):
     """Stateless: any number of outputs per record."""
 
-    def __init__(self, fn: Callable[[Any], Iterable[Any]]) -> None:
+    def __init__(self, fn: Callable[[Any], Iterable[object]]) -> None:
         self.fn = fn
 
-    def process(self, state: Any, value: Any) -> tuple[Any, Sequence[Any]]:
+    def process(self, state: None, value: object) -> tuple[None, Sequence[object]]:
         outs = self.fn(value)
         if outs is None or isinstance(outs, str | bytes | dict):
             raise OperatorOutputError(
@@ -78,40 +78,44 @@ class FlatMap(Operator):
         return state, tuple(outs)
 
 
-class Filter(Operator):
+class Filter(Operator[None]):
     """Stateless: keeps the records ``predicate`` accepts."""
 
     def __init__(self, predicate: Callable[[Any], bool]) -> None:
         self.predicate = predicate
 
-    def process(self, state: Any, value: Any) -> tuple[Any, Sequence[Any]]:
+    def process(self, state: None, value: object) -> tuple[None, Sequence[object]]:
         return state, ((value,) if self.predicate(value) else ())
 
 
-class KeyedCount(Operator):
+class KeyedCount(Operator[dict[Hashable, int]]):
     """Counts records per key; emits ``(key, count so far)``. State: ``{key: count}``."""
 
     emits_to = False
 
-    def __init__(self, key: Callable[[Any], Any] = identity) -> None:
+    def __init__(self, key: Callable[[Any], Hashable] = identity) -> None:
         self.key = key
 
-    def initial_state(self) -> dict[Any, int]:
+    def initial_state(self) -> dict[Hashable, int]:
         return {}
 
-    def process(self, state: dict[Any, int], value: Any) -> tuple[Any, Sequence[Any]]:
+    def process(
+        self, state: dict[Hashable, int], value: object
+    ) -> tuple[dict[Hashable, int], Sequence[object]]:
         k = self.key(value)
         n = state.get(k, 0) + 1
         state[k] = n
         return state, ((k, n),)
 
-    def process_batch(self, state: dict[Any, int], values: Sequence[Any]) -> tuple[Any, list[Any]]:
+    def process_batch(
+        self, state: dict[Hashable, int], values: Sequence[Any]
+    ) -> tuple[dict[Hashable, int], list[object]]:
         """One running count update per record, in order (no pre-aggregation); the keys
         are taken for the whole batch first, without a call when the key is
         :func:`~absnb.core.graph.identity`."""
         keys = values if self.key is identity else list(map(self.key, values))
         get = state.get
-        outs: list[Any] = []
+        outs: list[object] = []
         append = outs.append
         for k in keys:
             n = get(k, 0) + 1
@@ -120,44 +124,50 @@ class KeyedCount(Operator):
         return state, outs
 
 
-class KeyedReduce(Operator):
+class KeyedReduce(Operator[dict[Hashable, object]]):
     """Folds records per key with ``fn(acc, value)``; emits ``(key, acc)``."""
 
     emits_to = False
 
-    def __init__(self, fn: Callable[[Any, Any], Any], key: Callable[[Any], Any] = identity) -> None:
+    def __init__(
+        self, fn: Callable[[Any, Any], object], key: Callable[[Any], Hashable] = identity
+    ) -> None:
         self.fn = fn
         self.key = key
 
-    def initial_state(self) -> dict[Any, Any]:
+    def initial_state(self) -> dict[Hashable, object]:
         return {}
 
-    def process(self, state: dict[Any, Any], value: Any) -> tuple[Any, Sequence[Any]]:
+    def process(
+        self, state: dict[Hashable, object], value: object
+    ) -> tuple[dict[Hashable, object], Sequence[object]]:
         k = self.key(value)
         acc = self.fn(state[k], value) if k in state else value
         state[k] = acc
         return state, ((k, acc),)
 
 
-class CollectSink(Operator):
+class CollectSink(Operator[list[object]]):
     """Collects every record it receives, in arrival order. State: the list of outputs."""
 
     kind = "sink"
     emits_to = False
 
-    def initial_state(self) -> list[Any]:
+    def initial_state(self) -> list[object]:
         return []
 
-    def process(self, state: list[Any], value: Any) -> tuple[Any, Sequence[Any]]:
+    def process(self, state: list[object], value: object) -> tuple[list[object], Sequence[object]]:
         state.append(value)
         return state, ()
 
-    def process_batch(self, state: list[Any], values: Sequence[Any]) -> tuple[Any, list[Any]]:
+    def process_batch(
+        self, state: list[object], values: Sequence[object]
+    ) -> tuple[list[object], list[object]]:
         state.extend(values)
         return state, []
 
 
-class Account(Operator):
+class Account(Operator[int]):
     """A bank account process (seed 001): its state is its balance.
 
     A transfer ``(dst, amount)`` from its own input log debits it and sends ``amount`` to
@@ -184,7 +194,7 @@ class Account(Operator):
     def initial_state(self) -> int:
         return self.balance
 
-    def process(self, state: int, value: int) -> tuple[Any, Sequence[Any]]:
+    def process(self, state: int, value: int) -> tuple[int, Sequence[object]]:
         return state + value, ()
 
     def refusal(self, state: int, entry: tuple[str, int]) -> str | None:
@@ -208,7 +218,7 @@ class Account(Operator):
         checked when the log is made, so only the balance is compared here, once a step)."""
         return None if entry[1] <= state else self.refusal(state, entry)
 
-    def act(self, state: int, entry: tuple[str, int]) -> tuple[Any, Sequence[Any]]:
+    def act(self, state: int, entry: tuple[str, int]) -> tuple[int, Sequence[object]]:
         """Send ``entry``. Overdraft is kept out by :meth:`waits`, which the simulator asks
         first; the Spark runtime reads logs in batches without asking, so there a balance
         may dip below zero until money in transit arrives."""

@@ -10,7 +10,7 @@ so that psycopg is loaded only when it is used).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from absnb.core.errors import AbsnbError
 from absnb.operators.base import Operator
@@ -25,6 +25,10 @@ from absnb.sinks.memory import (
     TransactionStore,
 )
 
+if TYPE_CHECKING:  # imported on first use (module __getattr__ below)
+    from absnb.sinks.pg_server import PostgresServer
+    from absnb.sinks.postgres import PostgresSink
+
 SINKS = {
     "collect": CollectSink,
     "two-phase-commit": MemorySink,
@@ -33,7 +37,7 @@ SINKS = {
 """Sinks a job builder makes by name (JSON-ready, so traces can rebuild the job)."""
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> object:
     # PostgresSink lives in a module of its own, imported on first use.
     if name in ("PostgresSink", "PostgresServer"):
         from absnb.sinks import pg_server, postgres
@@ -46,7 +50,7 @@ class UnknownSinkError(AbsnbError, ValueError):
     """A sink name that no sink has."""
 
 
-def make_sink(sink: str | Operator) -> tuple[Operator, Any]:
+def make_sink(sink: str | Operator) -> tuple[Operator, str | None]:
     """The sink operator for ``sink`` (a name in :data:`SINKS`, or an operator), and what
     a job's parameters record of it (the name; None for the default or an object)."""
     if isinstance(sink, Operator):

@@ -41,9 +41,9 @@ import os
 import tempfile
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import IO, Any
+from typing import IO
 from urllib.parse import quote, unquote
 
 from absnb.core.ids import CheckpointId, TaskId
@@ -64,7 +64,7 @@ _OPEN: dict[str, IO[str]] = {}
 
 
 # -- records as JSON objects -------------------------------------------------------------
-def encode_record(value: Any, columns: Sequence[str] | None = None) -> dict[str, Any]:
+def encode_record(value: object, columns: Sequence[str] | None = None) -> dict[str, object]:
     """The JSON object a record is written as (see the module docstring)."""
     if columns is not None:
         if not isinstance(value, tuple | list) or len(value) != len(columns):
@@ -78,7 +78,7 @@ def encode_record(value: Any, columns: Sequence[str] | None = None) -> dict[str,
     return {"value": value}
 
 
-def decode_record(obj: dict[str, Any], columns: Sequence[str] | None = None) -> Any:
+def decode_record(obj: Mapping[str, object], columns: Sequence[str] | None = None) -> object:
     """The record :func:`encode_record` wrote as ``obj``."""
     if columns is not None:
         return tuple(obj[c] for c in columns)
@@ -87,7 +87,7 @@ def decode_record(obj: dict[str, Any], columns: Sequence[str] | None = None) -> 
     return tuple(obj[f"_{i}"] for i in range(1, len(obj) + 1))
 
 
-def dumps_record(value: Any, columns: Sequence[str] | None = None) -> str:
+def dumps_record(value: object, columns: Sequence[str] | None = None) -> str:
     """One JSON line (with its newline)."""
     return json.dumps(encode_record(value, columns), ensure_ascii=False) + "\n"
 
@@ -145,7 +145,7 @@ def check_directory(path: str, what: str, sink: str) -> None:
         ) from e
 
 
-def _read_lines(path: str, columns: Sequence[str] | None) -> list[Any]:
+def _read_lines(path: str, columns: Sequence[str] | None) -> list[object]:
     with open(path, encoding="utf-8") as f:
         return [decode_record(json.loads(line), columns) for line in f if line.strip()]
 
@@ -215,7 +215,7 @@ class FileSink(TwoPhaseCommitSink[str]):
         _OPEN[path] = open(path, "x", encoding="utf-8")  # noqa: SIM115 (closed at pre-commit)
         return name
 
-    def write(self, txn: str, value: Any) -> None:
+    def write(self, txn: str, value: object) -> None:
         path = self._staged(txn)
         f = _OPEN.get(path)
         if f is None:  # opened by an earlier incarnation of this process's state
@@ -279,7 +279,7 @@ class FileSink(TwoPhaseCommitSink[str]):
             return []
         return sorted(n for n in names if task_of(n) == task)
 
-    def committed(self) -> list[Any]:
+    def committed(self) -> list[object]:
         """Every record of every committed file, files in name order (checkpoint first)."""
         return [v for path in self.committed_files() for v in _read_lines(path, self.columns)]
 
@@ -341,7 +341,7 @@ def _close_files() -> None:
         files.clear()
 
 
-class FileAtLeastOnceSink(Operator):
+class FileAtLeastOnceSink(Operator[str]):
     """Appends every record at once to ``directory/part-{task}.jsonl``, no transactions.
 
     Each record is flushed (visible to readers) as soon as it is written, and nothing
@@ -364,11 +364,11 @@ class FileAtLeastOnceSink(Operator):
     def initial_state(self) -> str:
         return ""
 
-    def initialize_state(self, task: TaskId, state: Any, recovering: bool) -> str:
+    def initialize_state(self, task: TaskId, state: str, recovering: bool) -> str:
         """The state is the task's name: it names the file to append to."""
         return str(task)
 
-    def process(self, state: str, value: Any) -> tuple[str, Sequence[Any]]:
+    def process(self, state: str, value: object) -> tuple[str, Sequence[object]]:
         path = os.path.join(self.directory, f"{PART}{encode_task(state)}{SUFFIX}")
         f = _APPEND.get(path)
         if f is None or f.closed:
@@ -378,10 +378,10 @@ class FileAtLeastOnceSink(Operator):
         f.flush()
         return state, ()
 
-    def output(self, states: Sequence[Any]) -> list[Any]:
+    def output(self, states: Sequence[str]) -> list[object]:
         return self.committed()
 
-    def committed(self) -> list[Any]:
+    def committed(self) -> list[object]:
         """Every record written so far."""
         for f in _APPEND.values():
             f.flush()

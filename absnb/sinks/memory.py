@@ -15,7 +15,6 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from absnb.core.errors import AbsnbError
 from absnb.core.ids import CheckpointId
@@ -34,7 +33,7 @@ class Transaction:
     name: str
     task: str
     status: TxnStatus
-    rows: tuple[Any, ...] = ()
+    rows: tuple[object, ...] = ()
     checkpoint_id: CheckpointId | None = None
 
 
@@ -44,7 +43,7 @@ class TransactionStore:
     def __init__(self, name: str = "store") -> None:
         self.name = name
         self.transactions: dict[str, Transaction] = {}
-        self.rows: tuple[Any, ...] = ()
+        self.rows: tuple[object, ...] = ()
         """Committed (visible) rows, in commit order."""
         self._next = 1
 
@@ -55,7 +54,7 @@ class TransactionStore:
         self.transactions[name] = Transaction(name, task, "open")
         return name
 
-    def write(self, name: str, value: Any) -> None:
+    def write(self, name: str, value: object) -> None:
         txn = self._get(name, "write to", ("open",))
         self.transactions[name] = Transaction(name, txn.task, "open", (*txn.rows, value))
 
@@ -82,7 +81,7 @@ class TransactionStore:
             name, txn.task, "aborted", txn.rows, txn.checkpoint_id
         )
 
-    def append(self, value: Any) -> None:
+    def append(self, value: object) -> None:
         """Write a row outside any transaction: visible at once."""
         self.rows += (value,)
 
@@ -103,11 +102,11 @@ class TransactionStore:
         return txn
 
     # -- going back in the stepper -----------------------------------------------------------
-    def save(self) -> tuple[Any, ...]:
+    def save(self) -> tuple[dict[str, Transaction], tuple[object, ...], int]:
         """Everything the store holds, as a value."""
         return (dict(self.transactions), self.rows, self._next)
 
-    def load(self, saved: tuple[Any, ...]) -> None:
+    def load(self, saved: tuple[dict[str, Transaction], tuple[object, ...], int]) -> None:
         """Return to what :meth:`save` returned."""
         transactions, self.rows, self._next = saved
         self.transactions = dict(transactions)
@@ -131,7 +130,7 @@ class MemorySink(TwoPhaseCommitSink[str]):
     def begin_transaction(self, task: str) -> str:
         return self.store.begin(task)
 
-    def write(self, txn: str, value: Any) -> None:
+    def write(self, txn: str, value: object) -> None:
         self.store.write(txn, value)
 
     def pre_commit(self, txn: str, checkpoint_id: CheckpointId) -> str:
@@ -147,14 +146,14 @@ class MemorySink(TwoPhaseCommitSink[str]):
     def leftovers(self, task: str) -> list[str]:
         return self.store.unfinished(task)
 
-    def committed(self) -> list[Any]:
+    def committed(self) -> list[object]:
         return list(self.store.rows)
 
     def __repr__(self) -> str:
         return "MemorySink()"
 
 
-class AtLeastOnceSink(Operator):
+class AtLeastOnceSink(Operator[None]):
     """Writes every record to the store at once, outside any transaction.
 
     Nothing it wrote is taken back when the job rolls back to a checkpoint, so the records
@@ -168,11 +167,11 @@ class AtLeastOnceSink(Operator):
     def __init__(self, store: TransactionStore | None = None) -> None:
         self.store = store if store is not None else TransactionStore()
 
-    def process(self, state: Any, value: Any) -> tuple[Any, Sequence[Any]]:
+    def process(self, state: None, value: object) -> tuple[None, Sequence[object]]:
         self.store.append(value)
         return state, ()
 
-    def output(self, states: Sequence[Any]) -> list[Any]:
+    def output(self, states: Sequence[None]) -> list[object]:
         return list(self.store.rows)
 
     def __repr__(self) -> str:

@@ -39,7 +39,8 @@ import time
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from types import ModuleType
+from typing import TYPE_CHECKING
 from urllib.parse import quote, unquote
 
 from absnb.core.ids import CheckpointId
@@ -52,11 +53,16 @@ from absnb.protocols.two_phase_commit import (
 from absnb.sinks.files import decode_record, encode_record
 from absnb.sinks.memory import TransactionError
 
+if TYPE_CHECKING:
+    from psycopg import Connection
+    from psycopg.rows import TupleRow
+    from psycopg.sql import Identifier
+
 PREFIX = "absnb"
 MAX_GID = 200  # PostgreSQL's limit on a prepared transaction's name, in bytes
 
 
-def _psycopg() -> Any:
+def _psycopg() -> ModuleType:
     try:
         import psycopg
     except ImportError as e:  # pragma: no cover - depends on the installation
@@ -70,28 +76,31 @@ def _psycopg() -> Any:
 class _Open:
     """An open transaction of this process: its connection and rows not yet inserted."""
 
-    conn: Any
+    conn: Connection[TupleRow]
     task: str
-    rows: list[Any] = field(default_factory=list)
+    rows: list[dict[str, object]] = field(default_factory=list)
     written: int = 0
 
 
-_IDLE: dict[str, list[Any]] = {}
+_IDLE: dict[str, list[Connection[TupleRow]]] = {}
 """Connections of this process with no transaction, by DSN."""
 _OPEN: dict[tuple[str, str], _Open] = {}
 """Open transactions of this process, by (DSN, handle)."""
 
 
-def _connect(dsn: str, timeout: int = 10) -> Any:
+def _connect(dsn: str, timeout: int = 10) -> Connection[TupleRow]:
     idle = _IDLE.get(dsn)
     while idle:
         conn = idle.pop()
         if not conn.closed:
             return conn
-    return _psycopg().connect(dsn, autocommit=True, connect_timeout=timeout)
+    _psycopg()  # refuses with a message when psycopg is missing
+    from psycopg import Connection
+
+    return Connection.connect(dsn, autocommit=True, connect_timeout=timeout)
 
 
-def _release(dsn: str, conn: Any) -> None:
+def _release(dsn: str, conn: Connection[TupleRow]) -> None:
     if not conn.closed:
         _IDLE.setdefault(dsn, []).append(conn)
 
@@ -189,16 +198,17 @@ class PostgresSink(TwoPhaseCommitSink[str]):
         parts = name.split(":")
         return int(parts[3]) if len(parts) == 5 else None
 
-    def _sql(self) -> Any:
+    def _sql(self) -> ModuleType:
         from psycopg import sql
 
         return sql
 
-    def _ident(self, suffix: str = "") -> Any:
-        sql = self._sql()
+    def _ident(self, suffix: str = "") -> Identifier:
+        from psycopg.sql import Identifier
+
         parts = self.table.split(".")
         parts[-1] += suffix
-        return sql.Identifier(*parts)
+        return Identifier(*parts)
 
     # -- configuration ---------------------------------------------------------------------
     def check(self) -> None:
@@ -213,7 +223,9 @@ class PostgresSink(TwoPhaseCommitSink[str]):
                 "absnb.sinks.pg_server.PostgresServer) or fix the connection string"
             ) from e
         try:
-            (n,) = conn.execute("SHOW max_prepared_transactions").fetchone()
+            row = conn.execute("SHOW max_prepared_transactions").fetchone()
+            assert row is not None  # SHOW answers one row
+            (n,) = row
             if int(n) == 0:
                 raise SinkConfigurationError(
                     f"the PostgreSQL server at {safe_dsn(self.dsn)} has "
@@ -226,7 +238,7 @@ class PostgresSink(TwoPhaseCommitSink[str]):
         finally:
             _release(self.dsn, conn)
 
-    def _create_tables(self, conn: Any) -> None:
+    def _create_tables(self, conn: Connection[TupleRow]) -> None:
         sql = self._sql()
         conn.execute(
             sql.SQL(
@@ -254,7 +266,7 @@ class PostgresSink(TwoPhaseCommitSink[str]):
         _OPEN[(self.dsn, name)] = _Open(conn, task)
         return name
 
-    def write(self, txn: str, value: Any) -> None:
+    def write(self, txn: str, value: object) -> None:
         o = _OPEN.get((self.dsn, txn))
         if o is None:
             raise TransactionError(
@@ -368,7 +380,7 @@ class PostgresSink(TwoPhaseCommitSink[str]):
         opened = [h for (d, h), o in _OPEN.items() if d == self.dsn and h.startswith(prefix)]
         return [gid for (gid,) in rows] + sorted(opened)
 
-    def committed(self) -> list[Any]:
+    def committed(self) -> list[object]:
         """Every committed record, from the table."""
         sql = self._sql()
         conn = _connect(self.dsn, self.connect_timeout)

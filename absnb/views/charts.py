@@ -6,13 +6,16 @@ measured here.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TypedDict
 
 from absnb.i18n import N_
 from absnb.i18n import gettext as _
 
 if TYPE_CHECKING:
     import pandas as pd
+    import plotly.graph_objects as go
+
+    from absnb.jobs.base import Job
 
 COLORS = {
     "none": "#7f7f7f",
@@ -71,7 +74,7 @@ def figure7_title(df: pd.DataFrame) -> str:
     return _("Runtime against parallelism (snapshots every {t} s; Figure 7)").format(t=every)
 
 
-def figure6_chart(df: pd.DataFrame, machine: str = "", paper: bool = True) -> Any:
+def figure6_chart(df: pd.DataFrame, machine: str = "", paper: bool = True) -> go.Figure:
     """Runtime over the baseline's against the snapshot interval (the paper's Figure 6):
     one line per protocol, medians with min-max error bars; with ``paper``, the paper's
     digitised values (:data:`~absnb.jobs.paper_topology.PAPER_FIGURE6`) dotted, against its
@@ -131,7 +134,7 @@ def figure6_chart(df: pd.DataFrame, machine: str = "", paper: bool = True) -> An
                     marker={"symbol": "diamond-open"},
                 )
             )
-    layout: dict[str, Any] = {}
+    layout: dict[str, object] = {}
     if paper:
         layout["xaxis2"] = {
             "title": _("the paper's interval (s; its baseline {b} s)").format(
@@ -155,7 +158,7 @@ def figure6_chart(df: pd.DataFrame, machine: str = "", paper: bool = True) -> An
     return fig
 
 
-def channel_state_chart(df: pd.DataFrame) -> Any:
+def channel_state_chart(df: pd.DataFrame) -> go.Figure:
     """In-flight data recorded per protocol and interval (bars): Chandy-Lamport's channel
     states; zero for ABS on an acyclic graph and for synchronous snapshots."""
     import plotly.graph_objects as go
@@ -181,7 +184,7 @@ def channel_state_chart(df: pd.DataFrame) -> Any:
     return fig
 
 
-def figure7_chart(df: pd.DataFrame, machine: str = "") -> Any:
+def figure7_chart(df: pd.DataFrame, machine: str = "") -> go.Figure:
     """Runtime against parallelism at a fixed interval (the paper's Figure 7): medians
     with min-max error bars."""
     import plotly.graph_objects as go
@@ -215,7 +218,7 @@ def figure7_chart(df: pd.DataFrame, machine: str = "") -> Any:
     return fig
 
 
-def alignment_chart(df: pd.DataFrame) -> Any:
+def alignment_chart(df: pd.DataFrame) -> go.Figure:
     """Histogram of alignment durations (milliseconds), with the median marked."""
     import plotly.graph_objects as go
 
@@ -237,8 +240,22 @@ def alignment_chart(df: pd.DataFrame) -> Any:
 
 
 # -- static pictures (untrusted notebooks, GitHub, nbviewer) --------------------------------
-def _spread_series(df: pd.DataFrame, x: str, y: str) -> list[dict[str, Any]]:
-    series = []
+class _SeriesLine(TypedDict):
+    name: str
+    color: str
+    points: list[tuple[float, float, float, float]]
+    """``(x, y, minus, plus)``: error bars from ``y - minus`` to ``y + plus``."""
+
+
+class Series(_SeriesLine, total=False):
+    """One line of :func:`static_chart`."""
+
+    dash: bool
+    """A dotted line."""
+
+
+def _spread_series(df: pd.DataFrame, x: str, y: str) -> list[Series]:
+    series: list[Series] = []
     for protocol, part in _spread(df, x, y).groupby("protocol", sort=False):
         shown = name(protocol)
         series.append(
@@ -255,7 +272,7 @@ def _spread_series(df: pd.DataFrame, x: str, y: str) -> list[dict[str, Any]]:
 
 
 def static_chart(
-    series: list[dict[str, Any]],
+    series: list[Series],
     *,
     title: str,
     subtitle: str,
@@ -348,10 +365,10 @@ class Chart:
     """A plotly figure and its static picture in one output: Jupyter shows the figure
     where plotly renders (a trusted notebook) and the SVG ``<img>`` elsewhere."""
 
-    def __init__(self, figure: Any, svg: str, alt: str) -> None:
+    def __init__(self, figure: go.Figure, svg: str, alt: str) -> None:
         self.figure, self.svg, self.alt = figure, svg, alt
 
-    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
+    def _repr_mimebundle_(self, **kwargs: object) -> dict[str, object]:
         from absnb.views.pictures import picture_bundle
 
         bundle = dict(self.figure.to_plotly_json())
@@ -406,7 +423,7 @@ def figure7_picture(df: pd.DataFrame, machine: str = "") -> Chart:
     return Chart(figure7_chart(df, machine), svg, _("Figure 7, measured"))
 
 
-def job_dot(job: Any) -> str:
+def job_dot(job: Job) -> str:
     """The job's operators as DOT text: one box per operator with its parallelism, one
     edge per job-graph edge labelled with its partitioning; full shuffles (every task
     sends to every task) bold."""
@@ -424,7 +441,7 @@ def job_dot(job: Any) -> str:
     return "\n".join(lines)
 
 
-def job_picture(job: Any) -> str:
+def job_picture(job: Job) -> str:
     """:func:`job_dot` drawn by Graphviz, as an ``<img>`` (shows in untrusted notebooks)."""
     from absnb.views.graph import render_svg
     from absnb.views.pictures import img_html

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import html
 from collections.abc import Sequence
+from typing import TypedDict
 
 import ipywidgets as w
 
@@ -56,6 +57,18 @@ def keyboard_html(root_class: str) -> str:
     )
     run = f"(function(){{{script}}}).call(this)"
     return f'<img src="data:," alt="" style="display:none" onerror="{run}">'
+
+
+class IntChange(TypedDict):
+    """What an observer of an integer trait (Play's or the go-to slider's value) is
+    handed, of traitlets' change: the value before and after."""
+
+    old: int
+    new: int
+
+
+Bundle = dict[str, object] | tuple[dict[str, object], dict[str, object]]
+"""A ``_repr_mimebundle_``: the data by MIME type, or the data and its metadata."""
 
 
 class Controls:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import functools
 import html
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TypedDict, TypeVar
 
 from absnb.core.errors import AbsnbError
 from absnb.core.ids import ChannelId, TaskId
@@ -40,7 +40,20 @@ from absnb.views.palette import (
 )
 
 if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
     from absnb.sim.world import World
+
+T = TypeVar("T")
+
+
+class DotOptions(TypedDict, total=False):
+    """The keywords of :func:`to_dot`, which the views pass on."""
+
+    max_messages: int
+    max_state_items: int | None
+    with_legend: bool
+    short: bool
 
 
 NONE = "–"  # in a table where there is no value (no offset), never pandas' <NA>
@@ -74,7 +87,7 @@ def _items(shown: Iterable[str], total: int, max_items: int | None) -> str:
     return " ".join(items)
 
 
-def short_state(state: Any, max_items: int | None = 4) -> str:
+def short_state(state: object, max_items: int | None = 4) -> str:
     """An operator state in a few characters: ``12,000``, ``to:2 be:4``, ``(to, 1) (be, 1)``.
 
     Dicts show ``key:value`` pairs in their own order, lists their items, sets their items
@@ -108,7 +121,7 @@ _MARKS: tuple[tuple[type, str, str], ...] = (
 """Control messages in a label: their colour and mark."""
 
 
-def show_message_html(message: Any, short: bool = False) -> str:
+def show_message_html(message: object, short: bool = False) -> str:
     """One message in an HTML-like label: barriers and markers bold and coloured, a record's
     value cut to :data:`MAX_TEXT` characters. ``short``: a control message is its mark and
     checkpoint id only (``▌1`` for barrier 1, ``◆1`` for marker 1)."""
@@ -120,7 +133,7 @@ def show_message_html(message: Any, short: bool = False) -> str:
 
 
 def channel_contents(
-    messages: Iterable[Any], max_messages: int = 6, per_line: int = 0, short: bool = False
+    messages: Iterable[object], max_messages: int = 6, per_line: int = 0, short: bool = False
 ) -> str:
     """In-flight messages head first, joined by `` · ``; after ``max_messages`` the rest
     is counted as ``… +n more``. With ``per_line`` > 0 a line break follows every
@@ -234,7 +247,7 @@ def _recording(world: World, short: bool = False) -> dict[ChannelId, str]:
 
 
 # -- DOT ---------------------------------------------------------------------------------------
-def short_txn(txn: Any, task: str = "") -> str:
+def short_txn(txn: object, task: str = "") -> str:
     """A transaction handle in a few characters: ``sink[0]/t3`` in task ``sink[0]`` is
     ``t3``; a path shows its last part."""
     text = str(txn)
@@ -243,7 +256,7 @@ def short_txn(txn: Any, task: str = "") -> str:
     return _cut(text.rstrip("/").rsplit("/", 1)[-1], 24)
 
 
-def transaction_lines(state: TwoPhaseCommitState[Any], max_pending: int = 3) -> list[str]:
+def transaction_lines(state: TwoPhaseCommitState[T], max_pending: int = 3) -> list[str]:
     """A two-phase-commit sink's state, one line each: ``open t3: 2 records``, ``t1
     pre-committed for 1`` (oldest first; beyond ``max_pending`` counted), or ``no open
     transaction``."""
@@ -470,7 +483,7 @@ def render_svg_fast(dot: str) -> str:
     return svg if svg is not None else render_svg(dot)
 
 
-def graph_svg(world: World, **kw: Any) -> str:
+def graph_svg(world: World, **kw: Unpack[DotOptions]) -> str:
     """SVG of ``world``'s execution graph (keywords as for :func:`to_dot`)."""
     return render_svg(to_dot(world, **kw))
 
@@ -485,7 +498,7 @@ class GraphView:
 
     kind = "execution graph"
 
-    def __init__(self, world: World, **kw: Any) -> None:
+    def __init__(self, world: World, **kw: Unpack[DotOptions]) -> None:
         self.dot = to_dot(world, **kw)
         self._english = self.dot
         if get_language() != "en":
@@ -504,7 +517,7 @@ class GraphView:
         """The SVG text (Graphviz)."""
         return render_svg(self.dot)
 
-    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
+    def _repr_mimebundle_(self, **kwargs: object) -> dict[str, object]:
         from absnb.views.pictures import picture_bundle
 
         return picture_bundle(self.svg(), f"{self.kind}: {self._name.replace(' step=', ', step ')}")
@@ -513,6 +526,6 @@ class GraphView:
         return f"<GraphView {self._name}>"
 
 
-def show_graph(world: World, **kw: Any) -> GraphView:
+def show_graph(world: World, **kw: Unpack[DotOptions]) -> GraphView:
     """The execution graph of ``world`` now, for display in a notebook."""
     return GraphView(world, **kw)

@@ -18,7 +18,6 @@ import base64
 import html
 import re
 from collections.abc import Mapping
-from typing import Any
 
 _VIEWBOX = re.compile(r'viewBox="[-\d.]+ [-\d.]+ ([\d.]+) ([\d.]+)"')
 _WIDTH_HEIGHT = re.compile(r'\s(?:width|height)="[^"]*"')
@@ -68,7 +67,9 @@ def img_html(svg: str, alt: str, *, css_class: str = "absnb-picture") -> str:
     )
 
 
-def picture_bundle(svg: str, alt: str, extra: Mapping[str, Any] | None = None) -> dict[str, Any]:
+def picture_bundle(
+    svg: str, alt: str, extra: Mapping[str, object] | None = None
+) -> dict[str, object]:
     """A mimebundle that every front end shows as the picture: ``text/html`` (the
     ``<img>``) and ``text/plain`` (``alt``, never a Python repr), plus ``extra``."""
     return {"text/html": img_html(svg, alt), "text/plain": alt, **(extra or {})}

@@ -4,8 +4,6 @@ beside the real run."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from absnb.jobs import build_job
 from absnb.jobs.base import Job
 from absnb.sim.events import Event
@@ -15,7 +13,7 @@ from absnb.sim.world import World
 
 
 def simulate_like(
-    run: Any, *, job: Job | None = None, seed: int = 0, checkpoint_interval: int = 5
+    run: object, *, job: Job | None = None, seed: int = 0, checkpoint_interval: int = 5
 ) -> tuple[list[Event], World]:
     """``(trace, world)`` of ``job`` (default: the real run's job, built by its name with
     the classroom-sized input) under the real run's protocol, run to its end with

@@ -14,7 +14,7 @@ gives it that (a 1280 px screen does), so its smallest labels are 14 px.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, TypedDict
 
 from absnb.core.events import EventRow
 from absnb.i18n import gettext as _
@@ -26,6 +26,16 @@ from absnb.views.pictures import img_html
 from absnb.views.run_counterpart import simulate_like
 from absnb.views.run_diagram import run_svg
 from absnb.views.run_graph import graph_svg
+
+if TYPE_CHECKING:
+    import ipywidgets as w
+
+
+class _TimeChange(TypedDict):
+    """traitlets' change of the time slider's value (seconds)."""
+
+    new: float
+
 
 COLUMN = 560
 """The width of each column when the real and the simulated run stand side by side."""
@@ -87,10 +97,10 @@ class RunView:
         parts = [self.diagrams_html(), img_html(self.graph_svg(), _("execution graph"))]
         return "<div>" + "<br/>".join(parts) + "</div>"
 
-    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
+    def _repr_mimebundle_(self, **kwargs: object) -> dict[str, object]:
         return {"text/html": self._repr_html_(), "text/plain": f"<real run: {self.title}>"}
 
-    def widget(self) -> Any:
+    def widget(self) -> w.VBox:
         """The diagram with the execution graph under a time slider (ipywidgets)."""
         import ipywidgets as w
 
@@ -106,7 +116,7 @@ class RunView:
         )
         graph = w.HTML(img_html(self.graph_svg(), _("execution graph")))
 
-        def redraw(change: dict[str, Any]) -> None:
+        def redraw(change: _TimeChange) -> None:
             graph.value = img_html(self.graph_svg(change["new"]), _("execution graph"))
 
         slider.observe(redraw, names="value")
@@ -123,7 +133,7 @@ def interesting_time(rows: Sequence[EventRow]) -> float:
 
 
 def show_run(
-    run: Any,
+    run: object,
     *,
     at: float | None = None,
     simulated: tuple[Sequence[Event], World] | Job | bool | None = None,
@@ -155,7 +165,9 @@ def show_run(
     return RunView(rows, heading, at, _simulated_rows(run, simulated), window)
 
 
-def _simulated_rows(run: Any, simulated: Any) -> list[EventRow] | None:
+def _simulated_rows(
+    run: object, simulated: tuple[Sequence[Event], World] | Job | bool | None
+) -> list[EventRow] | None:
     """The rows of ``show_run``'s ``simulated``, made by :func:`simulate_like` if asked."""
     if simulated is None or simulated is False:
         return None

@@ -15,7 +15,6 @@ every pane.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
 
 import ipywidgets as w
 
@@ -26,7 +25,15 @@ from absnb.sim.actions import Action, Crash, Recover, TriggerCheckpoint
 from absnb.sim.schedulers import RandomScheduler
 from absnb.sim.stepper import Stepper
 from absnb.sim.world import World
-from absnb.views.controls import GOTO_AHEAD, Controls, button, choice_label, keyboard_html
+from absnb.views.controls import (
+    GOTO_AHEAD,
+    Bundle,
+    Controls,
+    IntChange,
+    button,
+    choice_label,
+    keyboard_html,
+)
 from absnb.views.pictures import img_html, svg_size
 from absnb.views.widgets import STICKY_CSS, StepperWidget, panel
 
@@ -155,14 +162,14 @@ class SideBySide:
         if action is not None:
             self._each(lambda p: p.apply(action))
 
-    def _on_play(self, change: dict[str, Any]) -> None:
+    def _on_play(self, change: IntChange) -> None:
         if change["new"] and change["new"] > change["old"]:
             if self.controls.step.disabled:
                 self.controls.play.playing = False
                 return
             self._each(lambda p: p.step())
 
-    def _on_goto(self, change: dict[str, Any]) -> None:
+    def _on_goto(self, change: IntChange) -> None:
         if not self._syncing:
             self._each(lambda p: p.goto(change["new"]))
 
@@ -176,8 +183,8 @@ class SideBySide:
         ).format(job=world.graph.name, protocols=names, n=world.clock)
 
     @in_own_language
-    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
-        bundle = self.widget._repr_mimebundle_(**kwargs)
+    def _repr_mimebundle_(self, **kwargs: object) -> Bundle:
+        bundle: Bundle = self.widget._repr_mimebundle_(**kwargs)
         data = bundle[0] if isinstance(bundle, tuple) else bundle
         data["text/plain"] = self.describe()
         data["text/html"] = (

@@ -7,8 +7,9 @@ channels as the graph lists them), so the same world or snapshot gives the same 
 from __future__ import annotations
 
 import html
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
@@ -45,7 +46,7 @@ def column_names() -> dict[str, str]:
     }
 
 
-def _offsets(values: list[int | None]) -> pd.Series:
+def _offsets(values: Sequence[object]) -> pd.Series:
     return pd.Series([NONE if v is None else v for v in values], dtype="object")
 
 
@@ -53,7 +54,7 @@ def task_table(world: World) -> pd.DataFrame:
     """One row per task: name, operator, state (shown in full), offset (sources and
     processes; :data:`NONE` otherwise) and snapshot status (as in the graph view)."""
     graph = world.graph
-    rows: dict[str, list[Any]] = {c: [] for c in TASK_COLUMNS}
+    rows: dict[str, list[object]] = {c: [] for c in TASK_COLUMNS}
     for t in graph.tasks:
         task = world.tasks[t]
         rows["task"].append(str(t))
@@ -67,7 +68,7 @@ def task_table(world: World) -> pd.DataFrame:
     return frame
 
 
-def _capability(protocol: str, name: str, default: Any) -> Any:
+def _capability(protocol: str, name: str, default: object) -> object:
     """A capability of the protocol called ``protocol`` (a snapshot stores the name)."""
     cls = PROTOCOLS.get(protocol)
     return default if cls is None else getattr(cls, name)
@@ -87,7 +88,7 @@ def _task_order(snapshot: GlobalSnapshot, graph: ExecutionGraph | None) -> list[
 
 
 def _channel_order(
-    channels: dict[ChannelId, Any], tasks: list[TaskId], graph: ExecutionGraph | None
+    channels: Mapping[ChannelId, object], tasks: list[TaskId], graph: ExecutionGraph | None
 ) -> list[ChannelId]:
     if graph is not None:
         return [c for c in graph.channels if c in channels]
@@ -201,7 +202,7 @@ def snapshot_tables(
     return SnapshotTables(snapshot.checkpoint_id, snapshot.protocol, tasks, channels, offsets)
 
 
-def _differs(x: Any, y: Any) -> bool:
+def _differs(x: object, y: object) -> bool:
     try:
         return bool(x != y)
     except (TypeError, ValueError):  # values whose != is not a plain bool
@@ -225,7 +226,7 @@ def snapshot_diff(a: GlobalSnapshot, b: GlobalSnapshot) -> pd.DataFrame:
             f"{b.checkpoint_id} of job {b.job!r}: their graphs differ (fingerprints "
             f"{a.fingerprint} and {b.fingerprint}); compare snapshots of one job"
         )
-    rows: list[tuple[str, str, Any, Any]] = []
+    rows: list[tuple[str, str, object, object]] = []
     tasks = list(a.tasks) + [t for t in b.tasks if t not in a.tasks]
     for t in tasks:
         sa, sb = a.tasks.get(t), b.tasks.get(t)

@@ -10,7 +10,7 @@ nothing changes the trace or the world.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from absnb.sim.events import Event
 from absnb.views import timeline_static as svg
@@ -91,14 +91,14 @@ class Timeline:
         """The SVG document."""
         return svg.render_svg(self.diagram)
 
-    def figure(self) -> Any:
+    def figure(self) -> go.Figure:
         """The interactive plotly figure of the same geometry."""
         return figure_of(self.diagram)
 
     def _repr_html_(self) -> str:
         return img_html(self.svg, self.diagram.title)
 
-    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
+    def _repr_mimebundle_(self, **kwargs: object) -> dict[str, object]:
         import json
 
         fig = self.figure()

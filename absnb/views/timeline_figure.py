@@ -8,7 +8,7 @@ one per message) and shapes. plotly is imported only when a figure is drawn.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TypedDict
 
 from absnb.i18n import gettext as _
 from absnb.views import timeline_static as svg
@@ -19,20 +19,23 @@ from absnb.views.labels import LABEL_PX
 if TYPE_CHECKING:
     import plotly.graph_objects as go
 
+Trace = dict[str, object]
+"""A plotly trace as a plain dict (``type``, ``x``, ``y``, ...), validated by the figure."""
+
 _UIREVISION = "absnb-space-time"
 
 WEBGL_ARROWS = 500
 """Arrow traces with more arrows than this are drawn with WebGL (``scattergl``)."""
 
 
-def _scatter(**props: Any) -> dict[str, Any]:
+def _scatter(**props: object) -> Trace:
     """A scatter trace as a plain dict (validated once, by the figure)."""
     return {"type": "scatter", **props}
 
 
 def _stroke_trace(
     strokes: list[Stroke], *, name: str, colour: str, dash: str, width: float, head: str = "arrow"
-) -> Any:
+) -> Trace:
     """All ``strokes`` as one line trace with None gaps, a head marker at the far end.
 
     Past :data:`WEBGL_ARROWS` arrows the trace is drawn with WebGL and without heads: in
@@ -89,7 +92,7 @@ def _points(
     symbol: str,
     colour: str,
     size: int,
-) -> Any:
+) -> Trace:
     return _scatter(
         x=xs,
         y=ys,
@@ -106,7 +109,7 @@ def figure_of(d: Diagram) -> go.Figure:
     draws (:func:`absnb.views.timeline_static.render_svg`), with hover text and zoom."""
     import plotly.graph_objects as go
 
-    data: list[Any] = [_lanes(d)]
+    data: list[Trace] = [_lanes(d)]
     data += _message_traces(d)
     data += _replay_marks(d)
     data += _cut_traces(d)
@@ -142,7 +145,7 @@ def figure_of(d: Diagram) -> go.Figure:
     return go.Figure(data=data, layout=layout)
 
 
-def _lanes(d: Diagram) -> Any:
+def _lanes(d: Diagram) -> Trace:
     """One horizontal line per task."""
     lines_x: list[float | None] = []
     lines_y: list[float | None] = []
@@ -160,7 +163,7 @@ def _lanes(d: Diagram) -> Any:
     )
 
 
-def _message_traces(d: Diagram) -> list[Any]:
+def _message_traces(d: Diagram) -> list[Trace]:
     """The messages of each kind (:data:`KIND_NAMES`) delivered and in flight, then the
     channel-state and offending messages, then those a recovery discarded."""
     plain = [s for s in d.strokes if not s.emphasis]
@@ -199,7 +202,7 @@ def _message_traces(d: Diagram) -> list[Any]:
     return data
 
 
-def _kind_traces(strokes: list[Stroke], kind: MessageKind, dense: bool) -> list[Any]:
+def _kind_traces(strokes: list[Stroke], kind: MessageKind, dense: bool) -> list[Trace]:
     """The messages of one kind (not emphasised): delivered, and in flight."""
     control = kind != "record"
     colour = svg.CONTROL if control else svg.RECORD
@@ -231,7 +234,7 @@ def _kind_traces(strokes: list[Stroke], kind: MessageKind, dense: bool) -> list[
     return data
 
 
-def _replay_marks(d: Diagram) -> list[Any]:
+def _replay_marks(d: Diagram) -> list[Trace]:
     """Marks at the duplicates a task dropped and at the messages replayed from a
     snapshot's channel state."""
     data = []
@@ -277,7 +280,7 @@ def cut_name(status: str) -> str:
 _CUT_DASHES = {"completed": "solid", "pending": "dash", "by hand": "dashdot"}
 
 
-def _cut_traces(d: Diagram) -> list[Any]:
+def _cut_traces(d: Diagram) -> list[Trace]:
     """The cut lines, one trace per status (completed, pending, by hand)."""
     data = []
     for status in _CUT_DASHES:
@@ -312,7 +315,7 @@ def _cut_traces(d: Diagram) -> list[Any]:
     return data
 
 
-def _snapshot_marks(d: Diagram) -> list[Any]:
+def _snapshot_marks(d: Diagram) -> list[Trace]:
     """Each task's point on each cut: its snapshot, or the state chosen by hand (none for
     a task the cut still waits for)."""
     data = []
@@ -341,7 +344,7 @@ def _snapshot_marks(d: Diagram) -> list[Any]:
     return data
 
 
-def _failure_marks(d: Diagram) -> list[Any]:
+def _failure_marks(d: Diagram) -> list[Trace]:
     """Marks at the crashes, on the failed task's lane, and at the recoveries, above the
     lanes."""
     data = []
@@ -384,11 +387,11 @@ def _failure_marks(d: Diagram) -> list[Any]:
     return data
 
 
-def _shapes(d: Diagram) -> list[dict[str, Any]]:
+def _shapes(d: Diagram) -> list[dict[str, object]]:
     """Behind the traces: a grey band from each crash to its recovery, a dotted line at
     each recovery and one at the current step."""
     bottom = len(d.tasks) - 0.5
-    shapes: list[dict[str, Any]] = []
+    shapes: list[dict[str, object]] = []
     for start, end, _task in d.bands:
         shapes.append(
             {
@@ -405,7 +408,7 @@ def _shapes(d: Diagram) -> list[dict[str, Any]]:
                 "layer": "below",
             }
         )
-    dotted: list[tuple[float, dict[str, Any]]] = [
+    dotted: list[tuple[float, dict[str, object]]] = [
         (r.step, {"color": svg.RECOVERY, "width": 3, "dash": "dot"}) for r in d.recoveries
     ]
     dotted.append((d.now, {"color": "#555555", "width": 1.5, "dash": "dot"}))
@@ -426,13 +429,26 @@ def _shapes(d: Diagram) -> list[dict[str, Any]]:
     return shapes
 
 
+class Annotation(TypedDict):
+    """A plotly annotation: a label in data coordinates."""
+
+    x: float
+    y: float
+    xref: str
+    yref: str
+    text: str
+    showarrow: bool
+    bgcolor: str
+    font: dict[str, object]
+
+
 _LABEL_COLOURS = {"offending": svg.OFFENDING, "checkpoint": svg.CUT, "recovery": "#00684A"}
 
 
-def _annotations(d: Diagram) -> list[dict[str, Any]]:
+def _annotations(d: Diagram) -> list[Annotation]:
     """The diagram's labels, but the step numbers (the x axis has them), in data
     coordinates."""
-    annotations = []
+    annotations: list[Annotation] = []
     for label in d.labels:
         if label.kind == "step":  # the x axis says it
             continue

@@ -23,17 +23,21 @@ from __future__ import annotations
 
 import html
 from collections import Counter
-from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Hashable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Protocol, TypeGuard
 
 from absnb.i18n import gettext as _
 from absnb.sim.format import show_value
-from absnb.views.graph import NONE, GraphView, escape, short_state, to_dot
+from absnb.views.graph import NONE, DotOptions, GraphView, escape, short_state, to_dot
 from absnb.views.graph_layout import quote
 
 if TYPE_CHECKING:
     import pandas as pd
+    from typing_extensions import Unpack
 
+    from absnb.core.graph import ExecutionGraph
+    from absnb.core.ids import TaskId
+    from absnb.sim.stepper import Stepper
     from absnb.sim.world import World
 
 TXN_COLOURS: dict[str, str] = {
@@ -49,11 +53,43 @@ LINK_COLOUR = "#999999"
 
 
 # -- finding the stores --------------------------------------------------------------------
-def _is_store(obj: Any) -> bool:
+class Txn(Protocol):
+    """A transaction as an external system lists it (a ``rows`` attribute, if it has one,
+    holds its records)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def task(self) -> str: ...
+    @property
+    def status(self) -> str: ...
+    @property
+    def checkpoint_id(self) -> int | None: ...
+
+
+class Store(Protocol):
+    """An external system: its name, committed rows and transactions
+    (:class:`~absnb.sinks.memory.TransactionStore`, or a :class:`SinkStore`)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def rows(self) -> tuple[object, ...]: ...
+    def table(self) -> Sequence[Txn]: ...
+
+
+class TransactionLister(Protocol):
+    """A sink that lists its own transactions (files, PostgreSQL)."""
+
+    def committed(self) -> Iterable[object]: ...
+    def transactions(self) -> Iterable[Txn]: ...
+
+
+def _is_store(obj: object) -> TypeGuard[Store]:
     return callable(getattr(obj, "table", None)) and hasattr(obj, "rows")
 
 
-def _lists_transactions(obj: Any) -> bool:
+def _lists_transactions(obj: object) -> TypeGuard[TransactionLister]:
     return callable(getattr(obj, "transactions", None)) and callable(
         getattr(obj, "committed", None)
     )
@@ -62,15 +98,15 @@ def _lists_transactions(obj: Any) -> bool:
 class SinkStore:
     """A sink that lists its own transactions (files, PostgreSQL), seen as a store."""
 
-    def __init__(self, sink: Any) -> None:
+    def __init__(self, sink: TransactionLister) -> None:
         self.sink = sink
         self.name = type(sink).__name__
 
     @property
-    def rows(self) -> tuple[Any, ...]:
+    def rows(self) -> tuple[object, ...]:
         return tuple(self.sink.committed())
 
-    def table(self) -> list[Any]:
+    def table(self) -> list[Txn]:
         return list(self.sink.transactions())
 
     def __eq__(self, other: object) -> bool:
@@ -80,31 +116,35 @@ class SinkStore:
         return id(self.sink)
 
 
-def _store(obj: Any) -> Any:
+def _store(obj: object) -> Store | None:
     """``obj`` as a store, or its ``store``, or None."""
     if _is_store(obj):
         return obj
-    if _is_store(getattr(obj, "store", None)):
-        return obj.store
+    if _is_store(store := getattr(obj, "store", None)):
+        return store
     if _lists_transactions(obj):
         return SinkStore(obj)
     return None
 
 
-def _records(txn: Any) -> list[Any] | None:
+def _records(txn: Txn) -> list[object] | None:
     """A transaction's records, None when it does not say."""
     rows = getattr(txn, "rows", None)
     return None if rows is None else list(rows)
 
 
-def _graph(source: Any) -> Any:
+def _is_graph(obj: object) -> TypeGuard[ExecutionGraph]:
+    return obj is not None and hasattr(obj, "operators")
+
+
+def _graph(source: object) -> ExecutionGraph | None:
     """The execution graph of a Stepper, World or Job (None for anything else)."""
     source = getattr(source, "world", source)  # a Stepper
     graph = getattr(source, "graph", None)  # a World or a Job
-    return graph if graph is not None and hasattr(graph, "operators") else None
+    return graph if _is_graph(graph) else None
 
 
-def stores_of(source: Any) -> list[Any]:
+def stores_of(source: object) -> list[Store]:
     """The external systems behind ``source``: a store itself, a sink (its ``store``), or
     every sink's store of a Stepper, World or Job, in graph order, each once."""
     store = _store(source)
@@ -120,7 +160,7 @@ def stores_of(source: Any) -> list[Any]:
     return list(dict.fromkeys(s for s in stores if s is not None))
 
 
-def _writers(world: World, store: Any) -> list[Any]:
+def _writers(world: World, store: Store) -> list[TaskId]:
     """The tasks of ``world`` whose sink writes to ``store``, in graph order."""
     graph = world.graph
     return [
@@ -132,7 +172,7 @@ def _writers(world: World, store: Any) -> list[Any]:
 
 
 # -- tables --------------------------------------------------------------------------------
-def transaction_table(source: Any, *, max_records: int | None = 4) -> pd.DataFrame:
+def transaction_table(source: object, *, max_records: int | None = 4) -> pd.DataFrame:
     """One row per transaction in the external system, oldest first.
 
     Columns: ``transaction``, ``task``, ``status`` (open, pre-committed, committed,
@@ -144,7 +184,7 @@ def transaction_table(source: Any, *, max_records: int | None = 4) -> pd.DataFra
     import pandas as pd
 
     stores = stores_of(source)
-    rows: list[list[Any]] = []
+    rows: list[list[object]] = []
     for store in stores:
         for txn in store.table():
             records = _records(txn)
@@ -165,12 +205,12 @@ def transaction_table(source: Any, *, max_records: int | None = 4) -> pd.DataFra
     return frame if len(stores) > 1 else frame.drop(columns="store")
 
 
-def committed_table(source: Any) -> pd.DataFrame:
+def committed_table(source: object) -> pd.DataFrame:
     """The committed output: one row per distinct visible record, in the order it first
     became visible, with ``copies`` (more than 1: a duplicate)."""
     import pandas as pd
 
-    counts: Counter[Any] = Counter()
+    counts: Counter[object] = Counter()
     for store in stores_of(source):
         counts.update(store.rows)
     return pd.DataFrame(
@@ -182,15 +222,16 @@ def committed_table(source: Any) -> pd.DataFrame:
     )
 
 
-def _order(records: Iterable[Any]) -> list[Any]:
-    unique = list(dict.fromkeys(records))
+def _order(records: Iterable[Hashable]) -> list[object]:
+    # the records, of whatever types: sorted when they compare (else as shown)
+    unique: list[Any] = list(dict.fromkeys(records))
     try:
         return sorted(unique)
     except TypeError:  # values of mixed types: order them by how they are shown
         return sorted(unique, key=show_value)
 
 
-def output_copies(outputs: Mapping[str, Iterable[Any]]) -> pd.DataFrame:
+def output_copies(outputs: Mapping[str, Iterable[Hashable]]) -> pd.DataFrame:
     """How many times each record appears in each of ``outputs`` (name -> records).
 
     One row per record of any output, sorted; column ``record`` (the value itself),
@@ -206,7 +247,7 @@ def output_copies(outputs: Mapping[str, Iterable[Any]]) -> pd.DataFrame:
     return frame
 
 
-def transactions_html(source: Any, *, max_records: int | None = 4) -> str:
+def transactions_html(source: object, *, max_records: int | None = 4) -> str:
     """The transactions as an HTML table with coloured statuses, then the committed
     record count, per store (for the stepper widget)."""
     parts: list[str] = []
@@ -256,7 +297,7 @@ def status_word(status: str) -> str:
 
 
 # -- drawing -------------------------------------------------------------------------------
-def _store_label(store: Any, max_transactions: int, max_records: int) -> str:
+def _store_label(store: Store, max_transactions: int, max_records: int) -> str:
     table = store.table()
     cells = 'BORDER="0" CELLBORDER="1" CELLSPACING="0" CELLPADDING="3"'
     rows = [
@@ -295,7 +336,11 @@ def _store_label(store: Any, max_transactions: int, max_records: int) -> str:
 
 
 def transactions_dot(
-    world: World, *, max_transactions: int = 12, max_records: int = 4, **kw: Any
+    world: World,
+    *,
+    max_transactions: int = 12,
+    max_records: int = 4,
+    **kw: Unpack[DotOptions],
 ) -> str:
     """DOT source of ``world``'s graph (:func:`~absnb.views.graph.to_dot`, keywords as
     there) with each external system its sinks write to drawn beside it: a table of its
@@ -326,10 +371,17 @@ def transactions_dot(
     return "\n".join(out) + "\n"
 
 
+class TransactionsOptions(DotOptions, total=False):
+    """The keywords of :func:`transactions_dot`."""
+
+    max_transactions: int
+    max_records: int
+
+
 class TransactionsView(GraphView):
     """The graph with its external systems beside it, at one moment (SVG in a notebook)."""
 
-    def __init__(self, world: World, **kw: Any) -> None:
+    def __init__(self, world: World, **kw: Unpack[TransactionsOptions]) -> None:
         self.dot = transactions_dot(world, **kw)
         self._name = f"{world.graph.name} {world.protocol.name} step={world.clock}"
 
@@ -337,7 +389,11 @@ class TransactionsView(GraphView):
         return f"<TransactionsView {self._name}>"
 
 
-def show_transactions(world: Any, **kw: Any) -> TransactionsView:
+def show_transactions(
+    world: World | Stepper, **kw: Unpack[TransactionsOptions]
+) -> TransactionsView:
     """The execution graph of ``world`` (or a Stepper's world) with the transactions of
     the external systems beside it, for display in a notebook."""
-    return TransactionsView(getattr(world, "world", world), **kw)
+    from absnb.sim.world import World
+
+    return TransactionsView(world if isinstance(world, World) else world.world, **kw)

@@ -18,7 +18,7 @@ import html
 import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 import ipywidgets as w
 
@@ -32,9 +32,17 @@ from absnb.sim.schedulers import RandomScheduler
 from absnb.sim.stepper import Stepper
 from absnb.sim.trace import load_trace, save_trace
 from absnb.sim.world import World
-from absnb.views.controls import GOTO_AHEAD, Controls, button, choice_label, crash_note
+from absnb.views.controls import (
+    GOTO_AHEAD,
+    Bundle,
+    Controls,
+    IntChange,
+    button,
+    choice_label,
+    crash_note,
+)
 from absnb.views.controls import keyboard_html as _keyboard_html
-from absnb.views.graph import render_svg_fast, to_dot
+from absnb.views.graph import DotOptions, render_svg_fast, to_dot
 from absnb.views.pictures import data_url, fit_svg, img_html
 from absnb.views.tables import snapshot_tables
 from absnb.views.transactions import stores_of, transactions_html
@@ -84,7 +92,7 @@ def _status(world: World) -> str:
     return " · ".join(parts)
 
 
-COMPACT: dict[str, Any] = {
+COMPACT: DotOptions = {
     "with_legend": False,
     "max_messages": 2,
     "max_state_items": 2,
@@ -104,6 +112,19 @@ def panel(title: str, body: w.Widget, min_width: str = "260px") -> w.VBox:
     )
     box.add_class("absnb-panel")
     return box
+
+
+class UploadedFile(TypedDict):
+    """A file of ipywidgets' FileUpload value (the keys read here)."""
+
+    name: str
+    content: memoryview
+
+
+class UploadChange(TypedDict):
+    """traitlets' change of a FileUpload's value: the files chosen."""
+
+    new: tuple[UploadedFile, ...]
 
 
 class StepperWidget:
@@ -260,19 +281,19 @@ class StepperWidget:
         if self.chooser.value is not None:
             self.apply(self.chooser.value)
 
-    def _on_play(self, change: dict[str, Any]) -> None:
+    def _on_play(self, change: IntChange) -> None:
         if change["new"] and change["new"] > change["old"]:
             before = len(self.stepper.trace)
             self.step()
             if len(self.stepper.trace) == before:  # nothing left to do, or a crash
                 self.controls.play.playing = False
 
-    def _on_goto(self, change: dict[str, Any]) -> None:
+    def _on_goto(self, change: IntChange) -> None:
         if not self._syncing and change["new"] != len(self.stepper.trace):
             self.goto(change["new"])
 
     @in_own_language
-    def _run(self, fn: Callable[[], Any], nothing_left: str = "") -> None:
+    def _run(self, fn: Callable[[], object], nothing_left: str = "") -> None:
         try:
             result = fn()
         except AbsnbError as e:
@@ -346,7 +367,7 @@ class StepperWidget:
             n=len(trace.actions), path=path
         )
 
-    def _on_upload(self, change: dict[str, Any]) -> None:
+    def _on_upload(self, change: UploadChange) -> None:
         files = change["new"]
         if not files:
             return
@@ -435,8 +456,8 @@ class StepperWidget:
         ).format(graph=w_.graph.name, protocol=w_.protocol.name, n=w_.clock)
 
     @in_own_language
-    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
-        bundle = self.widget._repr_mimebundle_(**kwargs)
+    def _repr_mimebundle_(self, **kwargs: object) -> Bundle:
+        bundle: Bundle = self.widget._repr_mimebundle_(**kwargs)
         data = bundle[0] if isinstance(bundle, tuple) else bundle
         data["text/plain"] = self.describe()
         data["text/html"] = img_html(self.svg, self.describe())

@@ -14,7 +14,6 @@ import selectors
 import socket
 import time
 from collections.abc import Callable
-from typing import Any
 
 from absnb.runtime.connections.handshake import HANDSHAKE_SECONDS, ServerHandshake
 
@@ -27,7 +26,7 @@ class Admission:
 
     __slots__ = ("handshake", "peer", "sock")
 
-    def __init__(self, sock: socket.socket, peer: Any, handshake: ServerHandshake) -> None:
+    def __init__(self, sock: socket.socket, peer: object, handshake: ServerHandshake) -> None:
         self.sock = sock
         self.peer = peer
         self.handshake = handshake

@@ -5,12 +5,10 @@ frame that is too long or of a kind the connection does not carry; :func:`frame`
 
 from __future__ import annotations
 
-from typing import Any
-
 from absnb.runtime.connections.wire import HEADER, MAX_FRAME, FrameError, dumps, encode, loads
 
 
-def frame(kind: int, message: Any) -> bytes:
+def frame(kind: int, message: object) -> bytes:
     """``message`` pickled into one frame of ``kind``."""
     return encode(kind, dumps(message))
 
@@ -39,7 +37,7 @@ class FrameReader:
         """Forget a partial frame (the connection is gone)."""
         self._buffer.clear()
 
-    def feed(self, data: bytes) -> list[tuple[int, Any]]:
+    def feed(self, data: bytes) -> list[tuple[int, object]]:
         """``(kind, message)`` of every frame that ``data`` completes, in order; the bytes of
         an incomplete one wait for the next call.
 

@@ -21,7 +21,6 @@ import hmac
 import os
 import socket
 import struct
-from typing import Any
 
 from absnb.runtime.connections.wire import (
     CLIENT_LABEL,
@@ -68,7 +67,7 @@ class ServerHandshake:
             raise ValueError(f"a nonce has {NONCE_BYTES} bytes, not {len(self.nonce)}")
         self.deadline = now + timeout
         self.state = "waiting"
-        self.hello: Any = None
+        self.hello: object = None
         self.error = ""
         self._out = bytearray(self.nonce)  # the challenge goes first
         self._buffer = bytearray()
@@ -138,7 +137,7 @@ class ClientHandshake:
         hello: what the client says it is (the server's plane decides what it may be).
     """
 
-    def __init__(self, secret: bytes, hello: Any) -> None:
+    def __init__(self, secret: bytes, hello: object) -> None:
         self.secret = secret
         self.hello = hello
         self.state = "challenge"
@@ -186,7 +185,7 @@ class ClientHandshake:
         return rest
 
 
-def client_handshake(sock: socket.socket, secret: bytes, hello: Any) -> bytes:
+def client_handshake(sock: socket.socket, secret: bytes, hello: object) -> bytes:
     """:class:`ClientHandshake` on a blocking socket: answer the server's challenge with
     ``hello``, check the server's proof; the bytes the server sent after it.
 

@@ -28,7 +28,6 @@ import pickle
 import secrets
 import socket
 import struct
-from typing import Any
 
 HEADER = struct.Struct(">IB")
 MAX_FRAME = 256 * 1024 * 1024
@@ -50,11 +49,11 @@ def new_secret() -> bytes:
     return secrets.token_bytes(32)
 
 
-def dumps(obj: Any) -> bytes:
+def dumps(obj: object) -> bytes:
     return pickle.dumps(obj, protocol=PICKLE_PROTOCOL)
 
 
-def loads(data: bytes | memoryview) -> Any:
+def loads(data: bytes | memoryview) -> object:
     return pickle.loads(data)
 
 
@@ -130,7 +129,7 @@ def mac(secret: bytes, label: bytes, server_nonce: bytes, body: bytes) -> bytes:
     return hmac.new(secret, label + server_nonce + body, "sha256").digest()
 
 
-def client_answer(secret: bytes, server_nonce: bytes, hello: Any) -> tuple[bytes, bytes]:
+def client_answer(secret: bytes, server_nonce: bytes, hello: object) -> tuple[bytes, bytes]:
     """The client's side of the handshake without I/O: ``(answer to send, server proof
     expected back)``, for clients that drive their sockets themselves."""
     body = os.urandom(NONCE_BYTES) + dumps(hello)

@@ -10,6 +10,7 @@ does not. Sans-IO: the server feeds it reports and asks it, under its own lock.
 from __future__ import annotations
 
 import contextlib
+from typing import cast
 
 from absnb.runtime.connections.wire import loads
 from absnb.runtime.control_plane.messages import Failed, HostFailure
@@ -45,7 +46,7 @@ class AttemptCauses:
             error: BaseException = HostFailure(message.error)
             if message.exception:
                 with contextlib.suppress(Exception):  # a class the driver cannot import
-                    error = loads(message.exception)
+                    error = cast(BaseException, loads(message.exception))  # the host's own
             self.exceptions[message.attempt] = (error, message.setup)
 
     def settled(self, attempt: int) -> bool:

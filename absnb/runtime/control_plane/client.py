@@ -11,7 +11,6 @@ import select
 import socket
 import time
 from collections.abc import Sequence
-from typing import Any
 
 from absnb.core.ids import CheckpointId, TaskId
 from absnb.runtime.connections.frames import FrameReader, frame
@@ -288,7 +287,7 @@ class ControlClient:
         """Answer a :class:`Probe` (termination detection)."""
         self._send(report)
 
-    def finished(self, metrics: dict[str, Any]) -> None:
+    def finished(self, metrics: dict[str, object]) -> None:
         """Report that every task of this host has finished."""
         self._send(Finished(self.host_id, self.attempt, metrics))
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Collection
 from dataclasses import dataclass, field
-from typing import Any
 
 from absnb.core.errors import AbsnbError
 from absnb.core.ids import ChannelId, CheckpointId, TaskId
@@ -101,7 +100,7 @@ class Ack:
     snapshot_key: str
     state_bytes: int
     alignment_s: float
-    metrics: dict[str, Any] = field(default_factory=dict)
+    metrics: dict[str, object] = field(default_factory=dict)
     declined: str = ""
 
 
@@ -125,7 +124,7 @@ class Finished:
 
     host_id: int
     attempt: int
-    metrics: dict[str, Any] = field(default_factory=dict)
+    metrics: dict[str, object] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

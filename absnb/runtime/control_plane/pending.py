@@ -13,14 +13,13 @@ acknowledgements count and passes the sending in.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
 
 from absnb.core.ids import CheckpointId, TaskId
 from absnb.core.snapshot import TaskSnapshot
 from absnb.protocols.coordinator import CheckpointCoordinator
 from absnb.runtime.control_plane.messages import Aborted, Ack, Notify, Trigger
 
-Event = tuple[float, str, dict[str, Any]]
+Event = tuple[float, str, dict[str, object]]
 
 
 class PendingCheckpoints:
@@ -48,8 +47,8 @@ class PendingCheckpoints:
         on_complete: Callable[[CheckpointId, dict[TaskId, Ack]], None] | None,
         clock: Callable[[], float],
         events: list[Event],
-        broadcast: Callable[[Any], None],
-        send: Callable[[int, Any], None],
+        broadcast: Callable[[object], None],
+        send: Callable[[int, object], None],
     ) -> None:
         unknown = [str(t) for t in initiators if t not in coordinator.tasks]
         if unknown:

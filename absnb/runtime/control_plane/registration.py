@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from typing import Any
 
 from absnb.core.ids import CheckpointId, TaskId
 from absnb.protocols.coordinator import CheckpointCoordinator
@@ -32,9 +31,9 @@ class Registration:
     _book_sent: bool
     _cond: threading.Condition
     _failure: BaseException | None
-    _send: Callable[[_Conn, Any], None]
+    _send: Callable[[_Conn, object], None]
     _close: Callable[[_Conn], None]
-    _broadcast: Callable[[Any], None]
+    _broadcast: Callable[[object], None]
 
     def _refuse(self, conn: _Conn, reason: str) -> None:
         self.events.append((self.clock(), "refused", {"reason": reason}))

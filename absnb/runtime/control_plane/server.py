@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from typing import Any
 
 from absnb.core.ids import CheckpointId, TaskId
 from absnb.protocols.coordinator import CheckpointCoordinator
@@ -141,7 +140,7 @@ class CoordinatorServer(Registration, SelectorServer):
         self._task_host: dict[TaskId, int] = {}
         self._book_sent = False
         self._fenced = False  # the attempt failed: no acknowledgement or trigger counts
-        self._finished: dict[int, dict[str, Any]] = {}
+        self._finished: dict[int, dict[str, object]] = {}
         self._lost: set[int] = set()
         self._termination = TerminationDetector(hosts, probe_interval)
 
@@ -178,7 +177,7 @@ class CoordinatorServer(Registration, SelectorServer):
         read, and the hosts, told to restore the one before, would find a newer one."""
         self._call(self._fence)
 
-    def wait_finished(self, timeout: float | None = None) -> dict[int, dict[str, Any]]:
+    def wait_finished(self, timeout: float | None = None) -> dict[int, dict[str, object]]:
         """Block until every host of the current attempt sent ``Finished``; their metrics.
 
         Raises:
@@ -236,7 +235,7 @@ class CoordinatorServer(Registration, SelectorServer):
         self._broadcast(Stop("the coordinator is stopping"))
         super()._request_stop()
 
-    def _dispatch(self, conn: _Conn, message: Any) -> None:
+    def _dispatch(self, conn: _Conn, message: object) -> None:
         if conn.register is None:
             if isinstance(message, Register):
                 self._on_register(conn, message)
@@ -366,11 +365,11 @@ class CoordinatorServer(Registration, SelectorServer):
             self._cond.notify_all()
 
     # -- connections --------------------------------------------------------------------------
-    def _broadcast(self, message: Any) -> None:
+    def _broadcast(self, message: object) -> None:
         for conn in list(self._live.values()):
             self._send(conn, message)
 
-    def _send_to(self, host_id: int, message: Any) -> None:
+    def _send_to(self, host_id: int, message: object) -> None:
         conn = self._live.get(host_id)
         if conn is not None:
             self._send(conn, message)

@@ -21,7 +21,6 @@ import socket
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
 
 from absnb.runtime.connections.admission import Admission
 from absnb.runtime.connections.frames import frame
@@ -46,7 +45,7 @@ class _Conn(Link):
 
     __slots__ = ("closed", "failure", "register", "since")
 
-    def __init__(self, selector: selectors.BaseSelector, sock: socket.socket, peer: Any) -> None:
+    def __init__(self, selector: selectors.BaseSelector, sock: socket.socket, peer: object) -> None:
         super().__init__(selector, (FRAME_KIND,), f"the control connection of {peer}")
         self.sock = sock
         self.register: Register | None = None
@@ -74,7 +73,7 @@ class SelectorServer:
         self,
         secret: bytes,
         *,
-        hello: Any,
+        hello: object,
         bind_host: str | None = None,
         advertise_host: str = "127.0.0.1",
         ports: range | None = None,
@@ -145,7 +144,7 @@ class SelectorServer:
         self.stop()
 
     # -- what a subclass decides ---------------------------------------------------------------
-    def _dispatch(self, conn: _Conn, message: Any) -> None:
+    def _dispatch(self, conn: _Conn, message: object) -> None:
         """One message from an authenticated connection."""
         raise NotImplementedError
 
@@ -289,7 +288,7 @@ class SelectorServer:
 
     # -- connections --------------------------------------------------------------------------
 
-    def _send(self, conn: _Conn, message: Any) -> None:
+    def _send(self, conn: _Conn, message: object) -> None:
         if not conn.closed:
             self._write(conn, frame(FRAME_KIND, message))
 

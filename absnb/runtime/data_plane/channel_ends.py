@@ -10,7 +10,6 @@ from __future__ import annotations
 import selectors
 import time
 from collections import deque
-from typing import Any
 
 from absnb.core.ids import ChannelId
 from absnb.core.messages import RECORD_TYPES, RecordBatch
@@ -20,7 +19,7 @@ from absnb.runtime.connections.wire import MAX_FRAME, dumps, encode
 from absnb.runtime.data_plane.flow import SendQueue, batch_limit
 
 
-def _records(batch: list[Any]) -> int:
+def _records(batch: list[object]) -> int:
     """The records in a frame's messages (a :class:`RecordBatch` holds many)."""
     return sum(len(m) if m.__class__ is RecordBatch else m.__class__ in RECORD_TYPES for m in batch)
 
@@ -74,7 +73,7 @@ class _Output(_Conn):
         self.handshake = handshake
         self.next_try = 0.0
         self.error = ""
-        self.batch: list[Any] = []
+        self.batch: list[object] = []
         self.limit = 1  # until the first record has been sized
         self.sized = False
         self.sends = sends  # frames waiting for credit, and the credit
@@ -135,7 +134,7 @@ class _Input(_Conn):
         self.closed = False
         self.blocked_since = 0.0
         self.blocked_seconds = 0.0
-        self.frames: deque[list[Any]] = deque()
+        self.frames: deque[list[object]] = deque()
         self.records = self.messages = self.received = self.bytes = self.handed = 0
         self.priority = 0  # priority events received
 
@@ -150,7 +149,7 @@ def plane_stats(
     outputs: dict[ChannelId, _Output],
     inputs: dict[ChannelId, _Input],
     refused: list[str],
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """A data plane's counters: per channel ``sent`` and ``received``, and totals.
 
     ``sent[c]``: records, messages, frames, bytes (framed), spilled_bytes, dropped_bytes
@@ -162,7 +161,7 @@ def plane_stats(
     each refused connection was refused. ``address``: where this plane listens.
     """
     now = time.monotonic()
-    sent = {
+    sent: dict[ChannelId, dict[str, object]] = {
         c: {
             "records": o.records,
             "messages": o.messages,
@@ -177,7 +176,7 @@ def plane_stats(
         }
         for c, o in outputs.items()
     }
-    received = {
+    received: dict[ChannelId, dict[str, object]] = {
         c: {
             "records": i.records,
             "messages": i.messages,
@@ -197,12 +196,12 @@ def plane_stats(
         "address": address,
         "sent": sent,
         "received": received,
-        "records_sent": sum(s["records"] for s in sent.values()),
-        "records_received": sum(r["records"] for r in received.values()),
-        "bytes_sent": sum(s["bytes"] for s in sent.values()),
-        "bytes_received": sum(r["bytes"] for r in received.values()),
-        "frames_sent": sum(s["frames"] for s in sent.values()),
-        "frames_received": sum(r["frames"] for r in received.values()),
-        "spilled_bytes": sum(s["spilled_bytes"] for s in sent.values()),
+        "records_sent": sum(o.records for o in outputs.values()),
+        "records_received": sum(i.records for i in inputs.values()),
+        "bytes_sent": sum(o.bytes for o in outputs.values()),
+        "bytes_received": sum(i.bytes for i in inputs.values()),
+        "frames_sent": sum(o.frames for o in outputs.values()),
+        "frames_received": sum(i.received for i in inputs.values()),
+        "spilled_bytes": sum(o.sends.spilled_bytes for o in outputs.values()),
         "refused": list(refused),
     }

@@ -19,7 +19,6 @@ from __future__ import annotations
 import socket
 import time
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any
 
 from absnb.core.ids import ChannelId
 from absnb.runtime.connections.handshake import HANDSHAKE_SECONDS
@@ -98,7 +97,7 @@ def handshake_step(out: _Output, data: bytes) -> bytes | None:
 
 
 def match_input(
-    hello: Any,
+    hello: object,
     attempt: int,
     inputs: Mapping[ChannelId, _Input],
     by_name: Mapping[tuple[str, str], _Input],

@@ -27,7 +27,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from itertools import chain
-from typing import Any
+from typing import cast
 
 from absnb.core.messages import RECORD_TYPES, CheckpointBarrier, Record, RecordBatch
 from absnb.protocols.overtaken import overtaken
@@ -49,19 +49,20 @@ class Overtaking:
     overtaken: tuple[Record | RecordBatch, ...]
 
 
-def records_of(batches: Iterable[list[Any]]) -> tuple[Record | RecordBatch, ...]:
+def records_of(batches: Iterable[list[object]]) -> tuple[Record | RecordBatch, ...]:
     """The record messages of ``batches`` (decoded DATA frames), in order."""
     return overtaken(chain.from_iterable(batches))
 
 
-def carried(frames: Iterable[bytes], batch: list[Any]) -> tuple[Record | RecordBatch, ...]:
+def carried(frames: Iterable[bytes], batch: list[object]) -> tuple[Record | RecordBatch, ...]:
     """What a barrier overtakes at its sender: the records of ``frames`` (encoded DATA
     frames waiting for credit, in order) and of the unframed ``batch`` behind them."""
-    decoded = (loads(memoryview(f)[HEADER.size :]) for f in frames)
+    # a DATA frame this end encoded itself holds a batch: a list of messages
+    decoded = (cast("list[object]", loads(memoryview(f)[HEADER.size :])) for f in frames)
     return (*records_of(decoded), *records_of([batch]))
 
 
-def received(payload: Any, buffered: Iterable[list[Any]]) -> Overtaking | None:
+def received(payload: object, buffered: Iterable[list[object]]) -> Overtaking | None:
     """What a receiver hands out for a priority frame's ``payload``, given the frames it
     has buffered on the channel (sent before it); None if the payload is malformed."""
     if type(payload) is not tuple or len(payload) != 2:

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import time
 from itertools import repeat
-from typing import Any
+from typing import cast
 
 from absnb.core.ids import ChannelId
 from absnb.core.messages import RECORD_TYPES
@@ -43,7 +43,13 @@ from absnb.runtime.connections.admission import Admission
 from absnb.runtime.connections.link import READ, WRITE
 from absnb.runtime.connections.listener import Listener
 from absnb.runtime.connections.wire import FrameError, dumps, encode
-from absnb.runtime.data_plane.channel_ends import _Conn, _Input, _Output, _records, plane_stats
+from absnb.runtime.data_plane.channel_ends import (
+    _Conn,
+    _Input,
+    _Output,
+    _records,
+    plane_stats,
+)
 from absnb.runtime.data_plane.connect import (
     CREDIT,
     HANDSHAKE_TIMEOUT,
@@ -117,13 +123,13 @@ class DataPlane(SettingUp):
         self._outputs: dict[ChannelId, _Output] = {}
         self._sendable: dict[ChannelId, _Output] = {}  # open outputs, looked up by send()
         self._ready: dict[_Input, None] = {}  # unblocked inputs with frames, in order
-        self._urgent: list[tuple[ChannelId, Any]] = []  # priority events, handed out first
+        self._urgent: list[tuple[ChannelId, object]] = []  # priority events, handed out first
         self._closed_inputs: list[ChannelId] = []
         self._closed = False
 
     # -- sending -------------------------------------------------------------------------
 
-    def send(self, channel: ChannelId, message: Any) -> None:
+    def send(self, channel: ChannelId, message: object) -> None:
         """Append ``message`` to the channel's batch; never blocks.
 
         A record frames the batch once it is full; anything else (barrier, marker) joins
@@ -143,7 +149,7 @@ class DataPlane(SettingUp):
             else:
                 self._size(out)
 
-    def send_priority(self, channel: ChannelId, message: Any) -> None:
+    def send_priority(self, channel: ChannelId, message: object) -> None:
         """Send a barrier on the priority lane (:mod:`absnb.runtime.data_plane.priority`): ahead of
         the channel's pending batch and of its frames waiting for credit, spending no credit;
         never blocks. It carries the records it overtakes here, which still follow it."""
@@ -174,7 +180,7 @@ class DataPlane(SettingUp):
 
     # -- receiving -----------------------------------------------------------------------
 
-    def poll(self, timeout: float = 0.0) -> list[tuple[ChannelId, Any]]:
+    def poll(self, timeout: float = 0.0) -> list[tuple[ChannelId, object]]:
         """Do socket I/O, then hand out ``(channel, message)`` of the unblocked inputs.
 
         Waits up to ``timeout`` seconds for I/O when nothing is buffered. Messages are in FIFO
@@ -183,7 +189,7 @@ class DataPlane(SettingUp):
         out. Each frame handed out returns a credit to its sender.
         """
         self._io(0.0 if self._ready or self._urgent else timeout)
-        result: list[tuple[ChannelId, Any]] = self._urgent
+        result: list[tuple[ChannelId, object]] = self._urgent
         self._urgent = []
         if not self._ready:
             return result
@@ -203,7 +209,7 @@ class DataPlane(SettingUp):
                 self._write(inp, encode(CREDIT, dumps(handed)))
         return result
 
-    def poll_urgent(self) -> list[tuple[ChannelId, Any]]:
+    def poll_urgent(self) -> list[tuple[ChannelId, object]]:
         """Do socket I/O without waiting, then hand out only the priority events that have
         arrived (what :meth:`poll` would hand out first); frames stay buffered."""
         self._io(0.0)
@@ -231,7 +237,7 @@ class DataPlane(SettingUp):
             self._ready[inp] = None
         inp.watch()
 
-    def stats(self) -> dict[str, Any]:
+    def stats(self) -> dict[str, object]:
         """Counters: per channel ``sent`` and ``received``, and totals
         (:func:`~absnb.runtime.data_plane.channel_ends.plane_stats`)."""
         return plane_stats(self.address, self._outputs, self._inputs, self._refused)
@@ -348,14 +354,14 @@ class DataPlane(SettingUp):
             if out.state == "ack":
                 out.state = "open"
                 self._sendable[out.channel] = out
-            self._grant(out, count)
+            self._grant(out, cast(int, count))  # a CREDIT frame holds a count
 
     def _write(self, conn: _Conn, data: bytes) -> None:
         error = conn.write(data)
         if error is not None:
             self._lost(conn, error)
 
-    def _frames(self, conn: _Conn, data: bytes) -> list[tuple[int, Any]] | None:
+    def _frames(self, conn: _Conn, data: bytes) -> list[tuple[int, object]] | None:
         """The frames ``data`` completes; ``None`` (the connection lost) at the end of the
         stream or when a frame is malformed (corruption: too long, of a kind this end does not
         receive, or not unpickling)."""

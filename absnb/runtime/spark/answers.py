@@ -4,16 +4,19 @@ against."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
 
 
-def word_count_answer(spark: Any, lines: Sequence[Sequence[str]]) -> dict[str, int]:
+def word_count_answer(spark: SparkSession, lines: Sequence[Sequence[str]]) -> dict[str, int]:
     """Spark's own batch answer for word count on the same input: the oracle."""
     rows = [(line,) for part in lines for line in part]
     return word_count_answer_from(spark, spark.createDataFrame(rows, "line string"))
 
 
-def word_count_answer_from(spark: Any, inputs: Any) -> dict[str, int]:
+def word_count_answer_from(spark: SparkSession, inputs: object) -> dict[str, int]:
     """Spark's batch answer, ``groupBy(word).count()``, for word count on ``inputs``: a
     DataFrame of one string column or a path of text files, as ``run(..., inputs=)`` takes."""
     from pyspark.sql import functions as F

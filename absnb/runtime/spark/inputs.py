@@ -23,12 +23,15 @@ import os
 from collections import deque
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, overload
+from typing import TYPE_CHECKING, Any, cast, overload
 
 from absnb.core.errors import AbsnbError
 from absnb.core.ids import TaskId
 from absnb.jobs.base import Job
 from absnb.runtime.plan import HostPlan, host_of
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
 
 Row = tuple[tuple[int, int], str]
 """One row of a prepared partition: ``((offset, source index), line)``."""
@@ -38,7 +41,7 @@ class SparkInputError(AbsnbError, ValueError):
     """Job inputs given to the Spark runtime that it cannot read as lines."""
 
 
-def lines_frame(spark: Any, inputs: Any) -> Any:
+def lines_frame(spark: SparkSession, inputs: object) -> DataFrame:
     """``inputs`` as a DataFrame of one string column: a DataFrame checked to be one, or
     a path (or glob, or Hadoop/fsspec URL) of text files read with ``spark.read.text``.
 
@@ -71,7 +74,7 @@ def lines_frame(spark: Any, inputs: Any) -> Any:
     fields = list(schema.fields)
     strings = [f.name for f in fields if f.dataType.typeName() == "string"]
     if len(fields) == 1 and strings:
-        return inputs
+        return cast("DataFrame", inputs)  # checked above: a DataFrame of one string column
     described = ", ".join(f"{f.name}: {f.dataType.simpleString()}" for f in fields) or "none"
     if not strings:
         fix = (
@@ -138,7 +141,7 @@ class PreparedInput:
         self.rdd.unpersist()
 
 
-def prepare(spark: Any, inputs: Any, job: Job, hosts: int) -> PreparedInput:
+def prepare(spark: SparkSession, inputs: object, job: Job, hosts: int) -> PreparedInput:
     """Number ``inputs``' lines, deal them to the job's sources and shuffle them into one
     persisted partition per host (see the module docstring)."""
     frame = lines_frame(spark, inputs)
@@ -227,7 +230,7 @@ class PartitionLog(Sequence[str]):
 
 
 # -- text files read by the sources themselves ----------------------------------------------
-def local_files(inputs: Any) -> list[str] | None:
+def local_files(inputs: object) -> list[str] | None:
     """The text files a plain local path names (a file, a folder's visible files, or a
     glob), sorted; None for anything else (a DataFrame, a URL such as ``file://``,
     ``hdfs://`` or ``s3a://``, which Spark reads) or a path that names no file (Spark then
@@ -345,14 +348,14 @@ class FileLines(Sequence[str]):
             raise IndexError(f"line {index} is outside this share's {n} lines")
         return self._text[self._starts[index] : self._starts[index + 1] - 1].decode().rstrip("\r")
 
-    def __reduce__(self) -> tuple[Any, ...]:
+    def __reduce__(self) -> tuple[type[FileLines], tuple[list[Segment]]]:
         return FileLines, (self.segments,)
 
     def __repr__(self) -> str:
         return f"FileLines({self.segments!r})"
 
 
-def file_logs(inputs: Any, job: Job) -> dict[TaskId, FileLines] | None:
+def file_logs(inputs: object, job: Job) -> dict[TaskId, FileLines] | None:
     """The job's sources reading ``inputs``' files directly, one share each (see
     :func:`splits`), if ``inputs`` is a plain local path of files; None otherwise."""
     files = local_files(inputs)

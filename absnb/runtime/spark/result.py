@@ -12,6 +12,8 @@ from absnb.runtime.failures import Failure
 from absnb.runtime.plan import HostResult
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from absnb.core.graph import ExecutionGraph
     from absnb.runtime.events.metrics import RunMetrics
 
@@ -20,8 +22,8 @@ if TYPE_CHECKING:
 class SparkRun:
     """The result of a run: output, restarts, completed checkpoints and measurements."""
 
-    output: Any
-    states: dict[TaskId, Any]
+    output: Any  # the job's records (or a sinkless job's states), read as the job knows them
+    states: dict[TaskId, object]
     restarts: int
     checkpoints: list[int]
     seconds: float
@@ -44,7 +46,7 @@ class SparkRun:
     fired); ``run()`` also warns of them."""
 
     @property
-    def events(self) -> Any:
+    def events(self) -> pd.DataFrame:
         """The event log as a pandas DataFrame, one row per event: ``time`` (seconds since
         the run started), ``attempt``, ``task``, ``kind``, ``channel``, ``checkpoint``, and
         for snapshots ``sent`` / ``consumed`` / ``recorded`` per channel and ``size``."""
@@ -75,10 +77,10 @@ class SparkRun:
 
         return RunMetrics(self)
 
-    def checkpoint_stats(self) -> Any:
+    def checkpoint_stats(self) -> pd.DataFrame:
         """One row per checkpoint (a pandas DataFrame): ``self.metrics.checkpoints()``."""
         return self.metrics.checkpoints()
 
-    def task_stats(self) -> Any:
+    def task_stats(self) -> pd.DataFrame:
         """One row per task (a pandas DataFrame): ``self.metrics.tasks()``."""
         return self.metrics.tasks()

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from os import PathLike
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from absnb.core import validate
 from absnb.core.errors import InvalidTypeError, InvalidValueError
@@ -23,30 +23,30 @@ if TYPE_CHECKING:
 
 
 def check_run(
-    job: Any,
-    protocol: Any,
-    checkpoint_interval: Any,
-    failures: Any,
-    max_restarts: Any,
-    allow_deadlock: Any,
-    source_rate: Any,
-    hosts: Any = None,
-    restore_older: Any = False,
-    min_pause: Any = 0.0,
-    keep_states: Any = True,
+    job: object,
+    protocol: object,
+    checkpoint_interval: object,
+    failures: object,
+    max_restarts: object,
+    allow_deadlock: object,
+    source_rate: object,
+    hosts: object = None,
+    restore_older: object = False,
+    min_pause: object = 0.0,
+    keep_states: object = True,
 ) -> None:
     """The arguments of :meth:`SparkRuntime.run` (and the runtime's ``hosts``), checked
     before any Spark job starts."""
     from absnb.jobs.base import runnable_job
 
-    runnable_job(job, "SparkRuntime.run")
+    checked = runnable_job(job, "SparkRuntime.run")
     if not isinstance(protocol, str):
         raise InvalidTypeError(
             f"protocol must be a protocol name such as 'abs' or 'chandy-lamport', not {protocol!r}"
         )
     validate.interval("checkpoint_interval (seconds)", checkpoint_interval)
     validate.nonnegative("min_pause (seconds after a completed checkpoint)", min_pause)
-    validate.whole("max_restarts", max_restarts, minimum=0)
+    restarts = validate.whole("max_restarts", max_restarts, minimum=0)
     validate.flag("allow_deadlock", allow_deadlock)
     validate.flag("restore_older", restore_older)
     validate.flag("keep_states", keep_states)
@@ -57,7 +57,7 @@ def check_run(
             f"failures must be a list of Failure, e.g. [Failure('count[1]', after_records=100)]"
             f", not {failures!r:.80}"
         )
-    check_failures(job, failures, max_restarts)
+    check_failures(checked, failures, restarts)
     declines = [f for f in failures if f.kind == "decline"]
     if declines and not get_protocol(protocol).may_be_declined:
         raise InvalidValueError(
@@ -67,7 +67,7 @@ def check_run(
         )
 
 
-def check_checkpoint_dir(checkpoint_dir: Any) -> None:
+def check_checkpoint_dir(checkpoint_dir: object) -> None:
     """``SparkRuntime(checkpoint_dir=...)``: None (a fresh temporary folder) or a path or URL
     that is not empty (an empty one was silently replaced by a temporary folder)."""
     if checkpoint_dir is None:
@@ -84,12 +84,13 @@ def check_checkpoint_dir(checkpoint_dir: Any) -> None:
         )
 
 
-def check_failures(job: Job, failures: Sequence[Any], max_restarts: int) -> None:
+def check_failures(job: Job, failures: Sequence[object], max_restarts: int) -> None:
     """Every failure is a :class:`Failure` naming a task of ``job``, in an attempt that runs
     (at most ``max_restarts``), and no two fail one task in one attempt (only the first can
     fire: the attempt ends there)."""
 
     names = [str(t) for t in job.graph.tasks]
+    checked: list[Failure] = []
     for i, f in enumerate(failures):
         if not isinstance(f, Failure):
             raise InvalidTypeError(
@@ -101,7 +102,8 @@ def check_failures(job: Job, failures: Sequence[Any], max_restarts: int) -> None
                 f"Failure({f.task!r}) names no task of job {job.name!r}, so it would never "
                 f"fire: use one of {', '.join(names)}"
             )
-    _check_attempts(failures, max_restarts)
+        checked.append(f)
+    _check_attempts(checked, max_restarts)
 
 
 def _check_attempts(failures: Sequence[Failure], max_restarts: int) -> None:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import tempfile
 import uuid
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, cast
 
@@ -33,17 +33,20 @@ from absnb.runtime.spark.result import SparkRun
 from absnb.runtime.spark.session import default_session
 
 if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
     from absnb.core.graph import ExecutionGraph
     from absnb.runtime.control_plane.messages import Ack
     from absnb.runtime.control_plane.server import CoordinatorServer
     from absnb.runtime.spark.inputs import PreparedInput
+    from absnb.runtime.storage.checkpoints import CheckpointStorage
 
 
 class ClusterTooSmallError(AbsnbError, RuntimeError):
     """The barrier stage needs more task slots than the Spark cluster offers."""
 
 
-def _final_states(graph: ExecutionGraph, results: list[HostResult]) -> dict[TaskId, Any]:
+def _final_states(graph: ExecutionGraph, results: list[HostResult]) -> dict[TaskId, object]:
     """Every final state the hosts returned; the run succeeded, so the final checkpoint is
     complete and each sink writing outside the job commits what it still holds."""
     states = {t: s for r in results for t, s in r.states.items()}
@@ -77,11 +80,11 @@ class SparkRuntime:
 
     def __init__(
         self,
-        spark: Any = None,
+        spark: SparkSession | None = None,
         *,
         master: str = "local[*]",
         checkpoint_dir: str | None = None,
-        storage: Any = None,
+        storage: CheckpointStorage | None = None,
         hosts: int | None = None,
         ports: range | tuple[int, int] | None = None,
         storage_latency: float = 0.0,
@@ -130,7 +133,7 @@ class SparkRuntime:
         failures: Sequence[Failure] = (),
         max_restarts: int = 3,
         allow_deadlock: bool = False,
-        inputs: Any = None,
+        inputs: object = None,
         source_rate: float | None = None,
         restore_older: bool = False,
         alignment_timeout: float | None = None,
@@ -369,7 +372,7 @@ class SparkRuntime:
         pickled = [dumps(p) for p in plans]
         ids = [(p.host_id, p.attempt, p.coordinator, p.secret) for p in plans]
 
-        def run_partition(index: int, rows: Any) -> Any:
+        def run_partition(index: int, rows: Any) -> Iterator[HostResult]:
             plan = _on_executor(unpickle_plan(pickled[index], *ids[index]))
             if binding is not None:
                 plan = binding.bind(plan, rows)

@@ -8,7 +8,11 @@ import os
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    # re-exported for annotations outside absnb.runtime, which does not import pyspark
+    from pyspark.sql import SparkSession as SparkSession
 
 from absnb.core.errors import JavaNotFoundError
 from absnb.runtime.spark import jvm_archive
@@ -35,7 +39,7 @@ import their libraries again each time (the runtime's Spark tests took 2.8x as l
 starts the JVM."""
 
 
-def default_session(master: str = "local[*]") -> Any:
+def default_session(master: str = "local[*]") -> SparkSession:
     """A SparkSession for absnb: quiet, quick to free the slots of failed tasks, quick
     to start Python workers (:mod:`absnb.runtime.spark.daemon` forks them with absnb imported)
     and small, with a JVM quick to start (:data:`SESSION_MEMORY`, and the class-data
@@ -79,10 +83,12 @@ def _driver_java_options() -> str:
 
 
 @contextmanager
-def quiet_task_failures(spark: Any) -> Iterator[None]:
+def quiet_task_failures(spark: SparkSession) -> Iterator[None]:
     """Spark's log level FATAL inside the block, then what it was: Spark logs every failed
     task with a stack trace at ERROR, which failures injected on purpose need not show."""
-    root = spark.sparkContext._jvm.org.apache.logging.log4j.LogManager.getRootLogger()
+    jvm = spark.sparkContext._jvm
+    assert jvm is not None  # a live session's context has its JVM
+    root = jvm.org.apache.logging.log4j.LogManager.getRootLogger()
     level = root.getLevel().toString()
     spark.sparkContext.setLogLevel("FATAL")
     try:
