@@ -14,15 +14,15 @@ from typing import Any, TypeGuard
 from absnb.core.errors import InvalidTypeError, InvalidValueError, OperatorOutputError
 
 
-def _is_int(value: Any) -> bool:
+def _is_int(value: object) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _is_number(value: Any) -> TypeGuard[float]:
+def _is_number(value: object) -> TypeGuard[float]:
     return isinstance(value, int | float) and not isinstance(value, bool) and value == value
 
 
-def whole(name: str, value: Any, *, minimum: int = 0, maximum: int | None = None) -> int:
+def whole(name: str, value: object, *, minimum: int = 0, maximum: int | None = None) -> int:
     """``value`` as a whole number of at least ``minimum`` (and at most ``maximum``: a size
     so large that the run would not finish is refused, not started)."""
     if not _is_int(value):
@@ -42,12 +42,12 @@ def whole(name: str, value: Any, *, minimum: int = 0, maximum: int | None = None
     return int(value)
 
 
-def optional_whole(name: str, value: Any, *, minimum: int = 0) -> int | None:
+def optional_whole(name: str, value: object, *, minimum: int = 0) -> int | None:
     """None, or a whole number of at least ``minimum``."""
     return None if value is None else whole(f"{name} (or None)", value, minimum=minimum)
 
 
-def interval(name: str, value: Any) -> float | None:
+def interval(name: str, value: object) -> float | None:
     """A checkpoint interval: None (no periodic checkpoints) or a number above 0."""
     if value is None:
         return None
@@ -64,7 +64,7 @@ def interval(name: str, value: Any) -> float | None:
     return value
 
 
-def positive(name: str, value: Any, *, optional: bool = False) -> float | None:
+def positive(name: str, value: object, *, optional: bool = False) -> float | None:
     """A finite number above 0 (or None when ``optional``)."""
     if value is None and optional:
         return None
@@ -76,7 +76,7 @@ def positive(name: str, value: Any, *, optional: bool = False) -> float | None:
     return value
 
 
-def nonnegative(name: str, value: Any) -> float:
+def nonnegative(name: str, value: object) -> float:
     """A finite number, 0 or above."""
     if not _is_number(value):
         raise InvalidTypeError(
@@ -87,14 +87,14 @@ def nonnegative(name: str, value: Any) -> float:
     return value
 
 
-def flag(name: str, value: Any) -> bool:
+def flag(name: str, value: object) -> bool:
     """True or False (not 0, 1 or "yes")."""
     if not isinstance(value, bool):
         raise InvalidTypeError(f"{name} must be True or False, not {value!r}")
     return value
 
 
-def choice(name: str, value: Any, allowed: Iterable[str]) -> str:
+def choice(name: str, value: object, allowed: Iterable[str]) -> str:
     """One of the names ``allowed``."""
     names = tuple(allowed)
     if not isinstance(value, str) or value not in names:
@@ -102,14 +102,14 @@ def choice(name: str, value: Any, allowed: Iterable[str]) -> str:
     return value
 
 
-def text(name: str, value: Any) -> str:
+def text(name: str, value: object) -> str:
     """A non-empty string."""
     if not isinstance(value, str) or not value:
         raise InvalidTypeError(f"{name} must be a non-empty string, not {value!r}")
     return value
 
 
-def lines_per_source(name: str, value: Any) -> list[list[str]]:
+def lines_per_source(name: str, value: object) -> list[list[str]]:
     """One list of lines (strings) per source, e.g. ``[["to be"], ["or not"]]``.
 
     A flat list of strings is refused: each string would be taken as one source's lines,
@@ -159,6 +159,6 @@ def operator_result(fn: Any, method: str, result: Any) -> tuple[Any, Sequence[An
     return result[0], list(outs)
 
 
-def _short(value: Any) -> str:
+def _short(value: object) -> str:
     shown = repr(value)
     return shown if len(shown) <= 60 else shown[:57] + "..."

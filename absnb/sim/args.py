@@ -4,19 +4,17 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from absnb.core import validate
 from absnb.core.errors import InvalidTypeError
 from absnb.jobs.base import runnable_job
 
 
 def check_world(
-    job: Any,
-    checkpoint_interval: Any,
-    max_checkpoints: Any,
-    allow_deadlock: Any,
-    notify_steps: Any,
+    job: object,
+    checkpoint_interval: object,
+    max_checkpoints: object,
+    allow_deadlock: object,
+    notify_steps: object,
 ) -> None:
     """The arguments of ``World(...)``."""
     runnable_job(job, "World")
@@ -27,21 +25,21 @@ def check_world(
         validate.flag("notify_steps (or None)", notify_steps)
 
 
-def check_policy(seed: Any, crash_at: Any, recovery: Any) -> None:
+def check_policy(seed: object, crash_at: object, recovery: object) -> None:
     """The arguments of the automatic schedulers."""
     validate.whole("seed", seed, minimum=0)
     validate.optional_whole("crash_at", crash_at, minimum=0)
     validate.choice("recovery", recovery, ("full", "partial"))
 
 
-def check_run(until: Any, max_steps: Any) -> None:
+def check_run(until: object, max_steps: object) -> None:
     """The arguments of ``Stepper.run(...)``."""
     if until is not None and not callable(until):
         validate.whole("until (a number of steps, a function of the world, or None)", until)
     validate.whole("max_steps", max_steps, minimum=0)
 
 
-def check_script(actions: Any, start: Any) -> None:
+def check_script(actions: object, start: object) -> None:
     """The arguments of ``ScriptedScheduler(...)``: a list of actions."""
     from absnb.sim.actions import (
         Crash,
@@ -81,7 +79,7 @@ def check_script(actions: Any, start: Any) -> None:
     validate.whole("start", start, minimum=0)
 
 
-def check_chooser(chooser: Any) -> None:
+def check_chooser(chooser: object) -> None:
     """``ManualScheduler``'s chooser: a function of (world, enabled actions)."""
     if not callable(chooser):
         raise InvalidTypeError(
