@@ -33,8 +33,8 @@ from absnb.core.errors import (
 )
 from absnb.core.graph import Hash, JobGraph
 from absnb.core.ids import ChannelId, TaskId
+from absnb.core.job import Job
 from absnb.harness import TaskHarness
-from absnb.jobs.base import Job
 from absnb.jobs.custom import build_custom
 from absnb.operators import CollectSink, FlatMap, Operator, Source
 from absnb.runtime import Failure

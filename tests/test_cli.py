@@ -473,7 +473,7 @@ def test_times_round_trip_through_save_trace(tmp_path: Path) -> None:
 # -- custom jobs ---------------------------------------------------------------------------------
 CUSTOM_JOB = """
 from absnb.core.graph import JobGraph
-from absnb.jobs.base import Job
+from absnb.core.job import Job
 from absnb.operators import CollectSink, Map, Source
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from absnb.core.job import Job
 from absnb.jobs import build_job
-from absnb.jobs.base import Job
 from absnb.jobs.custom import build_custom, is_custom
 
 DEFAULT_PROTOCOL = {

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from absnb.cli.jobs import default_protocol, make_job
 from absnb.cli.report import json_safe, show_output
 from absnb.core.errors import FailureNotFiredWarning
-from absnb.jobs.base import Job
+from absnb.core.job import Job
 from absnb.protocols import get_protocol
 from absnb.sim.format import show_value
 

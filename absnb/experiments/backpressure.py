@@ -24,9 +24,9 @@ from collections.abc import Hashable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from absnb.core.graph import Hash, JobGraph, stable_hash
+from absnb.core.job import Job
 from absnb.core.messages import RECORD_TYPES, count_records
 from absnb.i18n import N_
-from absnb.jobs.base import Job
 from absnb.operators import KeyedCount, Source
 from absnb.operators.library import CollectSink
 from absnb.sim.actions import Deliver

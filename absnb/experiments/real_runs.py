@@ -27,7 +27,7 @@ from absnb.jobs.word_count import word_count
 if TYPE_CHECKING:
     import pandas as pd
 
-    from absnb.jobs.base import Job
+    from absnb.core.job import Job
     from absnb.runtime.failures import Failure
     from absnb.runtime.spark import SparkRun, SparkRuntime
     from absnb.views.run_view import RunView

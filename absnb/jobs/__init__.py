@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from absnb.core.errors import UnknownJobError
+from absnb.core.job import Job
 from absnb.jobs.bank_transfer import bank_transfer
-from absnb.jobs.base import Job
 from absnb.jobs.cyclic import cyclic
 from absnb.jobs.paper_topology import paper_topology
 from absnb.jobs.word_count import word_count

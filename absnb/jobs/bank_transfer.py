@@ -8,7 +8,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from absnb.core import validate
 from absnb.core.errors import GraphError, InvalidTypeError, TransferRefusedError
 from absnb.core.graph import JobGraph
-from absnb.jobs.base import Job
+from absnb.core.job import Job
 from absnb.operators import Account
 
 MAX_TRANSFERS = 1_000_000

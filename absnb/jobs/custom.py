@@ -16,7 +16,7 @@ from types import ModuleType
 from typing import cast
 
 from absnb.core.errors import UnknownJobError
-from absnb.jobs.base import Job
+from absnb.core.job import Job
 
 EXAMPLE = "mypackage.jobs:my_job (a function that returns an absnb Job)"
 

@@ -13,7 +13,7 @@ from numbers import Integral
 
 from absnb.core.errors import GraphError
 from absnb.core.graph import Hash, JobGraph
-from absnb.jobs.base import Job
+from absnb.core.job import Job
 from absnb.operators import CollectSink, Operator, Source, To
 
 DEFAULT_NUMBERS = (3, 5, 6, 7)

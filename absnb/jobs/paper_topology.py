@@ -28,7 +28,7 @@ from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, cast, overload
 
 from absnb.core.graph import Hash, JobGraph, Rebalance
-from absnb.jobs.base import Job
+from absnb.core.job import Job
 from absnb.operators.base import Operator
 from absnb.operators.keyed_state import IncrementalKeyed, KeyedState
 from absnb.operators.library import Map, Source

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from absnb.core import validate
 from absnb.core.errors import InvalidValueError
 from absnb.core.graph import MAX_PARALLELISM, Hash, JobGraph, identity
-from absnb.jobs.base import Job
+from absnb.core.job import Job
 from absnb.operators import KeyedCount, Operator, Source
 from absnb.sinks import make_sink
 

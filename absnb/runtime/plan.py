@@ -10,7 +10,7 @@ from typing import Any
 
 from absnb.core.graph import ExecutionGraph
 from absnb.core.ids import TaskId
-from absnb.jobs.base import Job
+from absnb.core.job import Job
 from absnb.runtime.failures import Failure
 
 

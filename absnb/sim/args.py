@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from absnb.core import validate
 from absnb.core.errors import InvalidTypeError
-from absnb.jobs.base import runnable_job
+from absnb.core.job import runnable_job
 
 
 def check_world(

@@ -12,14 +12,16 @@
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from absnb.core.ids import ChannelId, TaskId
+from absnb.core.job import Job
 from absnb.core.messages import Record
 from absnb.core.snapshot import GlobalSnapshot
-from absnb.jobs.base import Job
+from absnb.operators.library import CollectSink
 from absnb.protocols.base import Waiting
 from absnb.sim.world import World
 
@@ -119,6 +121,21 @@ def find_deadlock(world: World) -> Deadlock | None:
     return Deadlock(world.clock, pending, waiting, blocked)
 
 
+def collecting(job: Job) -> Job:
+    """``job`` with every sink that writes outside the job replaced by a
+    :class:`~absnb.operators.library.CollectSink` (for a reference run that must not write to
+    the external system)."""
+    ops = job.graph.operators
+    if not any(op.function.external for op in ops.values()):
+        return job
+    graph = copy.copy(job.graph)
+    graph.operators = {
+        name: replace(op, function=CollectSink()) if op.function.external else op
+        for name, op in ops.items()
+    }
+    return replace(job, graph=graph)
+
+
 def reference_output(job: Job, inputs: Mapping[TaskId, Iterable[Any]] | None = None) -> Any:
     """The failure-free output of ``job``: run with no checkpoints and no crash, round robin,
     until every input is consumed. ``inputs`` replaces the input logs (e.g. a bank's logs
@@ -126,7 +143,7 @@ def reference_output(job: Job, inputs: Mapping[TaskId, Iterable[Any]] | None = N
     from absnb.sim.schedulers import RoundRobinScheduler
     from absnb.sim.stepper import Stepper
 
-    world = World(job.collecting(), "none")
+    world = World(collecting(job), "none")
     if inputs is not None:
         world.inputs = {t: tuple(v) for t, v in inputs.items()}
     stepper = Stepper(world, RoundRobinScheduler(), history=False)

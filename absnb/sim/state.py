@@ -14,9 +14,9 @@ from typing import Any, TypeVar
 
 from absnb.core.graph import ExecutionGraph
 from absnb.core.ids import ChannelId, CheckpointId, TaskId
+from absnb.core.job import Job
 from absnb.core.messages import OnChannel, Record, RecordBatch
 from absnb.core.snapshot import GlobalSnapshot
-from absnb.jobs.base import Job
 from absnb.operators.base import Operator
 from absnb.protocols import CheckpointCoordinator, get_protocol
 from absnb.protocols.base import SnapshotProtocol

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     import pandas as pd
     import plotly.graph_objects as go
 
-    from absnb.jobs.base import Job
+    from absnb.core.job import Job
 
 COLORS = {
     "none": "#7f7f7f",

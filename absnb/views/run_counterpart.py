@@ -4,8 +4,8 @@ beside the real run."""
 
 from __future__ import annotations
 
+from absnb.core.job import Job
 from absnb.jobs import build_job
-from absnb.jobs.base import Job
 from absnb.sim.events import Event
 from absnb.sim.schedulers import RandomScheduler
 from absnb.sim.stepper import Stepper

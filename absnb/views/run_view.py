@@ -17,8 +17,8 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, TypedDict
 
 from absnb.core.events import EventRow
+from absnb.core.job import Job
 from absnb.i18n import gettext as _
-from absnb.jobs.base import Job
 from absnb.sim.event_rows import trace_rows
 from absnb.sim.events import Event
 from absnb.sim.world import World
@@ -146,7 +146,7 @@ def show_run(
     alignment that blocked, in ``window`` if given). ``simulated`` puts the simulator's
     diagram of the same job and protocol beside it, for comparison: a trace and the world
     it ended in (a :class:`~absnb.sim.stepper.Stepper`'s ``trace`` and ``world``), or
-    ``True`` (or a :class:`~absnb.jobs.base.Job` to simulate) for one made by
+    ``True`` (or a :class:`~absnb.core.job.Job` to simulate) for one made by
     :func:`~absnb.views.run_counterpart.simulate_like` (seed 0). ``window`` (seconds
     from, to) draws only that stretch of the real run: a checkpoint close up, say."""
     log = getattr(run, "log", run)

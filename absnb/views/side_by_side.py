@@ -18,9 +18,9 @@ from collections.abc import Callable, Sequence
 
 import ipywidgets as w
 
+from absnb.core.job import Job
 from absnb.i18n import checked, in_own_language, speaking
 from absnb.i18n import gettext as _
-from absnb.jobs.base import Job
 from absnb.sim.actions import Action, Crash, Recover, TriggerCheckpoint
 from absnb.sim.schedulers import RandomScheduler
 from absnb.sim.stepper import Stepper

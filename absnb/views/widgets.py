@@ -23,9 +23,9 @@ from typing import TypedDict
 import ipywidgets as w
 
 from absnb.core.errors import AbsnbError
+from absnb.core.job import Job
 from absnb.i18n import checked, in_own_language, speaking
 from absnb.i18n import gettext as _
-from absnb.jobs.base import Job
 from absnb.sim.actions import Action, Crash, Recover, TriggerCheckpoint
 from absnb.sim.events import Event
 from absnb.sim.schedulers import RandomScheduler

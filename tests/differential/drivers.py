@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from absnb.core.job import Job
 from absnb.core.messages import (
     RECORD_TYPES,
     CancelCheckpointMarker,
@@ -20,7 +21,6 @@ from absnb.core.messages import (
 )
 from absnb.core.snapshot import TaskSnapshot
 from absnb.harness import TaskHarness, harness_graph
-from absnb.jobs.base import Job
 from absnb.operators.library import Map, identity
 from absnb.sim.actions import Deliver, Wait
 from absnb.sim.effects import outcome

@@ -9,7 +9,7 @@ import pytest
 
 import absnb
 from absnb import datasets
-from absnb.jobs.base import Job
+from absnb.core.job import Job
 from absnb.runtime import Failure
 from absnb.runtime.plan import host_of
 from absnb.runtime.spark import (

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from absnb.core.graph import Hash, JobGraph
-from absnb.jobs.base import Job
+from absnb.core.job import Job
 from absnb.jobs.word_count import split_words, word
 from absnb.operators import KeyedCount, Operator, Source
 from absnb.runtime import RestartLimitError

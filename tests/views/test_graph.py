@@ -18,8 +18,8 @@ import pytest
 
 import absnb
 from absnb.core.graph import JobGraph
+from absnb.core.job import Job
 from absnb.core.messages import Record
-from absnb.jobs.base import Job
 from absnb.operators import KeyedCount, Source
 from absnb.views.graph import (
     BLOCKED_COLOUR,

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, cast, overload
 
 from absnb.core.errors import AbsnbError
 from absnb.core.ids import TaskId
-from absnb.jobs.base import Job
+from absnb.core.job import Job
 from absnb.runtime.plan import HostPlan, host_of
 
 if TYPE_CHECKING:

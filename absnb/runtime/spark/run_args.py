@@ -19,7 +19,7 @@ from absnb.protocols import get_protocol
 from absnb.runtime.failures import Failure
 
 if TYPE_CHECKING:
-    from absnb.jobs.base import Job
+    from absnb.core.job import Job
 
 
 def check_run(
@@ -37,7 +37,7 @@ def check_run(
 ) -> None:
     """The arguments of :meth:`SparkRuntime.run` (and the runtime's ``hosts``), checked
     before any Spark job starts."""
-    from absnb.jobs.base import runnable_job
+    from absnb.core.job import runnable_job
 
     checked = runnable_job(job, "SparkRuntime.run")
     if not isinstance(protocol, str):

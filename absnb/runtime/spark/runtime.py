@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from absnb.core.errors import AbsnbError, FailureNotFiredWarning
 from absnb.core.ids import CheckpointId, TaskId
-from absnb.jobs.base import Job
+from absnb.core.job import Job
 from absnb.protocols import CheckpointCoordinator, get_protocol
 from absnb.protocols.two_phase_commit import END_OF_INPUT
 from absnb.runtime.failures import Failure, not_fired

@@ -1,10 +1,10 @@
-"""A job: an execution graph with its input logs, ready for a runtime."""
+"""A job: an execution graph with its input logs, ready for a runtime (the type every
+runtime and view takes; the builders are in :mod:`absnb.jobs`)."""
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from absnb.core.errors import GraphError, InvalidTypeError
 from absnb.core.graph import ExecutionGraph
@@ -53,22 +53,6 @@ class Job:
     @property
     def name(self) -> str:
         return self.graph.name
-
-    def collecting(self) -> Job:
-        """This job with every sink that writes outside the job replaced by a
-        :class:`~absnb.operators.CollectSink` (for a reference run that must not write to
-        the external system)."""
-        ops = self.graph.operators
-        if not any(op.function.external for op in ops.values()):
-            return self
-        from absnb.operators.library import CollectSink
-
-        graph = copy.copy(self.graph)
-        graph.operators = {
-            name: replace(op, function=CollectSink()) if op.function.external else op
-            for name, op in ops.items()
-        }
-        return replace(self, graph=graph)
 
     def output(self, states: Mapping[TaskId, object]) -> list[object] | dict[str, object]:
         """The job's result from task states: every sink's records (sorted, so that two
