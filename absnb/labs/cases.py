@@ -274,8 +274,9 @@ def run_case(case: Case, handler_class: type[AligningHandler]) -> list[str] | No
             f"case: {case.title} ({case.follows}); the task has inputs in0..in{case.inputs - 1}"
         ]
         lines.extend(f"step {k + 1}: {say_step(s)}" for k, s in enumerate(case.steps[: i + 1]))
-        if raised:
+        if raised:  # what the decision raised is the difference
             lines.append(f"at step {i + 1}, {_say_call(raised[0], names)}")
+            return lines
         for what in expected:
             if expected[what] != got[what]:
                 lines.append(f"after step {i + 1}, {what}: expected {expected[what]}")
