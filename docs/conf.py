@@ -37,6 +37,11 @@ def _copy_notebooks(app: object, config: object) -> None:
     (_HERE / "notebooks").mkdir()
     for notebook in sorted(source.glob("*.ipynb")):
         shutil.copy2(notebook, _HERE / "notebooks" / notebook.name)
+    # The labs (notebooks/labs/) are in English in every book: a student's code and the
+    # checker's report are not translated.
+    (_HERE / "notebooks" / "labs").mkdir()
+    for notebook in sorted((_HERE.parent / "notebooks" / "labs").glob("*.ipynb")):
+        shutil.copy2(notebook, _HERE / "notebooks" / "labs" / notebook.name)
 
 
 project = "absnb"

@@ -43,7 +43,9 @@ _FIELD = re.compile(r"\{(\w*)[^{}]*\}")
 
 
 def english_notebooks() -> list[Path]:
-    """The English notebooks, the source of the translated ones."""
+    """The English notebooks, the source of the translated ones: the course's chapters at
+    the top of notebooks/ only. The labs (notebooks/labs/) are in English alone, left out
+    on purpose: a student's code and the checker's report are not translated."""
     return sorted(NOTEBOOKS.glob("[0-9][0-9]_*.ipynb"))
 
 

@@ -1,0 +1,216 @@
+"""What a lab's check gives back: a report per part, and the counterexample of a failure.
+
+:class:`LabReport` prints as text (``print(report)``) and shows as HTML in a notebook;
+:meth:`LabReport.stepper` opens the stepper widget at the end of the counterexample, where
+the bug shows (Back steps through the run that led there).
+"""
+
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Literal
+
+from absnb.jobs.base import Job
+from absnb.sim.actions import Action
+from absnb.sim.schedulers import ScriptedScheduler
+from absnb.sim.stepper import Stepper
+from absnb.sim.world import World
+
+if TYPE_CHECKING:
+    from absnb.protocols.aligning import AligningHandler
+    from absnb.views.widgets import StepperWidget
+
+Status = Literal["passed", "failed", "not implemented", "not run"]
+
+MARKS: dict[str, str] = {
+    "passed": "✔",
+    "failed": "✘",
+    "not implemented": "…",
+    "not run": "-",
+}
+COLOURS: dict[str, str] = {
+    "passed": "#1a7f37",
+    "failed": "#c03c00",
+    "not implemented": "#9a6700",
+    "not run": "#6e7781",
+}
+
+
+@dataclass(frozen=True)
+class Counterexample:
+    """A shortest run of the simulator that shows a bug.
+
+    Attributes:
+        job: the job it runs.
+        handler_class: the handler under check.
+        actions: the schedule, step by step (replayed by a scripted scheduler).
+        problem: what the check found at the end of it, as the checker says it.
+        words: what happened, sentence by sentence: which task, which channel, which
+            record crossed which cut, and what the decision did wrong.
+        steps: each step as the trace log writes it.
+        how: how it was found (the search and its bounds).
+    """
+
+    job: Job
+    handler_class: type[AligningHandler]
+    actions: tuple[Action, ...]
+    problem: str
+    words: tuple[str, ...]
+    steps: tuple[str, ...]
+    how: str
+    max_checkpoints: int | None = 1
+
+    def world(self) -> World:
+        """The world the schedule starts from."""
+        from absnb.labs.handler import LabProtocol
+
+        protocol = LabProtocol(self.handler_class, catch=True)
+        return World(self.job, protocol, max_checkpoints=self.max_checkpoints)
+
+    def replay(self) -> Stepper:
+        """A stepper that has taken every step of the schedule (``back()`` undoes them)."""
+        stepper = Stepper(self.world(), ScriptedScheduler(self.actions))
+        stepper.run()
+        return stepper
+
+    def stepper(self, *, timeline: bool = True) -> StepperWidget:
+        """The stepper widget at the end of the schedule, where the bug shows: Back and the
+        go-to-step slider walk through the run that led there."""
+        from absnb.views.widgets import StepperWidget
+
+        return StepperWidget(self.replay(), timeline=timeline)
+
+    def lines(self) -> list[str]:
+        head = (
+            f"Shortest run that shows it: {len(self.actions)} steps of job {self.job.graph.name!r}"
+            f" ({self.how})"
+        )
+        return [
+            head,
+            *(f"  {w}" for w in self.words),
+            "  The steps:",
+            *(f"    {s}" for s in self.steps),
+        ]
+
+    def __str__(self) -> str:
+        return "\n".join(self.lines())
+
+
+@dataclass
+class PartResult:
+    """One part of a check.
+
+    Attributes:
+        part: its letter and name (``a. scripted cases``).
+        status: passed, failed, not implemented or not run.
+        summary: one line: what ran, and what it found.
+        details: the lines of a failure (the case, what differs) or a pass.
+        seconds: how long it took.
+    """
+
+    part: str
+    status: Status
+    summary: str
+    details: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+    def lines(self) -> list[str]:
+        took = f" ({self.seconds:.1f} s)" if self.status in ("passed", "failed") else ""
+        head = f"{MARKS[self.status]} {self.part}: {self.status}{took}: {self.summary}"
+        return [head, *(f"    {d}" for d in self.details)]
+
+
+@dataclass
+class LabReport:
+    """What :func:`absnb.labs.check` found, part by part.
+
+    Attributes:
+        lab: the lab's name (``abs``).
+        handler: the name of the class checked.
+        parts: each part, in the order run (those after a failure are "not run").
+        counterexample: the shortest run of the simulator that shows the failure, when one
+            does.
+    """
+
+    lab: str
+    handler: str
+    parts: list[PartResult]
+    counterexample: Counterexample | None = None
+
+    @property
+    def passed(self) -> bool:
+        """Every part that ran passed, and none failed or is not implemented."""
+        return all(p.status in ("passed", "not run") for p in self.parts) and any(
+            p.status == "passed" for p in self.parts
+        )
+
+    @property
+    def failed_part(self) -> PartResult | None:
+        """The part that failed or is not implemented (the check stopped there)."""
+        return next((p for p in self.parts if p.status in ("failed", "not implemented")), None)
+
+    def stepper(self, *, timeline: bool = True) -> StepperWidget:
+        """The stepper widget at the counterexample, where the bug shows.
+
+        Raises:
+            ValueError: the check found no run of the simulator that shows a bug.
+        """
+        if self.counterexample is None:
+            raise ValueError(
+                f"{self.handler} has no counterexample to step through: "
+                + (
+                    "every part passed"
+                    if self.passed
+                    else "the failure shows in the scripted cases, not in a run of the simulator"
+                )
+            )
+        return self.counterexample.stepper(timeline=timeline)
+
+    def verdict(self) -> str:
+        failed = self.failed_part
+        if failed is None:
+            return f"{self.handler} passes the {self.lab} lab."
+        if failed.status == "not implemented":
+            return f"{self.handler} is not finished: {failed.summary}"
+        return f"{self.handler} fails part {failed.part}."
+
+    def lines(self) -> list[str]:
+        out = [f"Lab {self.lab}: {self.handler}", self.verdict()]
+        for p in self.parts:
+            out.extend(p.lines())
+        if self.counterexample is not None:
+            out.extend(self.counterexample.lines())
+            out.append("report.stepper() opens the stepper widget at the end of that run.")
+        return out
+
+    def __str__(self) -> str:
+        return "\n".join(self.lines())
+
+    def __repr__(self) -> str:
+        return str(self)
+
+    def _repr_html_(self) -> str:
+        rows = []
+        for p in self.parts:
+            colour = COLOURS[p.status]
+            took = f" ({p.seconds:.1f} s)" if p.status in ("passed", "failed") else ""
+            details = "".join(f"<li>{html.escape(d)}</li>" for d in p.details)
+            rows.append(
+                f"<tr><td style='color:{colour};font-weight:bold;text-align:left'>"
+                f"{MARKS[p.status]} {html.escape(p.part)}</td>"
+                f"<td style='text-align:left'>{html.escape(p.status)}{took}: "
+                f"{html.escape(p.summary)}"
+                + (f"<ul style='margin:2px 0'>{details}</ul>" if details else "")
+                + "</td></tr>"
+            )
+        body = (
+            f"<p><b>Lab {html.escape(self.lab)}: {html.escape(self.handler)}</b>. "
+            f"{html.escape(self.verdict())}</p><table>{''.join(rows)}</table>"
+        )
+        c = self.counterexample
+        if c is not None:
+            first, *rest = c.lines()
+            body += f"<p><b>{html.escape(first)}</b></p><pre>" + html.escape("\n".join(rest))
+            body += "</pre><p><code>report.stepper()</code> opens the stepper widget there.</p>"
+        return body
