@@ -11,7 +11,7 @@ import html
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
-from absnb.jobs.base import Job
+from absnb.core.job import Job
 from absnb.sim.actions import Action
 from absnb.sim.schedulers import ScriptedScheduler
 from absnb.sim.stepper import Stepper

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from absnb.jobs.base import Job
+from absnb.core.job import Job
 from absnb.jobs.word_count import word_count
 from absnb.labs.handler import LabProtocol
 from absnb.labs.search import acyclic_bank, decisions_raise, no_stuck_checkpoint, nothing_blocked

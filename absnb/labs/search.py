@@ -15,8 +15,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cache
 
+from absnb.core.job import Job
 from absnb.jobs.bank_transfer import bank_transfer
-from absnb.jobs.base import Job
 from absnb.jobs.word_count import word_count
 from absnb.labs.handler import LabProtocol
 from absnb.labs.report import Counterexample
