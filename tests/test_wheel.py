@@ -90,6 +90,11 @@ def test_the_wheel_carries_the_course_and_runs_outside_the_repository(
         assert (course / "notebooks" / notebook).read_bytes() == (
             ROOT / "notebooks" / notebook
         ).read_bytes()
+    labs = sorted((ROOT / "notebooks" / "labs").glob("*.ipynb"))
+    assert labs
+    for lab in labs:
+        assert (course / "notebooks" / "labs" / lab.name).read_bytes() == lab.read_bytes()
+    assert "the labs, where you write the protocols: absnb-notebooks/notebooks/labs" in wrote
     replayed = _run(
         absnb, "replay", course / "datasets" / "traces" / "seed_001.jsonl", cwd=tmp_path
     )
@@ -128,7 +133,7 @@ def test_the_wheel_carries_the_course_in_korean_and_chinese(
     assert "failed" not in done.stdout
 
 
-def test_notebooks_00_to_04_pass_nbval_in_the_installed_course(
+def test_notebooks_00_to_04_and_the_labs_pass_nbval_in_the_installed_course(
     installed: Path, tmp_path: Path
 ) -> None:
     python = installed / "bin" / "python"
@@ -136,6 +141,7 @@ def test_notebooks_00_to_04_pass_nbval_in_the_installed_course(
     books = tmp_path / "course" / "notebooks"
     chosen = ["00", "01", "02", "03", "04"] if shutil.which("java") else ["00", "01", "03"]
     notebooks = [next(books.glob(f"{n}_*.ipynb")) for n in chosen]
+    notebooks += sorted((books / "labs").glob("*.ipynb"))
     done = _run(
         python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist",
         "--nbval", "--nbval-current-env", "--nbval-sanitize-with",
