@@ -36,7 +36,10 @@ def _copy_notebooks(app: object, config: object) -> None:
     shutil.rmtree(_HERE / "notebooks", ignore_errors=True)
     (_HERE / "notebooks").mkdir()
     for notebook in sorted(source.glob("*.ipynb")):
-        shutil.copy2(notebook, _HERE / "notebooks" / notebook.name)
+        # A translated notebook (notebooks/ko/) links the labs as ../labs/; in the book the
+        # labs sit beside every language's chapters, in notebooks/labs/.
+        text = notebook.read_text(encoding="utf-8").replace("](../labs/", "](labs/")
+        (_HERE / "notebooks" / notebook.name).write_text(text, encoding="utf-8")
     # The labs (notebooks/labs/) are in English in every book: a student's code and the
     # checker's report are not translated.
     (_HERE / "notebooks" / "labs").mkdir()
