@@ -22,7 +22,7 @@ from absnb.protocols import get_protocol
 from absnb.sim.format import show_value
 
 if TYPE_CHECKING:
-    from absnb.runtime.spark.session import SparkSession
+    from absnb.runtime.spark.session import Session
 
 DEFAULT_SECONDS = 1.0
 
@@ -149,7 +149,7 @@ def paced_rate(job: Job, interval: float) -> float:
     return longest / (5 * interval) if longest else 1.0
 
 
-def reference(spark: SparkSession, job: Job, path: str | None) -> object:
+def reference(spark: Session, job: Job, path: str | None) -> object:
     """The failure-free output: the simulator's, or for text files Spark's own word count
     as running counts (every count from 1 to a word's total, once)."""
     if path is None:

@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from absnb.runtime.spark.session import SparkSession
+    from absnb.runtime.spark.session import Session
 
 
 ENV_VAR = "ABSNB_SPARK_LOG"
@@ -33,7 +33,7 @@ def wants_log(args: argparse.Namespace) -> bool:
     return bool(getattr(args, "verbose", False)) or os.environ.get(ENV_VAR, "") not in ("", "0")
 
 
-def start_session(master: str, args: argparse.Namespace) -> SparkSession:
+def start_session(master: str, args: argparse.Namespace) -> Session:
     """A Spark session on ``master``: quiet unless :func:`wants_log`."""
     if wants_log(args):
         from absnb.runtime.spark import default_session
@@ -44,7 +44,7 @@ def start_session(master: str, args: argparse.Namespace) -> SparkSession:
     return quiet_session(master)
 
 
-def log_tail(spark: SparkSession, lines: int = TAIL) -> str:
+def log_tail(spark: Session, lines: int = TAIL) -> str:
     """The last ``lines`` lines of ``spark``'s log file, headed by its path ('' without one)."""
     path = spark.conf.get("absnb.jvm_log", None)
     if not path or not os.path.exists(path):
@@ -55,7 +55,7 @@ def log_tail(spark: SparkSession, lines: int = TAIL) -> str:
 
 
 @contextmanager
-def shown_on_failure(spark: SparkSession) -> Iterator[None]:
+def shown_on_failure(spark: Session) -> Iterator[None]:
     """Write the tail of ``spark``'s log to stderr when the block raises, then re-raise."""
     try:
         yield

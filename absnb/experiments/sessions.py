@@ -12,10 +12,10 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from absnb.runtime.spark import SparkRuntime
-    from absnb.runtime.spark.session import SparkSession
+    from absnb.runtime.spark.session import Session
 
 
-def quiet_session(master: str = "local[4]") -> SparkSession:
+def quiet_session(master: str = "local[4]") -> Session:
     """:func:`~absnb.runtime.spark.default_session` with the JVM's own output (its start-up
     lines: the log4j profile, a loopback hostname, no native Hadoop; later errors) sent to
     a log file instead of this process's stderr, so that a notebook shows none of it. The
@@ -46,7 +46,7 @@ def quiet_session(master: str = "local[4]") -> SparkSession:
 
 
 def scratch_runtime(
-    spark: SparkSession | None = None, master: str = "local[4]", storage_latency: float = 0.0
+    spark: Session | None = None, master: str = "local[4]", storage_latency: float = 0.0
 ) -> SparkRuntime:
     """A :class:`SparkRuntime` on ``spark`` (or a new ``master`` session) checkpointing to a
     fresh temporary directory, every write of which waits ``storage_latency`` seconds (a

@@ -5,7 +5,7 @@ and IPython directory in a temporary folder; each notebook is copied there (a fr
 never trusted, never run), so the repository is never written to. Playwright drives
 Debian's chromium (/usr/bin/chromium, never a browser fetched by `playwright install`).
 
-For every notebook in notebooks/ (a glob: a new notebook is included):
+For every notebook in notebooks/ and notebooks/labs/ (globs: a new notebook is included):
 
 1. **Untrusted**, at 1280x720 and at 1920x1080: every stored output that matters (a graph,
    a widget, an SVG) shows a picture (an ``<img>`` or ``<svg>``), and no
@@ -74,7 +74,9 @@ TRANSLATED = (
 )
 """One Korean and one Chinese notebook, each with a stepper: their buttons, graphs and
 legends in the notebook's language, drawn whole (:func:`check_labels`)."""
-NOTEBOOKS = sorted((REPO / "notebooks").glob("*.ipynb")) + list(TRANSLATED)
+LABS = sorted((REPO / "notebooks" / "labs").glob("*.ipynb"))
+"""The labs (notebooks/labs/): a checker's report and a stepper opened at its counterexample."""
+NOTEBOOKS = sorted((REPO / "notebooks").glob("*.ipynb")) + list(TRANSLATED) + LABS
 if os.environ.get("ABSNB_E2E_NOTEBOOK"):  # an ad-hoc run against another notebook
     NOTEBOOKS = [Path(os.environ["ABSNB_E2E_NOTEBOOK"]).resolve()]
 RUN_ALL_TIMEOUT_S = 600.0
@@ -237,9 +239,11 @@ def language_of(notebook: Path) -> str:
 
 
 def shown_name(notebook: Path) -> str:
-    """A notebook's path under notebooks/ (``00_start_here.ipynb``, ``ko/00_start_here.ipynb``):
-    its test's id, and where the lab's copy is."""
+    """A notebook's path under notebooks/ (``00_start_here.ipynb``, ``ko/00_start_here.ipynb``,
+    ``labs/abs_lab.ipynb``): its test's id, and where the lab's copy is."""
     lang = language_of(notebook)
+    if notebook.parent.name == "labs":
+        return f"labs/{notebook.name}"
     return notebook.name if lang == "en" else f"{lang}/{notebook.name}"
 
 

@@ -11,8 +11,13 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    # re-exported for annotations outside absnb.runtime, which does not import pyspark
-    from pyspark.sql import SparkSession as SparkSession
+    from typing import TypeAlias
+
+    from pyspark.sql import SparkSession
+
+    Session: TypeAlias = SparkSession
+    """pyspark's SparkSession, for annotations outside absnb.runtime (which alone imports
+    pyspark)."""
 
 from absnb.core.errors import JavaNotFoundError
 from absnb.runtime.spark import jvm_archive
