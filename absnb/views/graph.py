@@ -122,7 +122,7 @@ def show_message_html(message: Any, short: bool = False) -> str:
 def channel_contents(
     messages: Iterable[Any], max_messages: int = 6, per_line: int = 0, short: bool = False
 ) -> str:
-    """In-flight messages head first, joined by `` · ``; after ``max_messages`` the rest
+    """In-flight messages head first, joined by ``" · "``; after ``max_messages`` the rest
     is counted as ``… +n more``. With ``per_line`` > 0 a line break follows every
     ``per_line`` messages (a narrow label). ``short``: control messages as their mark and
     id (:func:`show_message_html`). HTML-like label text."""
