@@ -32,6 +32,7 @@ __all__ = [
 ]
 
 R = TypeVar("R")
+"""What a method wrapped by :func:`in_own_language` returns."""
 
 _current = "en"
 

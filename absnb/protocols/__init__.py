@@ -24,6 +24,8 @@ PROTOCOLS: dict[str, type[SnapshotProtocol]] = {
     "abs-timeout": AlignedWithTimeoutProtocol,
     "none": NoSnapshots,
 }
+"""Every snapshot protocol by name (:func:`get_protocol` also takes aliases, such as
+``cl``)."""
 ALIASES = {
     "cl": "chandy-lamport",
     "chandy_lamport": "chandy-lamport",

@@ -40,6 +40,8 @@ from absnb.core.ids import CheckpointId, TaskId
 from absnb.operators.base import Operator
 
 Txn = TypeVar("Txn")
+"""A sink's transaction handle: what :meth:`TwoPhaseCommitSink.begin_transaction` returns
+and every other hook takes."""
 
 
 class SinkConfigurationError(AbsnbError, ValueError):

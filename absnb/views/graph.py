@@ -43,7 +43,8 @@ if TYPE_CHECKING:
     from absnb.sim.world import World
 
 
-NONE = "–"  # in a table where there is no value (no offset), never pandas' <NA>
+NONE = "–"
+"""What a table shows where there is no value (no offset), never pandas' ``<NA>``."""
 LINE_CHARS = 22  # longest status or channel note line (characters) before it is wrapped
 SHORT_LINE_CHARS = 10  # the same in a short label (graphs side by side: their edges' labels
 # share one row between two rows of tasks, so each must be narrow)

@@ -31,6 +31,8 @@ from typing import Any
 
 HEADER = struct.Struct(">IB")
 MAX_FRAME = 256 * 1024 * 1024
+"""The longest payload a frame may have, in bytes: a reader takes a longer length as a
+corrupt stream."""
 NONCE_BYTES = 32
 MAC_BYTES = 32
 PICKLE_PROTOCOL = 5
