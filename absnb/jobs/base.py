@@ -57,7 +57,7 @@ class Job:
 
     def collecting(self) -> Job:
         """This job with every sink that writes outside the job replaced by a
-        :class:`~absnb.operators.CollectSink` (for a reference run that must not write to
+        :class:`~absnb.operators.library.CollectSink` (for a reference run that must not write to
         the external system)."""
         ops = self.graph.operators
         if not any(op.function.external for op in ops.values()):

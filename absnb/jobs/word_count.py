@@ -38,8 +38,9 @@ def word_count(
     """The word count job.
 
     Args:
-        lines: one list of lines per source task; by default :data:`DEFAULT_LINES`
-            (when ``sources`` differs from its length, the default lines are dealt out).
+        lines: one list of lines per source task; by default
+            :data:`~absnb.jobs.word_count.DEFAULT_LINES` (when ``sources`` differs from its length,
+            the default lines are dealt out).
         sources, counters, sinks: the parallelism of each operator (at most
             :data:`~absnb.core.graph.MAX_PARALLELISM`); counters and sinks are joined by a
             forward edge, so they must be equal. ``sources`` defaults to 2, or to one per

@@ -9,7 +9,8 @@ are effectively not embedded into the stream of data anymore."
 Unaligned (FLIP-76; Flink's ``SingleCheckpointBarrierHandler`` in its unaligned states):
 
 1. The barrier is a priority event: it is consumed ahead of the records queued before it
-   on its channel (:meth:`on_overtaking_barrier` receives those ``overtaken`` records).
+   on its channel (:meth:`~UnalignedBarrierHandler.on_overtaking_barrier` receives those
+   ``overtaken`` records).
 2. On the first barrier of checkpoint n the task snapshots its state at once, forwards the
    barrier (which overtakes its queued output in turn, at the next task) and starts
    recording its other inputs, never blocking any.
@@ -28,11 +29,11 @@ Aligned with an alignment timeout (Flink: ``execution.checkpointing.aligned-chec
 this timeout, alignment will timeout and checkpoint barrier will start working as unaligned
 checkpoint"): the task aligns as in Alg. 1 (lines 7-9, blocking the inputs the barrier came
 on); when the runtime reports that its alignment has lasted ``alignment_timeout`` (steps in
-the simulator, seconds on Spark) it switches (:meth:`on_alignment_timeout`): snapshot now,
-forward the barrier, unblock, and record the inputs whose barrier is still missing, as
-above. A barrier still queued when its checkpoint is older than the timeout overtakes the
-records before it (the simulator delivers it so), which switches the task too. An
-alignment that ends in time is Alg. 1's and records no channel.
+the simulator, seconds on Spark) it switches
+(:meth:`~UnalignedBarrierHandler.on_alignment_timeout`): snapshot now, forward the barrier, unblock,
+and record the inputs whose barrier is still missing, as above. A barrier still queued when its
+checkpoint is older than the timeout overtakes the records before it (the simulator delivers it so),
+which switches the task too. An alignment that ends in time is Alg. 1's and records no channel.
 """
 
 from __future__ import annotations

@@ -374,9 +374,9 @@ def to_dot(
 ) -> str:
     """DOT source of ``world``'s execution graph in its current state (pure, deterministic).
 
-    Drawn top to bottom, every label :data:`FONT_SIZE` points and long texts wrapped, so the
-    graph of a teaching job stays narrower than a notebook cell (read from the back of a
-    classroom, see issue 11).
+    Drawn top to bottom, every label :data:`~absnb.views.palette.FONT_SIZE` points and long texts
+    wrapped, so the graph of a teaching job stays narrower than a notebook cell (read from the back
+    of a classroom, see issue 11).
 
     Args:
         world: the world to draw; it is only read.

@@ -51,7 +51,8 @@ def _offsets(values: list[int | None]) -> pd.Series:
 
 def task_table(world: World) -> pd.DataFrame:
     """One row per task: name, operator, state (shown in full), offset (sources and
-    processes; :data:`NONE` otherwise) and snapshot status (as in the graph view)."""
+    processes; :data:`~absnb.views.graph.NONE` otherwise) and snapshot status (as in the graph
+    view)."""
     graph = world.graph
     rows: dict[str, list[Any]] = {c: [] for c in TASK_COLUMNS}
     for t in graph.tasks:
