@@ -16,6 +16,8 @@ docstrings, in English.
 
 from __future__ import annotations
 
+import functools
+import importlib
 import shutil
 from pathlib import Path
 
@@ -102,14 +104,36 @@ napoleon_use_ivar = True
 nitpick_ignore_regex = [("py:.*", ".*")]
 
 
-def _skip_slot_fields(
+PUBLIC_PACKAGES = ("absnb", "absnb.runtime", "absnb.sinks", "absnb.views")
+"""The packages whose public names (their ``__all__``) the API reference's first page
+documents; the pages of every module (``docs/api/``) document the modules' internals."""
+
+
+@functools.cache
+def _public_classes() -> frozenset[type]:
+    """The classes the API reference documents under a public name (``absnb.World``): those
+    autodoc finds in a public package. A name a package's ``__getattr__`` imports on first
+    use (``absnb.sinks.PostgresSink``) is documented on its module's page."""
+    packages = [importlib.import_module(name) for name in PUBLIC_PACKAGES]
+    found = (vars(package).get(name) for package in packages for name in package.__all__)
+    return frozenset(obj for obj in found if isinstance(obj, type))
+
+
+def _skip_member(
     app: object, what: str, name: str, obj: object, skip: bool, options: object
 ) -> bool:
-    """A slotted dataclass's fields are described by its docstring's "Attributes:" section;
-    autodoc would describe each a second time from its slot."""
-    return skip or type(obj).__name__ == "member_descriptor"
+    """Whether autodoc leaves a member out. A slotted dataclass's fields are described by
+    its docstring's "Attributes:" section; autodoc would describe each a second time from
+    its slot. A public class is described once, under its public name: a module's page
+    (``:ignore-module-all:``, docs/api/) leaves it out, and its defining name
+    (``absnb.sim.world.World``) still resolves, to the public one, which autodoc gives it
+    as its canonical name."""
+    if skip or type(obj).__name__ == "member_descriptor":
+        return True
+    internals = what == "module" and bool(getattr(options, "ignore_module_all", False))
+    return internals and isinstance(obj, type) and obj in _public_classes()
 
 
 def setup(app: object) -> None:
-    app.connect("autodoc-skip-member", _skip_slot_fields)  # type: ignore[attr-defined]
+    app.connect("autodoc-skip-member", _skip_member)  # type: ignore[attr-defined]
     app.connect("config-inited", _copy_notebooks)  # type: ignore[attr-defined]
