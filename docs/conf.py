@@ -134,6 +134,32 @@ def _skip_member(
     return internals and isinstance(obj, type) and obj in _public_classes()
 
 
+PROSE = frozenset({"attribute", "data", "property"})
+"""What autodoc documents whose docstring is prose only: its type is its annotation."""
+_prose: dict[str, list[str]] = {}
+
+
+def _keep_prose(
+    app: object, what: str, name: str, obj: object, options: object, lines: list[str]
+) -> None:
+    """Napoleon reads an attribute's first line as Google style's "type: description", so
+    "Point size: ..." would become a type "Point size" (and a reference to it). absnb's
+    attributes take their type from their annotation and their docstring is prose: it is
+    kept as written before napoleon reads it (priority 400, napoleon's is 500) ..."""
+    if what in PROSE:
+        _prose[name] = list(lines)
+
+
+def _restore_prose(
+    app: object, what: str, name: str, obj: object, options: object, lines: list[str]
+) -> None:
+    """... and put back after (priority 600)."""
+    if what in PROSE and name in _prose:
+        lines[:] = _prose.pop(name)
+
+
 def setup(app: object) -> None:
     app.connect("autodoc-skip-member", _skip_member)  # type: ignore[attr-defined]
+    app.connect("autodoc-process-docstring", _keep_prose, priority=400)  # type: ignore[attr-defined]
+    app.connect("autodoc-process-docstring", _restore_prose, priority=600)  # type: ignore[attr-defined]
     app.connect("config-inited", _copy_notebooks)  # type: ignore[attr-defined]
