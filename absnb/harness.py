@@ -251,7 +251,7 @@ class TaskHarness:
     @property
     def queued(self) -> dict[str, list[Any]]:
         """What waits on each input (behind a block): record values and control messages,
-        as in :attr:`emitted`."""
+        as in ``emitted``."""
         out: dict[str, list[Any]] = {}
         for c, m in self._queue:
             out.setdefault(self._names[c], []).append(m.value if type(m) is Record else m)

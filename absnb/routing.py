@@ -74,7 +74,7 @@ def route_batch(
     outs: Sequence[Any],
     sends: list[Send],
 ) -> None:
-    """:func:`route` of ``outs``, sent as one :class:`RecordBatch` per channel;
+    """:func:`route` of ``outs``, sent as one :class:`~absnb.core.messages.RecordBatch` per channel;
     ``emits_to``: the operator may send a ``To`` (along one edge only)."""
     if emits_to and To in map(type, outs):  # some go along one edge only
         routed: list[Send] = []

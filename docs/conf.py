@@ -16,7 +16,10 @@ docstrings, in English.
 
 from __future__ import annotations
 
+import functools
+import importlib
 import shutil
+import sys
 from pathlib import Path
 
 _HERE = Path(__file__).resolve().parent
@@ -103,21 +106,96 @@ autosummary_generate = False
 napoleon_google_docstring = True
 # A class's "Attributes:" section as fields of the class, not a second description of each.
 napoleon_use_ivar = True
-# Every document link, heading anchor and label must resolve (nitpicky, -n). Python
-# references inside docstrings are the exception: they name the modules' own internals
-# (absnb.core.messages.RecordBatch, ...), which this reference does not document page by
-# page, and other packages' names, whose inventories the offline build cannot read.
-nitpick_ignore_regex = [("py:.*", ".*")]
+# Every document link, heading anchor and label must resolve (nitpicky, -n), and so must
+# every Python reference to absnb's own names: docs/api.md documents the public names and
+# docs/api/ every module. The exception is other packages' names (the standard library's,
+# pandas', pyspark's, ...): their inventories cannot be read by the offline build, so a
+# reference to one stays plain text. ``pd`` and ``go`` are the names pandas and
+# plotly.graph_objects are imported as, which annotations of imports made only for type
+# checking keep.
+EXTERNAL = (
+    *sorted(sys.stdlib_module_names),
+    *("babel", "fsspec", "go", "graphviz", "ipywidgets", "pandas", "pd", "plotly"),
+    *("psycopg", "pyarrow", "pyspark"),
+)
+nitpick_ignore_regex = [("py:.*", rf"({'|'.join(EXTERNAL)})(\..+)?")]
+# Type hints autodoc shows as written (their module imports the names only for type
+# checking, so they are not evaluated), whose names no page documents as a class: the type
+# aliases Action (a union), RecoveryMode (a Literal) and ProgressFn (a Callable), documented
+# as data or not at all; collections.deque as imported; private classes and type variables.
+nitpick_ignore = [
+    ("py:class", name)
+    for name in (
+        "Action",
+        "RecoveryMode",
+        "ProgressFn",
+        "paper.ProgressFn",
+        "deque",
+        "absnb.experiments.events_overhead._HotPath",
+        "absnb.runtime.data_plane.channel_ends._Input",
+        "absnb.runtime.data_plane.channel_ends._Output",
+        "absnb.sim.state._S",
+        "absnb.task._Part",
+    )
+]
 
 
-def _skip_slot_fields(
+PUBLIC_PACKAGES = ("absnb", "absnb.runtime", "absnb.sinks", "absnb.views")
+"""The packages whose public names (their ``__all__``) the API reference's first page
+documents; the pages of every module (``docs/api/``) document the modules' internals."""
+
+
+@functools.cache
+def _public_classes() -> frozenset[type]:
+    """The classes the API reference documents under a public name (``absnb.World``): those
+    autodoc finds in a public package. A name a package's ``__getattr__`` imports on first
+    use (``absnb.sinks.PostgresSink``) is documented on its module's page."""
+    packages = [importlib.import_module(name) for name in PUBLIC_PACKAGES]
+    found = (vars(package).get(name) for package in packages for name in package.__all__)
+    return frozenset(obj for obj in found if isinstance(obj, type))
+
+
+def _skip_member(
     app: object, what: str, name: str, obj: object, skip: bool, options: object
 ) -> bool:
-    """A slotted dataclass's fields are described by its docstring's "Attributes:" section;
-    autodoc would describe each a second time from its slot."""
-    return skip or type(obj).__name__ == "member_descriptor"
+    """Whether autodoc leaves a member out. A slotted dataclass's fields are described by
+    its docstring's "Attributes:" section; autodoc would describe each a second time from
+    its slot. A public class is described once, under its public name: a module's page
+    (``:ignore-module-all:``, docs/api/) leaves it out, and its defining name
+    (``absnb.sim.world.World``) still resolves, to the public one, which autodoc gives it
+    as its canonical name."""
+    if skip or type(obj).__name__ == "member_descriptor":
+        return True
+    internals = what == "module" and bool(getattr(options, "ignore_module_all", False))
+    return internals and isinstance(obj, type) and obj in _public_classes()
+
+
+PROSE = frozenset({"attribute", "data", "property"})
+"""What autodoc documents whose docstring is prose only: its type is its annotation."""
+_prose: dict[str, list[str]] = {}
+
+
+def _keep_prose(
+    app: object, what: str, name: str, obj: object, options: object, lines: list[str]
+) -> None:
+    """Napoleon reads an attribute's first line as Google style's "type: description", so
+    "Point size: ..." would become a type "Point size" (and a reference to it). absnb's
+    attributes take their type from their annotation and their docstring is prose: it is
+    kept as written before napoleon reads it (priority 400, napoleon's is 500) ..."""
+    if what in PROSE:
+        _prose[name] = list(lines)
+
+
+def _restore_prose(
+    app: object, what: str, name: str, obj: object, options: object, lines: list[str]
+) -> None:
+    """... and put back after (priority 600)."""
+    if what in PROSE and name in _prose:
+        lines[:] = _prose.pop(name)
 
 
 def setup(app: object) -> None:
-    app.connect("autodoc-skip-member", _skip_slot_fields)  # type: ignore[attr-defined]
+    app.connect("autodoc-skip-member", _skip_member)  # type: ignore[attr-defined]
+    app.connect("autodoc-process-docstring", _keep_prose, priority=400)  # type: ignore[attr-defined]
+    app.connect("autodoc-process-docstring", _restore_prose, priority=600)  # type: ignore[attr-defined]
     app.connect("config-inited", _copy_notebooks)  # type: ignore[attr-defined]

@@ -22,9 +22,10 @@ DOCS = Path(__file__).resolve().parent
 POT = DOCS / "_build" / "gettext"
 LOCALES = DOCS / "locales"
 LANGUAGES = ("ko", "zh_CN")
-SKIPPED = ("api.pot", "glossary.pot")
-"""Templates of pages not translated through these catalogs: the API reference (the
-docstrings, in English) and the glossary (written in the three languages)."""
+SKIPPED = ("api.pot", "api", "glossary.pot")
+"""Templates of pages not translated through these catalogs: the API reference (``api.md``
+and the module pages in ``api/``: the docstrings, in English) and the glossary
+(written in the three languages)."""
 _CODE = re.compile(r"`[^`]*`")
 _WORDS = re.compile(r"[A-Za-z]{2}")
 COMMAND = "python docs/i18n.py update, translate the entries it names, then check again"
@@ -38,7 +39,10 @@ def extract() -> list[Path]:
     )
     shutil.rmtree(POT / "notebooks", ignore_errors=True)
     for name in SKIPPED:
-        (POT / name).unlink(missing_ok=True)
+        if (POT / name).is_dir():
+            shutil.rmtree(POT / name)
+        else:
+            (POT / name).unlink(missing_ok=True)
     return sorted(POT.rglob("*.pot"))
 
 

@@ -54,6 +54,7 @@ class Parser(argparse.ArgumentParser):
         self.register("action", None, StoreOnce)
 
     def error(self, message: str) -> NoReturn:
+        """Exit with status 2 and ``message``, pointing to ``--help``."""
         self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 

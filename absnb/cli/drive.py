@@ -11,8 +11,8 @@ MAX_STEPS = 10_000_000
 
 
 def drive(stepper: Stepper, progress: Progress | None = None) -> dict[int, str]:
-    """Step until the scheduler stops (what :meth:`Stepper.run` does); returns, for every
-    checkpoint aborted on the way, why: a crash, or a newer checkpoint that subsumed it.
+    """Step until the scheduler stops (what :meth:`Stepper.run <absnb.Stepper.run>` does); returns,
+    for every checkpoint aborted on the way, why: a crash, or a newer checkpoint that subsumed it.
 
     Raises:
         ActionNotEnabledError: (from the world) a scripted action is not enabled.

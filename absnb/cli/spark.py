@@ -1,5 +1,5 @@
 """``absnb run --runtime spark``: the same job, protocol, interval and failure spec on PySpark
-(:class:`~absnb.runtime.spark.SparkRuntime`), with the report of a simulated run: the
+(:class:`~absnb.runtime.SparkRuntime`), with the report of a simulated run: the
 checkpoints, their statistics (Flink's checkpoint history) and the verdicts.
 
 Every argument is checked (:mod:`absnb.runtime.spark.run_args`) before a Spark session starts.

@@ -1,8 +1,8 @@
 """Job graphs and execution graphs (paper section 3.2, 4.1).
 
 A :class:`JobGraph` names operators with a parallelism and connects them with partitioned
-edges. :meth:`JobGraph.compile` turns it into an :class:`ExecutionGraph` G = (T, E) of
-tasks and FIFO channels, and finds the back-edges L by depth-first search from the
+edges. :meth:`JobGraph.compile <absnb.JobGraph.compile>` turns it into an :class:`ExecutionGraph`
+G = (T, E) of tasks and FIFO channels, and finds the back-edges L by depth-first search from the
 sources (paper section 4.3).
 """
 
@@ -216,7 +216,7 @@ class JobGraph:
         >>> [str(t) for t in g.compile().tasks]
         ['numbers', 'out']
 
-    ``function`` is an :class:`~absnb.operators.Operator` (anything with ``process`` and
+    ``function`` is an :class:`~absnb.operators.base.Operator` (anything with ``process`` and
     ``initial_state``); a plain function is refused when it is added. None is allowed for a
     graph that is only compiled (its topology), never run: a runtime refuses it.
     """
@@ -227,7 +227,7 @@ class JobGraph:
 
     def add(self, name: str, kind: OperatorKind, function: Any, parallelism: int = 1) -> None:
         """Add an operator; its name must be unique and its parallelism between 1 and
-        :data:`MAX_PARALLELISM`."""
+        :data:`~absnb.core.graph.MAX_PARALLELISM`."""
         if name in self.operators:
             raise GraphError(
                 f"duplicate operator name {name!r} in job {self.name!r}: "

@@ -69,7 +69,7 @@ class RecordBatch:
 
 
 WORD_SEPARATOR = "\x00"
-"""What joins a batch of words when it is pickled (:meth:`RecordBatch.__reduce__`)."""
+"""What joins a batch of words when it is pickled (``RecordBatch.__reduce__``)."""
 
 
 def _plain(values: list[Any]) -> bool:
@@ -78,7 +78,7 @@ def _plain(values: list[Any]) -> bool:
 
 
 def _words_batch(joined: str, first: int) -> RecordBatch:
-    """A batch of words pickled by :meth:`RecordBatch.__reduce__`."""
+    """A batch of words pickled by ``RecordBatch.__reduce__``."""
     return RecordBatch(joined.split(WORD_SEPARATOR), first)
 
 

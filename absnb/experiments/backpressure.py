@@ -76,8 +76,8 @@ def skewed_lines(lines: int, skew: int, sources: int = 2) -> list[list[str]]:
 
 
 class SlowKeyedCount(KeyedCount):
-    """:class:`KeyedCount` that spends ``delay`` seconds on every record (a slow operator:
-    the source of backpressure on Spark)."""
+    """:class:`~absnb.operators.library.KeyedCount` that spends ``delay`` seconds on every record (a
+    slow operator: the source of backpressure on Spark)."""
 
     def __init__(self, delay: float) -> None:
         super().__init__(key=word)

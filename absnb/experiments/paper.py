@@ -6,11 +6,11 @@ snapshots on the job of their Figure 5 (:mod:`absnb.jobs.paper_topology`: 6 oper
 interval (Figure 6) and against the number of nodes at a fixed interval (Figure 7). Here
 the same comparison runs on PySpark (``local[2]`` by default), with Chandy-Lamport added to
 Figure 6 to show what it records in flight, plus the distribution of alignment durations
-and the time from a failure to running again. :data:`PAPER_FIGURE6` holds the paper's own
-values (read off its Figure 6) to draw beside the measured ones. ``python3 -m absnb bench``
-prints these tables; notebook 06 draws them (:mod:`absnb.views.charts`).
+and the time from a failure to running again. :data:`~absnb.jobs.paper_topology.PAPER_FIGURE6` holds
+the paper's own values (read off its Figure 6) to draw beside the measured ones.
+``python3 -m absnb bench`` prints these tables; notebook 06 draws them (:mod:`absnb.views.charts`).
 
-Every experiment takes a :class:`~absnb.runtime.spark.SparkRuntime`, a ``scale`` (1 runs
+Every experiment takes a :class:`~absnb.runtime.SparkRuntime`, a ``scale`` (1 runs
 in seconds per run on 2 cores; the input grows linearly with it) and a ``progress``
 callback called once per run with a :class:`Progress` (:func:`print_progress` prints a
 line). Spark timings vary from run to run and with the machine's load: compare ratios
@@ -376,9 +376,10 @@ def alignment(
     """The alignment durations of ABS: one run checkpointing every ``interval`` seconds.
 
     One row per task snapshot of a task with more than one input (the tasks behind a
-    shuffle: the only tasks that align), from :meth:`RunMetrics.subtasks`:
-    ``checkpoint_id``, ``task``, ``alignment_duration`` (seconds, first barrier to last)
-    and the rest.
+    shuffle: the only tasks that align), from
+    :meth:`RunMetrics.subtasks <absnb.runtime.events.metrics.RunMetrics.subtasks>`:
+    ``checkpoint_id``, ``task``, ``alignment_duration`` (seconds, first barrier to last) and the
+    rest.
     """
     job = paper_job(scale, parallelism)
     run = runtime.run(job, "abs", checkpoint_interval=interval, keep_states=False)
@@ -403,9 +404,10 @@ def recovery(
     ``kill``: its Python worker is killed with SIGKILL), the first ``sum_per_key`` task
     failing once it has consumed a third of its share of the records.
 
-    One row per restart (:meth:`RunMetrics.restarts`) with ``kind``, ``seconds`` (the whole
-    run) and ``recovery_time`` (seconds from the failure, as the coordinator first saw it,
-    until every host of the next attempt had registered).
+    One row per restart
+    (:meth:`RunMetrics.restarts <absnb.runtime.events.metrics.RunMetrics.restarts>`) with ``kind``,
+    ``seconds`` (the whole run) and ``recovery_time`` (seconds from the failure, as the coordinator
+    first saw it, until every host of the next attempt had registered).
     """
     from absnb.runtime.failures import Failure
     from absnb.runtime.spark import quiet_task_failures

@@ -59,7 +59,7 @@ class RealRun:
 
 
 def runtime(master: str = "local[2]") -> SparkRuntime:
-    """One :class:`~absnb.runtime.spark.SparkRuntime` per master, made on first use."""
+    """One :class:`~absnb.runtime.SparkRuntime` per master, made on first use."""
     if master not in _RUNTIMES:
         from absnb.runtime.spark import SparkRuntime
 

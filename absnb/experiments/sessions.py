@@ -1,7 +1,7 @@
 """A Spark session and a runtime for notebooks and benchmarks, quiet and with scratch storage.
 
 :func:`quiet_session` starts Spark with the JVM's start-up lines sent to a log file (a notebook
-shows none of them); :func:`scratch_runtime` is a :class:`~absnb.runtime.spark.SparkRuntime`
+shows none of them); :func:`scratch_runtime` is a :class:`~absnb.runtime.SparkRuntime`
 checkpointing to a fresh temporary directory, optionally with every write slowed down.
 """
 
@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 
 
 def quiet_session(master: str = "local[4]") -> Session:
-    """:func:`~absnb.runtime.spark.default_session` with the JVM's own output (its start-up
+    """:func:`~absnb.runtime.spark.session.default_session` with the JVM's own output (its start-up
     lines: the log4j profile, a loopback hostname, no native Hadoop; later errors) sent to
     a log file instead of this process's stderr, so that a notebook shows none of it. The
     file's path is ``spark.conf.get("absnb.jvm_log")``; if the session cannot start, the
@@ -48,9 +48,9 @@ def quiet_session(master: str = "local[4]") -> Session:
 def scratch_runtime(
     spark: Session | None = None, master: str = "local[4]", storage_latency: float = 0.0
 ) -> SparkRuntime:
-    """A :class:`SparkRuntime` on ``spark`` (or a new ``master`` session) checkpointing to a
-    fresh temporary directory, every write of which waits ``storage_latency`` seconds (a
-    model of a remote store: :class:`~absnb.runtime.storage.fs.LatencyFS`)."""
+    """A :class:`~absnb.runtime.SparkRuntime` on ``spark`` (or a new ``master`` session)
+    checkpointing to a fresh temporary directory, every write of which waits ``storage_latency``
+    seconds (a model of a remote store: :class:`~absnb.runtime.storage.fs.LatencyFS`)."""
     from absnb.runtime.spark import SparkRuntime, default_session
 
     return SparkRuntime(

@@ -3,6 +3,7 @@
 Run: ``python -m absnb.experiments.sim_speed [--deliveries N] [--repeat R]``.
 
 Measures, on word count with seeded random scheduling:
+
 - simulated deliveries per second without history and with history (a world copy kept
   per step for ``back()``), and the cost of one ``back()``;
 - exhaustive exploration of the 2x2x2 word count with one checkpoint: states per second
@@ -10,6 +11,7 @@ Measures, on word count with seeded random scheduling:
 - ``absnb run --transfers N`` (the bank under Chandy-Lamport, a checkpoint every 5 steps,
   with its report and verdicts) for growing N: CPU seconds, and per 1,000 transfers, which
   stays flat when the run is linear.
+
 Figures are medians over ``--repeat`` runs; compare ratios within one run, since the
 machine may be shared.
 """

@@ -39,6 +39,7 @@ from absnb.views.widgets import diagram_svg, stepper_widget
 
 CHROMIUM = os.environ.get("ABSNB_CHROMIUM", "/usr/bin/chromium")
 QUIET_MS = 400
+"""Milliseconds without a change in the widget after which a redraw is over."""
 TOKEN = "absnb-bench"
 CELL = (
     "import absnb\n"

@@ -32,7 +32,9 @@ __all__ = [
 ]
 
 R = TypeVar("R")
+"""What a method wrapped by :func:`in_own_language` returns."""
 P = ParamSpec("P")
+"""The parameters of a method wrapped by :func:`in_own_language`."""
 
 _current = "en"
 

@@ -92,7 +92,8 @@ def blocks(markdown: str) -> list[str]:
 
 def translatable(block: str) -> bool:
     """Whether ``block`` has words to translate: a fenced code block has none, and neither
-    has a block of HTML tags and inline code only (``</details>``, `` `absnb.core` ``)."""
+    has a block of HTML tags and inline code only (``</details>``, or ``absnb.core`` in
+    backticks)."""
     if _FENCE.match(block):
         return False
     return _WORDS.search(_MARKUP.sub("", block)) is not None

@@ -118,7 +118,8 @@ class GeneratedLog(Sequence[int]):
 # -- the operators --------------------------------------------------------------------------
 class Parse:
     """``parse``: a generated record (64 bits) -> ``(key, amount)``, the key in
-    ``[0, keys)``, the amount in ``[1, 100]``. A picklable callable for :class:`Map`."""
+    ``[0, keys)``, the amount in ``[1, 100]``. A picklable callable for
+    :class:`~absnb.operators.library.Map`."""
 
     def __init__(self, keys: int) -> None:
         self.keys = keys
@@ -148,7 +149,7 @@ def itself(value: int) -> int:
 
 
 class FastMap(Map):
-    """:class:`~absnb.operators.Map` with a batch path (one list comprehension a batch)."""
+    """:class:`~absnb.operators.library.Map` with a batch path (one list comprehension a batch)."""
 
     emits_to = False
 

@@ -38,19 +38,20 @@ def word_count(
     """The word count job.
 
     Args:
-        lines: one list of lines per source task; by default :data:`DEFAULT_LINES`
-            (when ``sources`` differs from its length, the default lines are dealt out).
+        lines: one list of lines per source task; by default
+            :data:`~absnb.jobs.word_count.DEFAULT_LINES` (when ``sources`` differs from its length,
+            the default lines are dealt out).
         sources, counters, sinks: the parallelism of each operator (at most
             :data:`~absnb.core.graph.MAX_PARALLELISM`); counters and sinks are joined by a
             forward edge, so they must be equal. ``sources`` defaults to 2, or to one per
             list of ``lines``; given with ``lines`` it must match them.
-
-    Raises:
-        InvalidValueError: ``sources`` that contradicts ``lines``, or a size out of range.
         sink: what the sinks write to: ``collect`` (their state), ``two-phase-commit``
             (exactly-once into a :class:`~absnb.sinks.TransactionStore`),
             ``at-least-once`` (the same store, written at once), or a sink operator such
             as :class:`~absnb.sinks.files.FileSink`.
+
+    Raises:
+        InvalidValueError: ``sources`` that contradicts ``lines``, or a size out of range.
 
     Each source emits the words of its lines; counters count per word and emit
     ``(word, count so far)``; sinks collect those pairs.

@@ -64,8 +64,8 @@ class Operator(Generic[S]):
 
     kind: ClassVar[str] = "operator"
     emits_to: ClassVar[bool] = True
-    """False for operators whose outputs are never :class:`To`: the real runtime then routes
-    a batch's outputs without looking for one (a scan of every output)."""
+    """False for operators whose outputs are never :class:`~absnb.operators.base.To`: the real
+    runtime then routes a batch's outputs without looking for one (a scan of every output)."""
     external: ClassVar[bool] = False
     """True for sinks that write to a system outside the job (the simulator then makes each
     notify-checkpoint-complete a step of its own)."""
@@ -89,8 +89,9 @@ class Operator(Generic[S]):
         return None
 
     def process_batch(self, state: S, values: Sequence[Any]) -> tuple[S, list[object]]:
-        """:meth:`process` of each of ``values`` in turn, outputs in order (the real runtime
-        calls this, once per batch). Override it only to do the same faster."""
+        """:meth:`~absnb.operators.base.Operator.process` of each of ``values`` in turn, outputs
+        in order (the real runtime calls this, once per batch). Override it only to do the same
+        faster."""
         return _each(self.process, state, values)
 
     def act_batch(self, state: S, entries: Sequence[Any]) -> tuple[S, list[object]]:

@@ -43,7 +43,8 @@ class KeyedState(dict[K, V], Generic[K, V]):
         self.changed: dict[K, V] = {}
         """The entries updated since the last snapshot, with their values now (:meth:`note`)."""
         self.taking: int | None = None
-        """The checkpoint whose snapshot the next :meth:`Operator.copy_state` takes."""
+        """The checkpoint whose snapshot the next
+        :meth:`Operator.copy_state <absnb.operators.base.Operator.copy_state>` takes."""
         self._all = False  # so much changed that the next snapshot is a full one anyway
         # the entries changed before each snapshot not yet confirmed (None: all of them)
         self._pending: dict[int, dict[K, V] | None] = {}
@@ -140,8 +141,8 @@ def _merged(parts: list[dict[K, V] | None]) -> dict[K, V] | None:
 
 class IncrementalKeyed(Operator[S]):
     """An operator whose state is a :class:`KeyedState` snapshotted incrementally, when
-    its ``incremental`` is set; its :meth:`process_batch` must hand the keys it updates
-    to :meth:`KeyedState.note`."""
+    its ``incremental`` is set; its :meth:`~absnb.operators.base.Operator.process_batch` must hand
+    the keys it updates to :meth:`KeyedState.note`."""
 
     incremental = False
 

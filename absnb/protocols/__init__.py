@@ -25,6 +25,8 @@ PROTOCOLS: dict[str, type[SnapshotProtocol]] = {
     "abs-timeout": AlignedWithTimeoutProtocol,
     "none": NoSnapshots,
 }
+"""Every snapshot protocol by name (:func:`get_protocol` also takes aliases, such as
+``cl``)."""
 ALIASES = {
     "cl": "chandy-lamport",
     "chandy_lamport": "chandy-lamport",
@@ -57,7 +59,8 @@ def get_protocol(
     whose alignment lasts that long (simulator steps, seconds on Spark).
 
     Raises:
-        UnknownProtocolError: the name is not one of :data:`PROTOCOLS` (or an alias).
+        UnknownProtocolError: the name is not one of :data:`~absnb.protocols.PROTOCOLS` (or an
+            alias).
         CyclicGraphError: ABS Algorithm 1 on a cyclic graph without ``allow_deadlock``.
         ProtocolSettingError: an alignment timeout for a protocol that does not align, or one
             that is not a number >= 0.

@@ -255,6 +255,7 @@ class SnapshotProtocol:
     short_title: ClassVar[str] = ""
     """The name in running text (``ABS Algorithm 1``); the title when empty."""
     message: ClassVar[type] = CheckpointBarrier
+    """The message a snapshot travels in on the channels: a barrier (Chandy-Lamport: a marker)."""
     max_concurrent: ClassVar[int | None] = 1
     """How many checkpoints may be pending at once (None: no limit)."""
     halts_sources: ClassVar[bool] = False

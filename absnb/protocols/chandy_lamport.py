@@ -207,6 +207,7 @@ class ChandyLamportProtocol(SnapshotProtocol):
     name = "chandy-lamport"
     title = "Chandy-Lamport"
     message = Marker
+    """The message a snapshot travels in on the channels: a marker."""
     max_concurrent = None
     subsumes = False
     records_channel_state = True

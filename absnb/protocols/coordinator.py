@@ -50,7 +50,8 @@ class CompletedCheckpoint:
 
 @dataclass(frozen=True)
 class Acknowledged:
-    """What one acknowledgement decided (:meth:`CheckpointCoordinator.acknowledge`): the
+    """What one acknowledgement decided
+    (:meth:`CheckpointCoordinator.acknowledge <absnb.CheckpointCoordinator.acknowledge>`): the
     checkpoint it completed, if it was the last part, and the older pending checkpoints that
     completion subsumed (aborted), oldest first. The runtime notifies the tasks of both."""
 

@@ -40,12 +40,15 @@ from absnb.core.ids import CheckpointId, TaskId
 from absnb.operators.base import Operator
 
 Txn = TypeVar("Txn")
+"""A sink's transaction handle: what :meth:`TwoPhaseCommitSink.begin_transaction` returns
+and every other hook takes."""
 
 
 class SinkConfigurationError(AbsnbError, ValueError):
     """A sink cannot write where it was told to (a directory that is not writable, a
     database that refuses the connection or cannot prepare transactions). Raised by
-    :meth:`TwoPhaseCommitSink.check` before the job starts."""
+    :meth:`TwoPhaseCommitSink.check <absnb.protocols.two_phase_commit.TwoPhaseCommitSink.check>`
+    before the job starts."""
 
 
 class TransactionLostError(AbsnbError, RuntimeError):

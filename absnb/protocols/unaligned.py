@@ -9,7 +9,8 @@ are effectively not embedded into the stream of data anymore."
 Unaligned (FLIP-76; Flink's ``SingleCheckpointBarrierHandler`` in its unaligned states):
 
 1. The barrier is a priority event: it is consumed ahead of the records queued before it
-   on its channel (:meth:`on_overtaking_barrier` receives those ``overtaken`` records).
+   on its channel (:meth:`~UnalignedBarrierHandler.on_overtaking_barrier` receives those
+   ``overtaken`` records).
 2. On the first barrier of checkpoint n the task snapshots its state at once, forwards the
    barrier (which overtakes its queued output in turn, at the next task) and starts
    recording its other inputs, never blocking any.

@@ -198,5 +198,6 @@ Action = (
     | DeclineCheckpoint
     | EndInput
 )
+"""Every action the simulator can take, one class per kind (the trace's steps)."""
 PROGRESS = (Deliver, Emit, Notify, Wait)
 """Actions that move data; a run is over when none is enabled."""

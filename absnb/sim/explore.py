@@ -1,9 +1,9 @@
 """Exhaustive exploration: every interleaving of a small job, up to a bound.
 
-Breadth-first search over worlds, deduplicated by :meth:`World.key`. Every transition is
-checked (so a property of the step that led to a state is checked even when the state was
-seen before), and the shortest counterexample is returned as a list of actions that
-replays it.
+Breadth-first search over worlds, deduplicated by
+:meth:`World.key <absnb.sim.state.WorldState.key>`. Every transition is checked (so a property of
+the step that led to a state is checked even when the state was seen before), and the shortest
+counterexample is returned as a list of actions that replays it.
 """
 
 from __future__ import annotations

@@ -59,7 +59,8 @@ def check_snapshot_matches(world: RecoverableWorld, snapshot: GlobalSnapshot) ->
 
 
 def part_key(fn: Operator, part: TaskSnapshot) -> object:
-    """A hashable value of everything :meth:`StreamTask.restore` reads from ``part``."""
+    """A hashable value of everything :meth:`StreamTask.restore <absnb.task.StreamTask.restore>`
+    reads from ``part``."""
     return (
         fn.freeze(part.state),
         part.offset,
@@ -107,9 +108,10 @@ def acknowledged_key(world: RecoverableWorld, cache: PartKeys) -> object:
 def recovery_key(world: RecoverableWorld, cache: PartKeys) -> object:
     """Equal for worlds that recover alike: what a recovery would read.
 
-    The contents of the checkpoint it restores (:meth:`CheckpointCoordinator.latest`) and
-    each task's inputs consumed since that checkpoint, in order, which partial recovery
-    replays (Flink: the upstream backup a task replays from).
+    The contents of the checkpoint it restores
+    (:meth:`CheckpointCoordinator.latest <absnb.CheckpointCoordinator.latest>`) and each task's
+    inputs consumed since that checkpoint, in order, which partial recovery replays (Flink: the
+    upstream backup a task replays from).
     """
     fn = world.graph.function
     latest = world.coordinator.latest()
@@ -129,7 +131,7 @@ def recovery_key(world: RecoverableWorld, cache: PartKeys) -> object:
 
 
 def recover(world: RecoverableWorld, action: Recover) -> Event:
-    """Apply a :class:`Recover` action to ``world`` (which has a failed task)."""
+    """Apply a :class:`~absnb.sim.actions.Recover` action to ``world`` (which has a failed task)."""
     failed = world.failed
     assert failed is not None
     latest = world.coordinator.latest()

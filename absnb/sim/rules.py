@@ -1,6 +1,6 @@
 """The simulator's action table: when each kind of action may happen and what it does.
 
-h11's event table is the model: every kind of :class:`~absnb.sim.actions.Action` is one
+h11's event table is the model: every kind of :obj:`~absnb.sim.actions.Action` is one
 entry of :data:`RULES`, a :class:`Rule` of its *precondition* (the reason it cannot happen
 now; None: it can) and its *effect* (changes the state it is given and returns the
 :class:`~absnb.sim.events.Event` that records it), and below, one section per kind, the

@@ -61,7 +61,7 @@ class Static:
         self.overtake = protocol.barriers_overtake
         self.alignment_timeout: float | None = getattr(protocol, "alignment_timeout", None)
         self.part_keys: PartKeys = {}
-        """The keys of the task snapshots acknowledged in any clone, for :meth:`key`."""
+        """The keys of the task snapshots acknowledged in any clone, for :meth:`WorldState.key`."""
 
 
 class WorldState:
@@ -189,7 +189,7 @@ class WorldState:
         return [m.value if type(m) is Record else show_message(m) for m in q]
 
     def output(self) -> Any:
-        """The job's output so far (see :meth:`Job.output`)."""
+        """The job's output so far (see :meth:`Job.output <absnb.Job.output>`)."""
         return self.job.output({t: task.state for t, task in self.tasks.items()})
 
     def latest_snapshot(self) -> GlobalSnapshot | None:

@@ -360,7 +360,8 @@ def replay(path: str | Path, *, history: bool = False) -> Stepper:
 
 
 def run_trace(trace: Trace, *, history: bool = False) -> Stepper:
-    """Run a loaded trace's actions on its world with a :class:`ScriptedScheduler`."""
+    """Run a loaded trace's actions on its world with a
+    :class:`~absnb.sim.schedulers.ScriptedScheduler`."""
     stepper = Stepper(trace.world, ScriptedScheduler(trace.actions), history=history)
     try:
         stepper.run()

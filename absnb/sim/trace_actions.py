@@ -1,4 +1,4 @@
-"""Trace lines <-> actions: each :class:`~absnb.sim.actions.Action` as the JSON object of
+"""Trace lines <-> actions: each :obj:`~absnb.sim.actions.Action` as the JSON object of
 one line of a trace file (:mod:`absnb.sim.trace`), and back, with names looked up in the
 job's graph and a clear error for a line that is not an action."""
 

@@ -3,7 +3,8 @@ table (:mod:`absnb.sim.rules`: when each action may happen and what it does) and
 path for every enabled action at once (:mod:`absnb.sim.enabled`), put together as the
 classroom and the explorer use them; its methods only delegate.
 
-:meth:`World.apply` performs one action and returns the :class:`~absnb.sim.events.Event`.
+:meth:`World.apply <absnb.World.apply>` performs one action and returns the
+:class:`~absnb.sim.events.Event`.
 """
 
 from __future__ import annotations

@@ -4,8 +4,8 @@ The template is :class:`absnb.protocols.two_phase_commit.TwoPhaseCommitSink`. Ex
 systems: the simulator's in-memory :class:`TransactionStore` (:class:`MemorySink`,
 :class:`AtLeastOnceSink`), a directory of JSON-lines files (:class:`FileSink`,
 :class:`FileAtLeastOnceSink`, in :mod:`absnb.sinks.files`), and PostgreSQL with prepared
-transactions (:class:`PostgresSink`, in :mod:`absnb.sinks.postgres`; imported on first use,
-so that psycopg is loaded only when it is used).
+transactions (:class:`~absnb.sinks.postgres.PostgresSink`, in :mod:`absnb.sinks.postgres`; imported
+on first use, so that psycopg is loaded only when it is used).
 """
 
 from __future__ import annotations

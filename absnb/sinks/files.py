@@ -14,22 +14,22 @@ at-least-once (seed 004; Flink: ``TwoPhaseCommitSinkFunction``, its file sinks).
   idempotent;
 - abort: delete it (already gone: fine);
 - on restore: commit the files named in the restored checkpoint, delete every other
-  staging file of the task (:meth:`FileSink.leftovers`).
+  staging file of the task (:meth:`FileSink.leftovers <absnb.sinks.FileSink.leftovers>`).
 
 Records are written as JSON objects, so that ``pandas.read_json(path, lines=True)`` and
 ``spark.read.json(directory)`` read the output as a table: a tuple becomes
 ``{"_1": ..., "_2": ...}`` (Spark's names for tuple fields), or the names given as
-``columns``; any other value ``v`` becomes ``{"value": v}``. :meth:`FileSink.committed`
-turns them back into tuples and values. Values nested inside a record go through JSON as
-they are (a nested tuple comes back as a list). Spark ignores the ``_staging`` directory
-(names starting with ``_`` are hidden from it).
+``columns``; any other value ``v`` becomes ``{"value": v}``.
+:meth:`FileSink.committed <absnb.sinks.FileSink.committed>` turns them back into tuples and values.
+Values nested inside a record go through JSON as they are (a nested tuple comes back as a list).
+Spark ignores the ``_staging`` directory (names starting with ``_`` are hidden from it).
 
 Open files are kept per process (a module dict keyed by path), never in the state: the
 state holds file names only, so it pickles into a checkpoint. In the simulator a crashed
 task's open file stays open until the restore aborts it.
 
 The files are outside the simulated world: :meth:`Stepper.back
-<absnb.sim.stepper.Stepper.back>` and the explorer cannot take a write back. Use
+<absnb.Stepper.back>` and the explorer cannot take a write back. Use
 :class:`~absnb.sinks.MemorySink` to step backwards.
 """
 

@@ -6,8 +6,9 @@ with two-phase commit (exactly-once); :class:`AtLeastOnceSink` writes every reco
 (so a replay after a failure writes some records twice).
 
 The store is outside the simulated world, as a real database would be. For
-:meth:`Stepper.back <absnb.sim.stepper.Stepper.back>` to undo its writes too, it offers
-:meth:`TransactionStore.save` and :meth:`TransactionStore.load`, which the stepper calls.
+:meth:`Stepper.back <absnb.Stepper.back>` to undo its writes too, it offers
+:meth:`TransactionStore.save <absnb.sinks.TransactionStore.save>` and
+:meth:`TransactionStore.load <absnb.sinks.TransactionStore.load>`, which the stepper calls.
 """
 
 from __future__ import annotations

@@ -24,7 +24,7 @@ this sink is used). A transaction is a database transaction:
 
 An open transaction of a crashed process needs nothing: PostgreSQL rolls it back when its
 connection closes. The simulator's crash closes nothing, so open transactions are kept per
-process by handle (:data:`_OPEN`) and :meth:`PostgresSink.leftovers` names them, so that the
+process by handle (``_OPEN``) and :meth:`PostgresSink.leftovers` names them, so that the
 restore rolls them back.
 
 The server needs ``max_prepared_transactions`` > 0 (PostgreSQL's default is 0); at least

@@ -16,8 +16,8 @@ falls in one of four classes:
 
 A task that recorded its state at step ``s`` sits at ``s``: the message it received in
 that step (the marker, the last barrier) is before the cut, what it sent in that step (its
-own markers or barriers) after. A cut composed by hand (:meth:`Cut.before`) sits between
-two steps.
+own markers or barriers) after. A cut composed by hand (:meth:`Cut.before <absnb.views.Cut.before>`)
+sits between two steps.
 
 Example:
     >>> import absnb

@@ -56,7 +56,8 @@ class DotOptions(TypedDict, total=False):
     short: bool
 
 
-NONE = "–"  # in a table where there is no value (no offset), never pandas' <NA>
+NONE = "–"
+"""What a table shows where there is no value (no offset), never pandas' ``<NA>``."""
 LINE_CHARS = 22  # longest status or channel note line (characters) before it is wrapped
 SHORT_LINE_CHARS = 10  # the same in a short label (graphs side by side: their edges' labels
 # share one row between two rows of tasks, so each must be narrow)
@@ -135,7 +136,7 @@ def show_message_html(message: object, short: bool = False) -> str:
 def channel_contents(
     messages: Iterable[object], max_messages: int = 6, per_line: int = 0, short: bool = False
 ) -> str:
-    """In-flight messages head first, joined by `` · ``; after ``max_messages`` the rest
+    """In-flight messages head first, joined by ``" · "``; after ``max_messages`` the rest
     is counted as ``… +n more``. With ``per_line`` > 0 a line break follows every
     ``per_line`` messages (a narrow label). ``short``: control messages as their mark and
     id (:func:`show_message_html`). HTML-like label text."""
@@ -386,9 +387,9 @@ def to_dot(
 ) -> str:
     """DOT source of ``world``'s execution graph in its current state (pure, deterministic).
 
-    Drawn top to bottom, every label :data:`FONT_SIZE` points and long texts wrapped, so the
-    graph of a teaching job stays narrower than a notebook cell (read from the back of a
-    classroom, see issue 11).
+    Drawn top to bottom, every label :data:`~absnb.views.palette.FONT_SIZE` points and long texts
+    wrapped, so the graph of a teaching job stays narrower than a notebook cell (read from the back
+    of a classroom, see issue 11).
 
     Args:
         world: the world to draw; it is only read.

@@ -7,7 +7,7 @@ sanitized ``text/html``, in which an ``<img>`` whose ``src`` is a ``data:`` URL 
 So every stored graph and widget frame carries :func:`img_html` of its SVG.
 
 Sizes: a Graphviz SVG measures itself in points (``width="493pt"``). Drawn at one pixel
-per point (:func:`fit_svg`), a label of :data:`~absnb.views.graph.FONT_SIZE` points is that
+per point (:func:`fit_svg`), a label of :data:`~absnb.views.palette.FONT_SIZE` points is that
 many pixels high; narrower cells scale the picture down to their width (never wider, so a
 small graph is not blown up past the screen's height).
 """

@@ -8,7 +8,7 @@ stand side by side in two columns drawn by the same code, so each kind has the s
 colour: the real run's time in seconds on the left, the simulator's steps on the right.
 Each column is :data:`COLUMN` pixels wide, drawn at one pixel per unit when the page
 gives it that (a 1280 px screen does), so its smallest labels are 14 px.
-:meth:`RunView.widget` puts the graph under a time slider.
+:meth:`RunView.widget <absnb.views.RunView.widget>` puts the graph under a time slider.
 """
 
 from __future__ import annotations
@@ -90,7 +90,7 @@ class RunView:
         )
 
     def graph_svg(self, t: float | None = None) -> str:
-        """The execution graph at ``t`` seconds (default: :attr:`at`)."""
+        """The execution graph at ``t`` seconds (default: ``at``)."""
         return graph_svg(self.rows, self.at if t is None else t)
 
     def _repr_html_(self) -> str:
@@ -140,7 +140,7 @@ def show_run(
     title: str | None = None,
     window: tuple[float, float] | None = None,
 ) -> RunView:
-    """The real run ``run`` (a :class:`~absnb.runtime.spark.SparkRun`, or a log read by
+    """The real run ``run`` (a :class:`~absnb.runtime.SparkRun`, or a log read by
     :func:`absnb.runtime.load_events`) drawn from its own event log: the space-time
     diagram, and the execution graph at ``at`` seconds (default: inside the first
     alignment that blocked, in ``window`` if given). ``simulated`` puts the simulator's

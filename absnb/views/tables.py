@@ -52,7 +52,8 @@ def _offsets(values: Sequence[object]) -> pd.Series:
 
 def task_table(world: World) -> pd.DataFrame:
     """One row per task: name, operator, state (shown in full), offset (sources and
-    processes; :data:`NONE` otherwise) and snapshot status (as in the graph view)."""
+    processes; :data:`~absnb.views.graph.NONE` otherwise) and snapshot status (as in the graph
+    view)."""
     graph = world.graph
     rows: dict[str, list[object]] = {c: [] for c in TASK_COLUMNS}
     for t in graph.tasks:

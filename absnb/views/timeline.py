@@ -117,6 +117,7 @@ def show_timeline(
     title: str | None = None,
     width: float = WIDTH,
 ) -> Timeline:
-    """The space-time diagram of ``trace`` for display in a notebook (see :class:`Timeline`);
-    arguments as for :func:`~absnb.views.timeline_static.timeline_svg`."""
+    """The space-time diagram of ``trace`` for display in a notebook (see
+    :class:`~absnb.views.timeline.Timeline`); arguments as for
+    :func:`~absnb.views.timeline_static.timeline_svg`."""
     return Timeline(layout(trace, world, cuts=cuts, title=title, width=width))

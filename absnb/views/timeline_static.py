@@ -1,10 +1,10 @@
 """The space-time diagram as a static SVG document, and a display object for notebooks.
 
 :func:`timeline_svg` draws the :class:`~absnb.views.diagram.Diagram` of a trace: same input,
-same bytes. :func:`show_timeline` returns a :class:`Timeline` whose rich display carries the
-interactive plotly figure *and* the SVG as an ``<img>`` with a ``data:`` URL in
-``text/html``, the one picture JupyterLab shows for an untrusted notebook (it renders
-neither raw SVG nor plotly output there).
+same bytes. :func:`~absnb.views.timeline.show_timeline` returns a
+:class:`~absnb.views.timeline.Timeline` whose rich display carries the interactive plotly figure
+*and* the SVG as an ``<img>`` with a ``data:`` URL in ``text/html``, the one picture JupyterLab
+shows for an untrusted notebook (it renders neither raw SVG nor plotly output there).
 
 Colours are from the Okabe-Ito palette (safe for colour-blind readers), and nothing is
 told apart by colour alone: control messages are dotted, messages in flight dashed, an

@@ -176,9 +176,9 @@ def transaction_table(source: object, *, max_records: int | None = 4) -> pd.Data
     """One row per transaction in the external system, oldest first.
 
     Columns: ``transaction``, ``task``, ``status`` (open, pre-committed, committed,
-    aborted), ``checkpoint`` (the one it was pre-committed for; a dash, :data:`NONE`, while
-    open), ``rows`` (records written; a dash when the system does not list them) and
-    ``records`` (shown, ``max_records`` of them; None: all). With
+    aborted), ``checkpoint`` (the one it was pre-committed for; a dash,
+    :data:`~absnb.views.graph.NONE`, while open), ``rows`` (records written; a dash when the system
+    does not list them) and ``records`` (shown, ``max_records`` of them; None: all). With
     several stores behind ``source`` a first column ``store`` names each one's.
     """
     import pandas as pd
@@ -344,8 +344,9 @@ def transactions_dot(
 ) -> str:
     """DOT source of ``world``'s graph (:func:`~absnb.views.graph.to_dot`, keywords as
     there) with each external system its sinks write to drawn beside it: a table of its
-    transactions, newest ``max_transactions``, coloured by status (:data:`TXN_COLOURS`),
-    and its committed output; dashed edges lead from the sink tasks to it."""
+    transactions, newest ``max_transactions``, coloured by status
+    (:data:`~absnb.views.transactions.TXN_COLOURS`), and its committed output; dashed edges lead
+    from the sink tasks to it."""
     dot = to_dot(world, **kw)
     stores = stores_of(world)
     if not stores:

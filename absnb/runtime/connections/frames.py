@@ -42,9 +42,9 @@ class FrameReader:
         an incomplete one wait for the next call.
 
         Raises:
-            FrameError: a frame is longer than :data:`~absnb.runtime.connections.wire.MAX_FRAME`,
-            of a
-                kind not in :attr:`kinds`, or its payload does not unpickle.
+            FrameError: a frame is longer than
+                :data:`~absnb.runtime.connections.wire.MAX_FRAME`, of a kind not in
+                :attr:`kinds`, or its payload does not unpickle.
         """
         if self._buffer:  # the common case, a whole frame in one read, copies nothing
             self._buffer += data

@@ -43,7 +43,7 @@ _LENGTH = struct.Struct(">I")
 
 class ServerHandshake:
     """One accepted connection's handshake: ``waiting`` for the client's answer, then
-    ``done`` (:attr:`hello` is the client's hello) or ``failed`` (:attr:`error` says why).
+    ``done`` (``hello`` is the client's hello) or ``failed`` (``error`` says why).
 
     Args:
         secret: the per-job secret.
@@ -129,7 +129,7 @@ class ServerHandshake:
 
 class ClientHandshake:
     """The connecting side's handshake: ``challenge`` (the server's nonce awaited), then
-    ``proof`` (the answer, with :attr:`hello`, is sent; the server's proof awaited), then
+    ``proof`` (the answer, with ``hello``, is sent; the server's proof awaited), then
     ``done``.
 
     Args:

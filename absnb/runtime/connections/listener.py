@@ -26,7 +26,7 @@ class Listener:
         secret: the per-job secret every connection proves it knows.
         bind_host: where to listen (by default the interface of ``advertise_host``:
             loopback for a local job), on the first free port of ``ports`` (by default any).
-        advertise_host: the host name peers connect to (:attr:`address`).
+        advertise_host: the host name peers connect to (``address``).
         backlog: the listening socket's backlog.
         clock: the time for handshake deadlines (seconds).
         handshake_timeout: how long a new connection may take to prove itself.
@@ -86,7 +86,8 @@ class Listener:
         return (str(host), int(port))
 
     def admit(self, admission: Admission) -> socket.socket:
-        """The proven connection (see :meth:`Admissions.admit`)."""
+        """The proven connection (see
+        :meth:`Admissions.admit <absnb.runtime.connections.admission.Admissions.admit>`)."""
         return self.admissions.admit(admission)
 
     def refuse(self, admission: Admission, reason: str) -> None:

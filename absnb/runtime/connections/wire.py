@@ -8,8 +8,7 @@ secret, before either side unpickles anything from the other:
 2. client -> server: its proof ``HMAC(secret, "absnb-client" || ns || nc || hello)``, the length
    of ``nc || hello``, then a random nonce ``nc`` and its hello (who it is, pickled);
 3. the server (:class:`absnb.runtime.connections.handshake.ServerHandshake`, sans-IO, with a
-deadline)
-   checks the client's MAC in constant time (closing the connection without a word if it
+   deadline) checks the client's MAC in constant time (closing the connection without a word if it
    is wrong), and only then unpickles the hello and answers
    ``HMAC(secret, "absnb-server" || ns || nc || hello)``;
 4. the client checks the server's MAC before it reads anything else from the connection.
@@ -31,6 +30,8 @@ import struct
 
 HEADER = struct.Struct(">IB")
 MAX_FRAME = 256 * 1024 * 1024
+"""The longest payload a frame may have, in bytes: a reader takes a longer length as a
+corrupt stream."""
 NONCE_BYTES = 32
 MAC_BYTES = 32
 PICKLE_PROTOCOL = 5

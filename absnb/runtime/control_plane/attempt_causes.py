@@ -27,8 +27,9 @@ class AttemptCauses:
         failures: each attempt's cause as text (``"RuntimeError: ..."``), which Spark's own
             message may not say (it names whichever task ended first).
         exceptions: each attempt's cause as an exception (the user's own, if it unpickles on
-            the driver, else :class:`HostFailure`) and whether the host failed while setting
-            up (see :class:`Failed`).
+            the driver, else :class:`~absnb.runtime.control_plane.messages.HostFailure`) and whether
+            the host failed while setting up (see
+            :class:`~absnb.runtime.control_plane.messages.Failed`).
     """
 
     def __init__(self) -> None:

@@ -42,7 +42,8 @@ HostMessage = Register | Ack | Failed | Finished | Report | EventBatch
 def failure_message(
     host_id: int, attempt: int, error: BaseException, *, setup: bool = False
 ) -> Failed:
-    """The :class:`Failed` message for ``error``, with the exception pickled if it pickles."""
+    """The :class:`~absnb.runtime.control_plane.messages.Failed` message for ``error``, with the
+    exception pickled if it pickles."""
     try:
         exception = dumps(error)
     except Exception:
@@ -284,7 +285,7 @@ class ControlClient:
         self._send(batch)
 
     def report(self, report: Report) -> None:
-        """Answer a :class:`Probe` (termination detection)."""
+        """Answer a :class:`~absnb.runtime.control_plane.messages.Probe` (termination detection)."""
         self._send(report)
 
     def finished(self, metrics: dict[str, object]) -> None:

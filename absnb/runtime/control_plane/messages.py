@@ -185,4 +185,5 @@ class Refused:
 
 
 Command = Trigger | Notify | Aborted | Stop | Probe | Terminate
-"""What :meth:`ControlClient.poll` returns."""
+"""What :meth:`ControlClient.poll <absnb.runtime.control_plane.client.ControlClient.poll>`
+returns."""

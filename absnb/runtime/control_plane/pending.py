@@ -3,8 +3,8 @@
 The sans-IO :class:`~absnb.protocols.coordinator.CheckpointCoordinator` decides when a
 checkpoint is due, complete, timed out, declined or subsumed. :class:`PendingCheckpoints`
 carries those decisions out on the driver: it sends the trigger to the hosts of the
-initiator tasks, keeps every task's :class:`Ack` of a pending checkpoint (Flink:
-``PendingCheckpoint``), makes a checkpoint durable before it completes (Flink:
+initiator tasks, keeps every task's :class:`~absnb.runtime.control_plane.messages.Ack` of a pending
+checkpoint (Flink: ``PendingCheckpoint``), makes a checkpoint durable before it completes (Flink:
 ``completePendingCheckpoint``), and tells every host when one completes or is aborted.
 It holds no connection: :class:`~absnb.runtime.control_plane.server.CoordinatorServer` decides which
 acknowledgements count and passes the sending in.
@@ -30,10 +30,11 @@ class PendingCheckpoints:
         coordinator: the sans-IO coordinator; this is the only object to drive its
             checkpoints.
         initiators: the tasks a trigger is injected into (the sources).
-        on_complete: called with the checkpoint id and every task's :class:`Ack` (in the
-            coordinator's task order) when every task acknowledged a checkpoint, to make
-            it durable: the checkpoint completes (its end time, the notify to every host,
-            the min pause) when it returns. If it raises, the checkpoint is aborted instead.
+        on_complete: called with the checkpoint id and every task's
+            :class:`~absnb.runtime.control_plane.messages.Ack` (in the coordinator's task order)
+            when every task acknowledged a checkpoint, to make it durable: the checkpoint completes
+            (its end time, the notify to every host, the min pause) when it returns. If it raises,
+            the checkpoint is aborted instead.
         clock: the time for the coordinator and the events (seconds).
         events: where ``(time, kind, details)`` events go (the server's list).
         broadcast: sends a message to every connected host of the current attempt.
@@ -73,7 +74,8 @@ class PendingCheckpoints:
             self.abort(late, "timed out", now)
 
     def trigger(self, now: float, task_host: dict[TaskId, int], attempt: int) -> None:
-        """Trigger the next checkpoint: one :class:`Trigger` per host of initiator tasks."""
+        """Trigger the next checkpoint: one :class:`~absnb.runtime.control_plane.messages.Trigger`
+        per host of initiator tasks."""
         n = self.coordinator.trigger(now)
         self._triggered_at[n] = now
         self._acks[n] = {}
@@ -131,7 +133,7 @@ class PendingCheckpoints:
 
     def abort(self, n: CheckpointId, reason: str, now: float) -> None:
         """Forget checkpoint ``n`` (the coordinator already aborted it) and send
-        :class:`Aborted` to every host."""
+        :class:`~absnb.runtime.control_plane.messages.Aborted` to every host."""
         self._acks.pop(n, None)
         self._triggered_at.pop(n, None)
         self.events.append((now, "aborted", {"checkpoint_id": n, "reason": reason}))
@@ -139,7 +141,7 @@ class PendingCheckpoints:
 
     def abort_all(self, reason: str, *, tell_hosts: bool = True) -> list[CheckpointId]:
         """Abort every pending checkpoint; their ids. ``tell_hosts=False`` only records the
-        events (the caller sends :class:`Aborted` itself)."""
+        events (the caller sends :class:`~absnb.runtime.control_plane.messages.Aborted` itself)."""
         now = self.clock()
         ids = self.coordinator.abort_all()
         for n in ids:

@@ -1,8 +1,9 @@
 """The hosts' registration with the coordinator server (a mix-in of
 :class:`~absnb.runtime.control_plane.server.CoordinatorServer`): a registration is checked
-(:meth:`Register.problem`) and refused with a reason, or recorded; once every host of the
-attempt has registered, each receives the :class:`AddressBook` (where every task's data
-plane listens, and which checkpoint to restore) and the attempt runs."""
+(:meth:`Register.problem <absnb.runtime.control_plane.messages.Register.problem>`) and refused with
+a reason, or recorded; once every host of the attempt has registered, each receives the
+:class:`~absnb.runtime.control_plane.messages.AddressBook` (where every task's data plane listens,
+and which checkpoint to restore) and the attempt runs."""
 
 from __future__ import annotations
 

@@ -5,16 +5,19 @@ control connection to the driver's :class:`CoordinatorServer`; both prove they k
 secret (:mod:`absnb.runtime.connections.handshake`, mutual) before either reads anything else from
 the other.
 The host then registers; once every host of the current attempt has registered, each receives the
-:class:`AddressBook` (where every task's data plane listens, and which checkpoint to restore). From
-then on the server triggers periodic checkpoints at the hosts of the initiator tasks, collects the
-tasks' acknowledgements, and when a checkpoint is complete calls ``on_complete`` (the runtime
-writes the storage manifest) and only then sends notify-checkpoint-complete to every host.
+:class:`~absnb.runtime.control_plane.messages.AddressBook` (where every task's data plane listens,
+and which checkpoint to restore). From then on the server triggers periodic checkpoints at the hosts
+of the initiator tasks, collects the tasks' acknowledgements, and when a checkpoint is complete
+calls ``on_complete`` (the runtime writes the storage manifest) and only then sends
+notify-checkpoint-complete to every host.
 
 A job whose end cannot travel as end-of-input (a cycle, or processes sending to each
 other, like the bank) terminates by quiescence detection (``quiescence=True``): the server
-probes every host in rounds (:class:`Probe`, :class:`Report`) and tells every host to
-finish (:class:`Terminate`) when Mattern's four-counter method, sans-IO in
-:mod:`absnb.runtime.control_plane.termination`, sees that nothing runs or is in transit any more.
+probes every host in rounds (:class:`~absnb.runtime.control_plane.messages.Probe`,
+:class:`~absnb.runtime.control_plane.messages.Report`) and tells every host to finish
+(:class:`~absnb.runtime.control_plane.messages.Terminate`) when Mattern's four-counter method,
+sans-IO in :mod:`absnb.runtime.control_plane.termination`, sees that nothing runs or is in transit
+any more.
 
 The control plane's modules, one job each: the messages and their framing
 (:mod:`absnb.runtime.control_plane.messages`), the server's loop
@@ -209,7 +212,8 @@ class CoordinatorServer(Registration, SelectorServer):
 
     @property
     def failures(self) -> dict[int, str]:
-        """Each attempt's cause as text (:attr:`AttemptCauses.failures`)."""
+        """Each attempt's cause as text (the ``failures`` of
+        :class:`~absnb.runtime.control_plane.attempt_causes.AttemptCauses`)."""
         return self.causes.failures
 
     def failure(self, attempt: int, timeout: float = 0.0) -> tuple[BaseException, bool] | None:

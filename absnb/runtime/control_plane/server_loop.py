@@ -6,9 +6,9 @@ One background thread drives a :class:`~absnb.runtime.connections.listener.Liste
 loop waiting for it: :mod:`absnb.runtime.connections.admission`), keeps each connection it
 admitted on a :class:`~absnb.runtime.connections.link.Link` (the data plane's: frames
 reassembled as they come, writes that never block), and hands each message to
-:meth:`SelectorServer._dispatch`. What a host does not read waits in its link's buffer while
+``SelectorServer._dispatch``. What a host does not read waits in its link's buffer while
 the loop serves every other host; a host that reads nothing for ``send_timeout`` seconds is
-disconnected. Other threads run code on the loop's thread with :meth:`SelectorServer._call`.
+disconnected. Other threads run code on the loop's thread with ``SelectorServer._call``.
 A subclass decides what messages mean; this module only moves bytes.
 """
 
@@ -64,7 +64,7 @@ class SelectorServer:
             loopback for a local job), on the first free port of ``ports`` (by default any).
         advertise_host: the address clients connect to.
         clock: the time for deadlines (seconds).
-        tick: the longest the thread sleeps between two calls of :meth:`_idle`.
+        tick: the longest the thread sleeps between two calls of ``_idle``.
         handshake_timeout: how long a new connection may take to authenticate.
         send_timeout: a peer that does not read for this long is disconnected.
     """
@@ -126,7 +126,7 @@ class SelectorServer:
         self._thread.start()
 
     def stop(self) -> None:
-        """Close everything and end the thread (:meth:`_request_stop` says goodbye first)."""
+        """Close everything and end the thread (``_request_stop`` says goodbye first)."""
         if self._stopped:
             return
         if self._thread is not None and self._thread.is_alive():

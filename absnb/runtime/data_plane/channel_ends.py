@@ -1,7 +1,7 @@
 """The two ends of a data-plane channel as the I/O loop keeps them: a
 :class:`~absnb.runtime.connections.link.Link` (socket, buffers, frame reader) with the
 channel's state and counters, and the sending end's batch framed
-(:meth:`_Output.seal`, the limits from :func:`~absnb.runtime.data_plane.flow.batch_limit`); and the
+(``_Output.seal``, the limits from :func:`~absnb.runtime.data_plane.flow.batch_limit`); and the
 counters a data plane reports (:func:`plane_stats`). The I/O is
 :mod:`absnb.runtime.data_plane.transport`'s."""
 

@@ -2,16 +2,16 @@
 :class:`~absnb.runtime.data_plane.transport.DataPlane` (which drives them from its loop).
 
 Connections. The sender opens one TCP connection per output channel
-(:meth:`DataPlane.connect_outputs`, :func:`try_connect`) and answers the receiver's
-challenge with hello ``{"channel": ChannelId, "attempt": n}``
+(:meth:`DataPlane.connect_outputs <absnb.runtime.data_plane.setup.SettingUp.connect_outputs>`,
+:func:`try_connect`) and answers the receiver's challenge with hello
+``{"channel": ChannelId, "attempt": n}``
 (:class:`~absnb.runtime.connections.handshake.ClientHandshake`, the control client's too, fed by
-:func:`handshake_step`). The receiver's :class:`~absnb.runtime.connections.listener.Listener`
-checks the answer without blocking its loop (a peer that does not answer by its deadline is
-dropped), proves to the sender that it knows the secret too (the sender checks that proof
-before it reads a frame), and maps the connection to the channel (:func:`match_input`), or
-closes it without a word: a wrong secret, another attempt (an old attempt's messages are
-dropped), a channel it does not expect, or one already connected. Accepting is acknowledged
-by the receiver's first CREDIT frame.
+:func:`handshake_step`). The receiver's :class:`~absnb.runtime.connections.listener.Listener` checks
+the answer without blocking its loop (a peer that does not answer by its deadline is dropped),
+proves to the sender that it knows the secret too (the sender checks that proof before it reads a
+frame), and maps the connection to the channel (:func:`match_input`), or closes it without a word: a
+wrong secret, another attempt (an old attempt's messages are dropped), a channel it does not expect,
+or one already connected. Accepting is acknowledged by the receiver's first CREDIT frame.
 """
 
 from __future__ import annotations
@@ -39,8 +39,10 @@ def connect_round(
     attempt: int,
     check: Callable[[], None] | None,
 ) -> bool:
-    """One round of :meth:`DataPlane.connect_outputs`: (re)try the connects that are due;
-    True once every output is open (the loop's I/O runs between rounds).
+    """One round of
+    :meth:`DataPlane.connect_outputs <absnb.runtime.data_plane.setup.SettingUp.connect_outputs>`:
+    (re)try the connects that are due; True once every output is open (the loop's I/O runs between
+    rounds).
 
     Raises:
         ConnectionError: a receiver refused a channel (:func:`refused_error`).
@@ -130,7 +132,9 @@ def _route(out: _Output) -> str:
 
 
 def refused_error(refused: Iterable[_Output], attempt: int) -> ConnectionError:
-    """The error of :meth:`DataPlane.connect_outputs` when receivers refused channels."""
+    """The error of
+    :meth:`DataPlane.connect_outputs <absnb.runtime.data_plane.setup.SettingUp.connect_outputs>`
+    when receivers refused channels."""
     return ConnectionError(
         "the receiver closed the connection after the handshake (wrong job secret, "
         f"another attempt than {attempt}, or a channel it does not expect), "
@@ -140,7 +144,9 @@ def refused_error(refused: Iterable[_Output], attempt: int) -> ConnectionError:
 
 
 def unconnected_error(waiting: Iterable[_Output], timeout: float) -> TimeoutError:
-    """The error of :meth:`DataPlane.connect_outputs` when channels did not connect."""
+    """The error of
+    :meth:`DataPlane.connect_outputs <absnb.runtime.data_plane.setup.SettingUp.connect_outputs>`
+    when channels did not connect."""
     return TimeoutError(
         f"could not connect output channels within {timeout:g} s: "
         + "; ".join(
@@ -156,7 +162,9 @@ def missing_inputs_error(
     missing: Iterable[ChannelId],
     refused: list[str],
 ) -> TimeoutError:
-    """The error of :meth:`DataPlane.wait_ready` naming the inputs that never connected."""
+    """The error of
+    :meth:`DataPlane.wait_ready <absnb.runtime.data_plane.setup.SettingUp.wait_ready>` naming the
+    inputs that never connected."""
     why = f"; refused: {'; '.join(refused)}" if refused else ""
     return TimeoutError(
         f"the data plane at {address[0]}:{address[1]} (attempt {attempt}) waited {timeout:g} s "

@@ -4,7 +4,7 @@ Flink's checkpoint monitoring (web UI "Checkpoints" tab, REST ``/jobs/:id/checkp
 shows per checkpoint its id, status, trigger timestamp, latest acknowledgement, end to end
 duration, state size, checkpointed size, processed and persisted in-flight data, and per
 subtask the alignment, sync and async durations. :class:`RunMetrics` gives the same for a
-:class:`~absnb.runtime.spark.SparkRun`, from what the run recorded:
+:class:`~absnb.runtime.SparkRun`, from what the run recorded:
 
 * the coordinator server's events (triggered, acknowledged with the task's measurements,
   completed, aborted, running, disconnected), on the driver's clock;
@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 
 class RecordedRun(Protocol):
     """What :class:`RunMetrics` reads of a run: the fields of
-    :class:`~absnb.runtime.spark.SparkRun` (declared here, so that this module does not
+    :class:`~absnb.runtime.SparkRun` (declared here, so that this module does not
     import the runtime that uses it)."""
 
     hosts: list[HostResult]
@@ -127,7 +127,7 @@ def _frame(rows: list[dict[str, Any]], columns: tuple[str, ...]) -> pd.DataFrame
 
 
 class RunMetrics:
-    """The statistics of one :class:`~absnb.runtime.spark.SparkRun` (``run.metrics``)."""
+    """The statistics of one :class:`~absnb.runtime.SparkRun` (``run.metrics``)."""
 
     def __init__(self, run: RecordedRun) -> None:
         self.run = run

@@ -2,7 +2,7 @@
 
 The protocol decides (ABS Alg. 1, line 8: ``block(c)``; the task returns a
 :class:`~absnb.core.effects.Block` or :class:`~absnb.core.effects.Unblock` control), and
-:meth:`~absnb.runtime.host.host.Host._after` hands it here. A channel whose both ends live on
+``Host._after`` hands it here. A channel whose both ends live on
 this host is held in its local queue (the host's loop skips a blocked queue); any other is
 blocked in the data plane, which stops reading it and leaves the sender to its flow
 control (:meth:`~absnb.runtime.data_plane.transport.DataPlane.block`). An alignment lasts from the

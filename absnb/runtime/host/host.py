@@ -3,7 +3,7 @@
 Single-threaded: the loop polls the control plane (triggers, notify-checkpoint-complete,
 aborts), lets sources emit a batch, delivers what arrived on unblocked inputs to the tasks'
 :class:`~absnb.task.StreamTask` (the objects the simulator drives), and carries out what
-they return (:meth:`Host._after`): controls, then sends, to a local queue when both ends
+they return (``Host._after``): controls, then sends, to a local queue when both ends
 live here, else over the data plane. A task's snapshot goes to checkpoint storage, then to
 the coordinator. An end of input is delivered to its task like any message; a task whose
 inputs have all ended finishes and ends its outputs, and joins every later checkpoint it
@@ -11,8 +11,8 @@ hears of (:meth:`~absnb.task.StreamTask.join`, FLIP-147); the host ends when all
 have. The barriers of a protocol whose barriers overtake (FLIP-76) take the priority lane
 (:mod:`absnb.runtime.data_plane.priority`); a cancellation marker travels in order, as in Flink
 (:func:`~absnb.protocols.overtaken.priority_event`). A job whose end cannot travel as
-end-of-input (:func:`terminates_by_quiescence`) runs until the coordinator detects
-quiescence from the hosts' answers to its probes. Every wait is bounded and listens to the
+end-of-input (:func:`~absnb.runtime.plan.terminates_by_quiescence`) runs until the coordinator
+detects quiescence from the hosts' answers to its probes. Every wait is bounded and listens to the
 coordinator: a :class:`~absnb.runtime.control_plane.messages.Stop` ends the host at once with
 :class:`HostStopped`, so that an old attempt frees its Spark slot fast.
 """
@@ -58,7 +58,7 @@ class HostStopped(RuntimeError):
 
 
 class Host(CarriesOut):
-    """Runs the tasks of one :class:`HostPlan` until they have all finished."""
+    """Runs the tasks of one :class:`~absnb.runtime.plan.HostPlan` until they have all finished."""
 
     def __init__(self, plan: HostPlan) -> None:
         from absnb.runtime.storage.checkpoints import CheckpointStorage

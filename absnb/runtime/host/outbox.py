@@ -19,7 +19,7 @@ from absnb.task import Send
 
 
 class Outbox:
-    """Sends for one host (:meth:`send`), counting the records sent (:attr:`records_out`).
+    """Sends for one host (:meth:`send`), counting the records sent (``records_out``).
 
     Args:
         local: the tasks of this host.

@@ -52,8 +52,8 @@ class Written:
 
 
 class SnapshotWriter:
-    """Writes :class:`TaskSnapshot` objects to a storage on daemon threads, one per task,
-    each task's in submission order; not thread-safe on the caller's side (one host thread
+    """Writes :class:`~absnb.core.snapshot.TaskSnapshot` objects to a storage on daemon threads, one
+    per task, each task's in submission order; not thread-safe on the caller's side (one host thread
     submits and collects)."""
 
     def __init__(self, storage: CheckpointStorage, job_id: str) -> None:

@@ -4,7 +4,7 @@ Starting a session, the driver's JVM loads, parses and verifies thousands of cla
 Spark's jars, every time. The JDK's dynamic class-data sharing (JEP 350) keeps them in an
 archive instead: a JVM started with ``-XX:ArchiveClassesAtExit=FILE`` writes the classes it
 loaded to FILE as it exits, and one started with ``-XX:SharedArchiveFile=FILE`` maps them.
-:func:`default_session <absnb.runtime.spark.default_session>` adds that flag when this
+:func:`default_session <absnb.runtime.spark.session.default_session>` adds that flag when this
 module's archive exists (:func:`java_options`); :func:`build` makes it (``python3 -m
 absnb.runtime.spark.jvm_archive``; ``.ci/setup`` and Binder's ``postBuild`` run it). Without an
 archive a session starts as before, only slower.

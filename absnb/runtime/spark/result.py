@@ -1,4 +1,4 @@
-"""What :meth:`SparkRuntime.run <absnb.runtime.spark.SparkRuntime.run>` returns: a
+"""What :meth:`SparkRuntime.run <absnb.runtime.SparkRuntime.run>` returns: a
 :class:`SparkRun`, with the output, restarts, checkpoints, measurements and event log."""
 
 from __future__ import annotations
@@ -29,7 +29,8 @@ class SparkRun:
     seconds: float
     hosts: list[HostResult] = field(default_factory=list)
     coordinator_events: list[tuple[float, str, Any]] = field(default_factory=list)
-    """The coordinator's ``(time, kind, details)`` (:class:`CoordinatorServer`'s events)."""
+    """The coordinator's ``(time, kind, details)``
+    (:class:`~absnb.runtime.control_plane.server.CoordinatorServer`'s events)."""
     errors: list[str] = field(default_factory=list)
     restored: list[int] = field(default_factory=list)
     """The checkpoint each attempt started from (0: the beginning)."""

@@ -1,5 +1,5 @@
-"""Checks of what a user passes to :meth:`SparkRuntime.run`, made before any Spark job
-starts (a :class:`~absnb.runtime.failures.Failure` checks its own fields).
+"""Checks of what a user passes to :meth:`SparkRuntime.run <absnb.runtime.SparkRuntime.run>`, made
+before any Spark job starts (a :class:`~absnb.runtime.failures.Failure` checks its own fields).
 
 A failure spec that names no task of the job, has no condition, or an unknown kind would
 never fire (or fire as the wrong kind); ``max_restarts=-1`` ran no attempt at all; an
@@ -35,8 +35,8 @@ def check_run(
     min_pause: object = 0.0,
     keep_states: object = True,
 ) -> None:
-    """The arguments of :meth:`SparkRuntime.run` (and the runtime's ``hosts``), checked
-    before any Spark job starts."""
+    """The arguments of :meth:`SparkRuntime.run <absnb.runtime.SparkRuntime.run>` (and the
+    runtime's ``hosts``), checked before any Spark job starts."""
     from absnb.core.job import runnable_job
 
     checked = runnable_job(job, "SparkRuntime.run")
@@ -85,9 +85,9 @@ def check_checkpoint_dir(checkpoint_dir: object) -> None:
 
 
 def check_failures(job: Job, failures: Sequence[object], max_restarts: int) -> None:
-    """Every failure is a :class:`Failure` naming a task of ``job``, in an attempt that runs
-    (at most ``max_restarts``), and no two fail one task in one attempt (only the first can
-    fire: the attempt ends there)."""
+    """Every failure is a :class:`~absnb.runtime.failures.Failure` naming a task of ``job``, in
+    an attempt that runs (at most ``max_restarts``), and no two fail one task in one attempt
+    (only the first can fire: the attempt ends there)."""
 
     names = [str(t) for t in job.graph.tasks]
     checked: list[Failure] = []

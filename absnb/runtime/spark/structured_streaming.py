@@ -25,7 +25,7 @@ Limits of this pyspark (4.x), and how they are handled:
 - ``write()`` is not told the batch id (nor the query). Structured Streaming does put both
   into the task's local properties (``streaming.sql.batchId``, ``sql.streaming.queryId``),
   which ``write()`` reads; without them (a batch write, continuous processing) it raises
-  :class:`StreamSinkError`.
+  :class:`~absnb.runtime.spark.stream_committer.StreamSinkError`.
 - ``abort()`` gets None for a failed task's message, so the failed task's own transaction
   (a staging file it pre-committed before it crashed) is not named anywhere. Each
   ``commit()`` and ``abort()`` therefore also aborts every leftover transaction of the
@@ -48,8 +48,9 @@ Limits of this pyspark (4.x), and how they are handled:
 :class:`ForeachBatchFileSink` does the same through ``foreachBatch``, which is told the batch
 id. The classes that subclass pyspark's (:class:`TwoPhaseCommitStreamWriter`,
 :class:`FileSinkDataSource`, :class:`StagedMessage`) are made at first use, so that importing
-this module does not import pyspark. The Spark-free part, :class:`StreamCommitter` and its
-records, is :mod:`absnb.runtime.spark.stream_committer`.
+this module does not import pyspark. The Spark-free part,
+:class:`~absnb.runtime.spark.stream_committer.StreamCommitter` and its records, is
+:mod:`absnb.runtime.spark.stream_committer`.
 """
 
 from __future__ import annotations
@@ -97,7 +98,8 @@ def spark_task() -> tuple[str, int, int, int]:
 def file_sink(
     directory: str, staging: str | None = None, columns: Sequence[str] | None = None
 ) -> FileSink:
-    """A :class:`FileSink` into ``directory``, checked writable (else SinkConfigurationError)."""
+    """A :class:`~absnb.sinks.files.FileSink` into ``directory``, checked writable (else
+    SinkConfigurationError)."""
     if not directory:
         raise SinkConfigurationError(
             f"the {FORMAT} sink needs a target directory: pass .option('path', directory) "
@@ -135,7 +137,8 @@ def _define_spark_classes() -> None:
 
     @dataclass(frozen=True)
     class StagedMessage(WriterCommitMessage):
-        """A task's commit message: its :class:`Staged` transaction."""
+        """A task's commit message: its
+        :class:`~absnb.runtime.spark.stream_committer.Staged` transaction."""
 
         staged: Staged
 

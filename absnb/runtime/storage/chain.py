@@ -22,8 +22,8 @@ from absnb.runtime.storage.format import Corrupt
 def resolve(snapshot: TaskSnapshot, read_base: Callable[[int], TaskSnapshot]) -> TaskSnapshot:
     """``snapshot`` with an incremental state merged with its chain into the full state
     as of its checkpoint (other snapshots as they are). ``read_base(b)`` is the same
-    task's snapshot in checkpoint ``b``, verified (it raises :class:`Corrupt` naming the
-    file that is missing or damaged)."""
+    task's snapshot in checkpoint ``b``, verified (it raises
+    :class:`~absnb.runtime.storage.format.Corrupt` naming the file that is missing or damaged)."""
     state = snapshot.state
     if not isinstance(state, IncrementalState):
         return snapshot

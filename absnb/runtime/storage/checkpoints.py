@@ -11,8 +11,8 @@ pickle (protocol 5) of the :class:`~absnb.core.snapshot.TaskSnapshot`. The manif
 every task file's sha256 and size, so :meth:`CheckpointStorage.latest` can tell a verified
 checkpoint from a torn or corrupt one and fall back to the one before, except behind the
 newest completed one, whose transactions two-phase-commit sinks may have committed (then
-:class:`CommittedCheckpointLostError` names the file). Here: writing, completing,
-retention and the choice of the checkpoint to restore; the verified reading is in
+:class:`~absnb.runtime.storage.fs.CommittedCheckpointLostError` names the file). Here: writing,
+completing, retention and the choice of the checkpoint to restore; the verified reading is in
 :mod:`absnb.runtime.storage.read`, the backends in :mod:`absnb.runtime.storage.fs`.
 
 Task files are pickles: read checkpoints only from storage you trust.
@@ -76,8 +76,9 @@ class CheckpointStorage:
         url: a local directory, or an fsspec URL (``memory://``, ``s3://``, ``hdfs://``,
             ...; ``file://`` is handled without fsspec).
         retain: how many complete checkpoints to keep per job.
-        write_latency: seconds every durable write waits first (:class:`LatencyFS`, a model
-            of a remote store such as S3 or HDFS); 0 writes at the backend's own speed.
+        write_latency: seconds every durable write waits first
+            (:class:`~absnb.runtime.storage.fs.LatencyFS`, a model of a remote store such as S3 or
+            HDFS); 0 writes at the backend's own speed.
     """
 
     def __init__(
@@ -272,8 +273,8 @@ class CheckpointStorage:
         :class:`CorruptCheckpointWarning`, unless it is checkpoint ``committed`` or newer:
         the newest checkpoint known to have completed, whose transactions two-phase-commit
         sinks may have committed. Falling back behind it would write its output again, so
-        then :class:`CommittedCheckpointLostError` names the file that is missing or
-        damaged instead. Raises :class:`~absnb.core.errors.SnapshotMismatchError` when
+        then :class:`~absnb.runtime.storage.fs.CommittedCheckpointLostError` names the file that is
+        missing or damaged instead. Raises :class:`~absnb.core.errors.SnapshotMismatchError` when
         ``fingerprint`` is given and the checkpoint was taken by a different job graph.
         """
         for checkpoint_id in reversed(self.checkpoints(job_id)):
@@ -314,7 +315,8 @@ class CheckpointStorage:
         self._warn(job_id, checkpoint_id, str(problem))
 
     def _lost(self, job_id: str, checkpoint_id: CheckpointId, problem: Corrupt | None) -> None:
-        """Raise :class:`CommittedCheckpointLostError` for ``checkpoint_id``."""
+        """Raise :class:`~absnb.runtime.storage.fs.CommittedCheckpointLostError` for
+        ``checkpoint_id``."""
         directory = self._layout.checkpoint_path(job_id, checkpoint_id)
         if problem is not None:
             path = problem.path or directory

@@ -5,9 +5,9 @@ Under the root (see :mod:`absnb.runtime.storage.checkpoints`)::
     <root>/<job>/chk-<id>/<task label>.snap     one per task, written by the task
     <root>/<job>/chk-<id>/_manifest.json        written last, by the coordinator
 
-Job ids and task labels are encoded into safe file names (:func:`encode_name`). A
-checkpoint is complete only when its manifest exists (Flink: the ``_metadata`` file of a
-completed checkpoint).
+Job ids and task labels are encoded into safe file names
+(:func:`~absnb.runtime.storage.fs.encode_name`). A checkpoint is complete only when its manifest
+exists (Flink: the ``_metadata`` file of a completed checkpoint).
 """
 
 from __future__ import annotations

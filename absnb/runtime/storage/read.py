@@ -33,7 +33,8 @@ class CheckpointReader:
         self.layout = layout
 
     def manifest(self, job_id: str, checkpoint_id: CheckpointId) -> dict[str, Any]:
-        """The checked manifest of ``checkpoint_id`` (:class:`Corrupt` naming its path)."""
+        """The checked manifest of ``checkpoint_id`` (:class:`~absnb.runtime.storage.format.Corrupt`
+        naming its path)."""
         path = self.layout.manifest_path(job_id, checkpoint_id)
         try:
             try:
