@@ -118,7 +118,13 @@ EXTERNAL = (
     *("babel", "fsspec", "go", "graphviz", "ipywidgets", "pandas", "pd", "plotly"),
     *("psycopg", "pyarrow", "pyspark"),
 )
-nitpick_ignore_regex = [("py:.*", rf"({'|'.join(EXTERNAL)})(\..+)?")]
+nitpick_ignore_regex = [
+    ("py:.*", rf"({'|'.join(EXTERNAL)})(\..+)?"),
+    # Type variables (one capital letter: an operator's state S, keys K and values V, a
+    # wrapped method's parameters P and result R), which autodoc shows in the signatures of
+    # generic classes and functions, qualified or not: they are no class to link to.
+    ("py:class", r"~?([\w.]+\.)?[A-Z]"),
+]
 # Type hints autodoc shows as written (their module imports the names only for type
 # checking, so they are not evaluated), whose names no page documents as a class: the type
 # aliases Action (a union), RecoveryMode (a Literal) and ProgressFn (a Callable), documented
@@ -131,6 +137,12 @@ nitpick_ignore = [
         "ProgressFn",
         "paper.ProgressFn",
         "deque",
+        # other packages' classes, as a module imports them for type checking only
+        "DataFrame",
+        "SparkSession",
+        "w.VBox",
+        # pyspark's session, as absnb.runtime.spark.session names it for type checking only
+        "Session",
         "absnb.experiments.events_overhead._HotPath",
         "absnb.runtime.data_plane.channel_ends._Input",
         "absnb.runtime.data_plane.channel_ends._Output",

@@ -46,7 +46,7 @@ def check(
     it (part c's searches), in words, and ``report.stepper()`` opens the stepper there.
 
     Args:
-        handler_class: a subclass of :class:`~absnb.labs.AbsHandler` (or the package's own
+        handler_class: a subclass of :class:`~absnb.labs.handler.AbsHandler` (or the package's own
             :class:`~absnb.protocols.aligned.AlignedBarrierHandler`, the known-good one).
         lab: the lab (only ``"abs"`` so far).
         spark: also try part d.

@@ -227,8 +227,8 @@ class LabProtocol(SnapshotProtocol):
     the graph check of :class:`~absnb.protocols.aligned.AlignedProtocol`).
 
     Args:
-        handler_class: a subclass of :class:`AbsHandler` (or any aligning handler, such
-            as the package's own :class:`~absnb.protocols.aligned.AlignedBarrierHandler`).
+        handler_class: a subclass of :class:`~absnb.labs.handler.AbsHandler` (or any
+            aligning handler, such as the package's own :class:`~absnb.protocols.aligned.AlignedBarrierHandler`).
         catch: keep what a decision raises in the handler's ``fault`` instead of raising it
             (the lab's checks look for it after every step).
     """

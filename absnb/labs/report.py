@@ -123,7 +123,7 @@ class PartResult:
 
 @dataclass
 class LabReport:
-    """What :func:`absnb.labs.check` found, part by part.
+    """What :func:`absnb.labs.check <absnb.labs.grade.check>` found, part by part.
 
     Attributes:
         lab: the lab's name (``abs``).

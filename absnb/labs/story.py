@@ -22,7 +22,7 @@ from absnb.sim.world import World
 
 
 @dataclass
-class Timeline:
+class RunTimes:
     """When things happened in a replayed run (steps numbered from 1, as told)."""
 
     events: Sequence[Event]
@@ -73,7 +73,7 @@ def _seq_text(seq: int) -> str:
     return {1: "1st", 2: "2nd", 3: "3rd"}.get(seq, f"{seq}th")
 
 
-def counted_twice(t: Timeline, c: ChannelId, n: CheckpointId, seqs: range) -> list[str]:
+def counted_twice(t: RunTimes, c: ChannelId, n: CheckpointId, seqs: range) -> list[str]:
     """Records sent after the sender's snapshot and consumed before the receiver's."""
     src_step, dst_step = t.snapshot_step(c.src, n), t.snapshot_step(c.dst, n)
     delivered = t.barrier_delivered(c, n)
@@ -101,7 +101,7 @@ def counted_twice(t: Timeline, c: ChannelId, n: CheckpointId, seqs: range) -> li
     return out
 
 
-def lost(t: Timeline, c: ChannelId, n: CheckpointId, seqs: range) -> list[str]:
+def lost(t: RunTimes, c: ChannelId, n: CheckpointId, seqs: range) -> list[str]:
     """Records sent before the sender's snapshot and not consumed before the receiver's."""
     src_step, dst_step = t.snapshot_step(c.src, n), t.snapshot_step(c.dst, n)
     delivered, sent_at = t.barrier_delivered(c, n), t.barrier_sent(c, n)
@@ -134,7 +134,7 @@ def lost(t: Timeline, c: ChannelId, n: CheckpointId, seqs: range) -> list[str]:
 
 def cut_words(world: World, events: Sequence[Event], snap: GlobalSnapshot) -> list[str]:
     """Why ``snap`` is not a consistent cut, channel by channel, in words."""
-    t = Timeline(events)
+    t = RunTimes(events)
     n = snap.checkpoint_id
     out: list[str] = []
     for c in world.graph.channels:

@@ -20,7 +20,7 @@ every aligning protocol keeps, the same way:
 - **clone and key** from the handler's fields: the named state is immutable and shared,
   the recorded records (a backup log, in-flight data) are copied and compared.
 
-Each protocol says what a barrier does in the state it finds (:meth:`AligningHandler._barrier`).
+Each protocol says what a barrier does in the state it finds (its ``_barrier``).
 """
 
 from __future__ import annotations
@@ -97,7 +97,9 @@ class AligningHandler(BarrierHandler):
     __slots__ = ("expected", "last", "state")
 
     recorded_fields: ClassVar[tuple[str, ...]] = ()
-    """The handler's :data:`Recorded` fields: copied by :meth:`clone`, compared by :meth:`key`."""
+    """The handler's :data:`~absnb.protocols.aligning.Recorded` fields: copied by
+    :meth:`~absnb.protocols.aligning.AligningHandler.clone`, compared by
+    :meth:`~absnb.protocols.aligning.AligningHandler.key`."""
 
     _fields: ClassVar[tuple[str, ...]] = ()
 
