@@ -228,7 +228,8 @@ class LabProtocol(SnapshotProtocol):
 
     Args:
         handler_class: a subclass of :class:`~absnb.labs.handler.AbsHandler` (or any
-            aligning handler, such as the package's own :class:`~absnb.protocols.aligned.AlignedBarrierHandler`).
+            aligning handler, such as the package's own
+            :class:`~absnb.protocols.aligned.AlignedBarrierHandler`).
         catch: keep what a decision raises in the handler's ``fault`` instead of raising it
             (the lab's checks look for it after every step).
     """
