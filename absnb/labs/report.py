@@ -1,8 +1,8 @@
 """What a lab's check gives back: a report per part, and the counterexample of a failure.
 
 :class:`LabReport` prints as text (``print(report)``) and shows as HTML in a notebook;
-:meth:`LabReport.stepper` opens the stepper widget at the end of the counterexample, where
-the bug shows (Back steps through the run that led there).
+:meth:`LabReport.stepper` opens the stepper widget at the start of the counterexample:
+Step walks to the bug, one step of the shortest run at a time.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Literal
 
 from absnb.core.job import Job
 from absnb.sim.actions import Action
-from absnb.sim.schedulers import ScriptedScheduler
+from absnb.sim.schedulers import RandomScheduler, ScriptedScheduler
 from absnb.sim.stepper import Stepper
 from absnb.sim.world import World
 
@@ -70,16 +70,23 @@ class Counterexample:
 
     def replay(self) -> Stepper:
         """A stepper that has taken every step of the schedule (``back()`` undoes them)."""
-        stepper = Stepper(self.world(), ScriptedScheduler(self.actions))
+        stepper = self.start()
         stepper.run()
         return stepper
 
+    def start(self) -> Stepper:
+        """A stepper at the start of the schedule, which its scheduler plays step by step;
+        past its end (or once a step taken by hand leaves it) a seeded random scheduler goes
+        on, so that a student sees what follows the bug."""
+        then = RandomScheduler(seed=0)
+        return Stepper(self.world(), ScriptedScheduler(self.actions, then=then))
+
     def stepper(self, *, timeline: bool = True) -> StepperWidget:
-        """The stepper widget at the end of the schedule, where the bug shows: Back and the
-        go-to-step slider walk through the run that led there."""
+        """The stepper widget at the start of the schedule: Step walks to the bug, one step
+        of the shortest run at a time."""
         from absnb.views.widgets import StepperWidget
 
-        return StepperWidget(self.replay(), timeline=timeline)
+        return StepperWidget(self.start(), timeline=timeline)
 
     def lines(self) -> list[str]:
         head = (
@@ -181,7 +188,7 @@ class LabReport:
             out.extend(p.lines())
         if self.counterexample is not None:
             out.extend(self.counterexample.lines())
-            out.append("report.stepper() opens the stepper widget at the end of that run.")
+            out.append("report.stepper() opens the stepper at its start: Step walks to the bug.")
         return out
 
     def __str__(self) -> str:
@@ -212,5 +219,8 @@ class LabReport:
         if c is not None:
             first, *rest = c.lines()
             body += f"<p><b>{html.escape(first)}</b></p><pre>" + html.escape("\n".join(rest))
-            body += "</pre><p><code>report.stepper()</code> opens the stepper widget there.</p>"
+            body += (
+                "</pre><p><code>report.stepper()</code> opens the stepper at its start: "
+                "Step walks to the bug.</p>"
+            )
         return body

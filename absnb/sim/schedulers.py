@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Protocol
 
-from absnb.core.errors import ActionNotEnabledError, GraphError
+from absnb.core.errors import ActionNotEnabledError, GraphError, InvalidTypeError
 from absnb.core.graph import ExecutionGraph
 from absnb.core.ids import ChannelId, TaskId
 from absnb.sim.actions import (
@@ -152,19 +152,32 @@ class RoundRobinScheduler(_Policy):
 
 
 class ScriptedScheduler:
-    """Plays a list of actions in order; the run ends when the script does.
+    """Plays a list of actions in order; the run ends when the script does, unless ``then``
+    goes on.
 
     The action for step k is ``actions[k - start]``, where ``start`` is the world's clock
-    when the script begins, so stepping back and forth replays it exactly.
+    when the script begins, so stepping back and forth replays it exactly. With ``then`` (a
+    scheduler), ``then`` chooses after the script, and wherever the script's action is not
+    enabled (a step taken by hand, a crash, left the script).
 
     Raises:
-        ActionNotEnabledError: (from the world) a scripted action is not enabled when due.
+        ActionNotEnabledError: (from the world, without ``then``) a scripted action is not
+            enabled when due.
+        InvalidTypeError: ``then`` is not a scheduler.
     """
 
-    def __init__(self, actions: Sequence[Action], start: int = 0) -> None:
+    def __init__(
+        self, actions: Sequence[Action], start: int = 0, then: Scheduler | None = None
+    ) -> None:
         check_script(actions, start)
+        if then is not None and not callable(getattr(then, "choose", None)):
+            raise InvalidTypeError(
+                f"then must be a scheduler (an object with a choose method, such as "
+                f"RandomScheduler(seed=0)), not {then!r:.80}"
+            )
         self.actions = list(actions)
         self.start = start
+        self.then = then
 
     def choose(self, world: World, enabled: Sequence[Action]) -> Action | None:
         i = world.clock - self.start
@@ -172,7 +185,11 @@ class ScriptedScheduler:
             raise ActionNotEnabledError(
                 f"the script starts at step {self.start}, but the world is at step {world.clock}"
             )
-        return self.actions[i] if i < len(self.actions) else None
+        if i < len(self.actions):
+            action = self.actions[i]
+            if self.then is None or action in enabled:
+                return action
+        return None if self.then is None else self.then.choose(world, enabled)
 
     def __repr__(self) -> str:
         return f"ScriptedScheduler({len(self.actions)} actions)"
