@@ -1,12 +1,16 @@
 """The labs there are, by name: :func:`absnb.labs.check` dispatches to one of them.
 
 - ``abs``: ABS Algorithm 1 at one task (:class:`~absnb.labs.AbsHandler`), checked against
-  the package's :class:`~absnb.protocols.aligned.AlignedBarrierHandler`.
+  the package's :class:`~absnb.protocols.aligned.AlignedBarrierHandler`;
+- ``chandy-lamport``: Chandy-Lamport at one process (:class:`~absnb.labs.MarkerHandler`),
+  checked against the package's
+  :class:`~absnb.protocols.chandy_lamport.ChandyLamportHandler`.
 """
 
 from __future__ import annotations
 
 from absnb.labs.cases import scripted_cases
+from absnb.labs.chandy_lamport.lab import CHANDY_LAMPORT
 from absnb.labs.handler import AbsHandler
 from absnb.labs.lab import Lab
 from absnb.labs.runs import random_runs
@@ -26,7 +30,7 @@ ABS = Lab(
 """ABS Algorithm 1: any barrier-aligning handler (the student's subclass of
 :class:`~absnb.labs.AbsHandler`, or the package's own)."""
 
-LABS: dict[str, Lab] = {lab.name: lab for lab in (ABS,)}
+LABS: dict[str, Lab] = {lab.name: lab for lab in (ABS, CHANDY_LAMPORT)}
 """Every lab, by name."""
 
 
