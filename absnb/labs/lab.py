@@ -1,5 +1,5 @@
 """What a lab is: the class a student subclasses, the package's own handler it is compared
-with, and the parts that check it (:func:`absnb.labs.check` runs them in order)."""
+with, and the parts that check it (:func:`~absnb.labs.grade.check` runs them in order)."""
 
 from __future__ import annotations
 

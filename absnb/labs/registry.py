@@ -1,10 +1,11 @@
-"""The labs there are, by name: :func:`absnb.labs.check` dispatches to one of them.
+"""The labs there are, by name: :func:`~absnb.labs.grade.check` dispatches to one of them.
 
-- ``abs``: ABS Algorithm 1 at one task (:class:`~absnb.labs.AbsHandler`), checked against
-  the package's :class:`~absnb.protocols.aligned.AlignedBarrierHandler`;
-- ``chandy-lamport``: Chandy-Lamport at one process (:class:`~absnb.labs.MarkerHandler`),
+- ``abs``: ABS Algorithm 1 at one task (:class:`~absnb.labs.handler.AbsHandler`),
   checked against the package's
-  :class:`~absnb.protocols.chandy_lamport.ChandyLamportHandler`.
+  :class:`~absnb.protocols.aligned.AlignedBarrierHandler`;
+- ``chandy-lamport``: Chandy-Lamport at one process
+  (:class:`~absnb.labs.chandy_lamport.handler.MarkerHandler`), checked against the
+  package's :class:`~absnb.protocols.chandy_lamport.ChandyLamportHandler`.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ ABS = Lab(
     searches=SEARCHES,
 )
 """ABS Algorithm 1: any barrier-aligning handler (the student's subclass of
-:class:`~absnb.labs.AbsHandler`, or the package's own)."""
+:class:`~absnb.labs.handler.AbsHandler`, or the package's own)."""
 
 LABS: dict[str, Lab] = {lab.name: lab for lab in (ABS, CHANDY_LAMPORT)}
 """Every lab, by name."""

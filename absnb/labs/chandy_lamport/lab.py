@@ -18,5 +18,6 @@ CHANDY_LAMPORT = Lab(
     random_runs=random_runs,
     searches=SEARCHES,
 )
-"""Chandy-Lamport: the student's subclass of :class:`MarkerHandler`, or the package's own
+"""Chandy-Lamport: the student's subclass of
+:class:`~absnb.labs.chandy_lamport.handler.MarkerHandler`, or the package's own
 :class:`~absnb.protocols.chandy_lamport.ChandyLamportHandler`."""

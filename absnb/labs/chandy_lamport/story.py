@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from absnb.core.ids import ChannelId, CheckpointId
 from absnb.core.messages import Marker, Record
 from absnb.core.snapshot import GlobalSnapshot
-from absnb.labs.story import Timeline
+from absnb.labs.story import RunTimes
 from absnb.sim.actions import Deliver
 from absnb.sim.checks import snapshot_problems
 from absnb.sim.events import Event
@@ -32,8 +32,8 @@ UNTIL_MARKER = (
 )
 
 
-class MarkerTimeline(Timeline):
-    """A :class:`~absnb.labs.story.Timeline` of markers (steps numbered from 1)."""
+class MarkerTimes(RunTimes):
+    """A :class:`~absnb.labs.story.RunTimes` of markers (steps numbered from 1)."""
 
     def marker_sent(self, c: ChannelId, n: CheckpointId) -> int | None:
         m = Marker(n)
@@ -62,7 +62,7 @@ def _shown(records: Sequence[Record]) -> str:
     return "[" + ", ".join(_amount(r.value) for r in records) + "]"
 
 
-def lost(t: MarkerTimeline, snap: GlobalSnapshot, c: ChannelId, seqs: Sequence[int]) -> list[str]:
+def lost(t: MarkerTimes, snap: GlobalSnapshot, c: ChannelId, seqs: Sequence[int]) -> list[str]:
     """Transfers on ``c`` sent before the sender's state and in no part of the snapshot."""
     n = snap.checkpoint_id
     src, dst = t.snapshot_step(c.src, n), t.snapshot_step(c.dst, n)
@@ -94,7 +94,7 @@ def lost(t: MarkerTimeline, snap: GlobalSnapshot, c: ChannelId, seqs: Sequence[i
 
 
 def counted_twice(
-    t: MarkerTimeline, snap: GlobalSnapshot, c: ChannelId, seqs: Sequence[int]
+    t: MarkerTimes, snap: GlobalSnapshot, c: ChannelId, seqs: Sequence[int]
 ) -> list[str]:
     """Transfers on ``c`` sent after the sender's state and counted on the receiver's side."""
     n = snap.checkpoint_id
@@ -149,7 +149,7 @@ def elsewhere(world: World, snap: GlobalSnapshot, c: ChannelId, seqs: Sequence[i
 
 def cut_words(world: World, events: Sequence[Event], snap: GlobalSnapshot) -> list[str]:
     """Why the money of ``snap`` does not add up, channel by channel, in words."""
-    t = MarkerTimeline(events)
+    t = MarkerTimes(events)
     out: list[str] = []
     for c in world.graph.channels:
         sent = snap.tasks[c.src].sent.get(c, 0)
@@ -168,7 +168,7 @@ def cut_words(world: World, events: Sequence[Event], snap: GlobalSnapshot) -> li
 def stuck_words(world: World, events: Sequence[Event]) -> list[str]:
     """Snapshots still pending when nothing more can happen: who never acknowledged, and
     which marker was never sent."""
-    t = MarkerTimeline(events)
+    t = MarkerTimes(events)
     out = []
     for n, pending in sorted(world.coordinator.pending.items()):
         missing = [tk for tk in world.graph.tasks if tk not in pending.acknowledged]
