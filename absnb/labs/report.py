@@ -51,7 +51,7 @@ class Counterexample:
             record crossed which cut, and what the decision did wrong.
         steps: each step as the trace log writes it.
         how: how it was found (the search and its bounds).
-        start: makes the world the schedule starts from (the search's, with the
+        make_world: makes the world the schedule starts from (the search's, with the
             handler under check).
         max_checkpoints: the checkpoints the world allows (the search's bound).
     """
@@ -63,12 +63,12 @@ class Counterexample:
     words: tuple[str, ...]
     steps: tuple[str, ...]
     how: str
-    start: Callable[[], World]
+    make_world: Callable[[], World]
     max_checkpoints: int | None = 1
 
     def world(self) -> World:
         """The world the schedule starts from."""
-        return self.start()
+        return self.make_world()
 
     def replay(self) -> Stepper:
         """A stepper that has taken every step of the schedule (``back()`` undoes them)."""

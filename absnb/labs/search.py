@@ -216,6 +216,6 @@ def counterexample(
         words=(problem, *words(stepper.world, events, problem)),
         steps=tuple(f"step {e.step + 1}: {e.describe().split(': ', 1)[1]}" for e in events),
         how=how,
-        start=partial(search.world, handler_class),
+        make_world=partial(search.world, handler_class),
         max_checkpoints=search.max_checkpoints,
     )
