@@ -1,5 +1,6 @@
-"""How long absnb.labs.check takes: the package's own Algorithm 1 (a pass, every part run)
-and each typical student bug of tests/labs/handlers.py (a failure and its counterexample).
+"""How long absnb.labs.check takes, lab by lab: the package's own handler (a pass, every
+part run) and each typical student bug (a failure and its counterexample), for ABS
+Algorithm 1 (tests/labs/handlers.py) and Chandy-Lamport (tests/labs/marker_handlers.py).
 
     PYTHONPATH=. python benchmarks/labs_check.py [repeats]
 
@@ -19,7 +20,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests.labs.handl
 
 from absnb.labs import check
 from absnb.protocols.aligned import AlignedBarrierHandler
-from tests.labs import handlers
+from absnb.protocols.chandy_lamport import ChandyLamportHandler
+from tests.labs import handlers, marker_handlers
 
 HANDLERS = [
     AlignedBarrierHandler,
@@ -29,12 +31,19 @@ HANDLERS = [
     handlers.AcknowledgesAtFirstBarrier,
     handlers.ForwardsBarrierEarly,
     handlers.SourcesSkipTheSnapshot,
+    ChandyLamportHandler,
+    marker_handlers.MarkersBeforeTheState,
+    marker_handlers.StateAtTheSecondMarker,
+    marker_handlers.NoChannelState,
+    marker_handlers.RecordsAfterTheMarker,
+    marker_handlers.ForgetsToForward,
+    marker_handlers.OneListForAllSnapshots,
 ]
 
 
 def main(repeats: int = 3) -> None:
-    print(f"| handler | result | first s | best of {repeats} s | counterexample steps |")
-    print("|---|---|---:|---:|---:|")
+    print(f"| lab | handler | result | first s | best of {repeats} s | counterexample steps |")
+    print("|---|---|---|---:|---:|---:|")
     for cls in HANDLERS:
         times = []
         for _ in range(repeats):
@@ -44,7 +53,8 @@ def main(repeats: int = 3) -> None:
         failed = report.failed_part
         result = "passes" if failed is None else f"fails {failed.part.split('.')[0]}"
         steps = len(report.counterexample.actions) if report.counterexample else "-"
-        print(f"| {cls.__name__} | {result} | {times[0]:.2f} | {min(times):.2f} | {steps} |")
+        row = f"{result} | {times[0]:.2f} | {min(times):.2f} | {steps}"
+        print(f"| {report.lab} | {cls.__name__} | {row} |")
 
 
 if __name__ == "__main__":

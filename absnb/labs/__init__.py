@@ -5,12 +5,27 @@ task, with its two decisions left to write), then ``absnb.labs.check(MyHandler)`
 scripted cases at one task, random runs with crashes, every interleaving of small jobs; a
 failure comes with the shortest run that shows it, in words, and ``report.stepper()``
 opens the stepper widget there. The lab notebook is ``notebooks/labs/abs_lab.ipynb``.
+
+The Chandy-Lamport lab: subclass
+:class:`~absnb.labs.chandy_lamport.handler.MarkerHandler` (a process's two decisions, at
+the first marker of a snapshot and at each later one), then ``check(MyHandler)``: seed
+001's bank at one process, random runs of banks with concurrent snapshots and crashes,
+every interleaving of small banks with snapshots started at any account. Its notebook is
+``notebooks/labs/chandy_lamport_lab.ipynb``.
 """
 
 from __future__ import annotations
 
-from absnb.core.effects import Acknowledge, Block, BroadcastEvent, SnapshotState, Unblock
-from absnb.core.messages import CheckpointBarrier
+from absnb.core.effects import (
+    Acknowledge,
+    Block,
+    BroadcastEvent,
+    RecordChannelState,
+    SnapshotState,
+    Unblock,
+)
+from absnb.core.messages import CheckpointBarrier, Marker
+from absnb.labs.chandy_lamport.handler import MarkerHandler, MarkerLabProtocol
 from absnb.labs.grade import check
 from absnb.labs.handler import AbsHandler, LabError, LabProtocol
 from absnb.labs.report import Counterexample, LabReport, PartResult
@@ -25,7 +40,11 @@ __all__ = [
     "LabError",
     "LabProtocol",
     "LabReport",
+    "Marker",
+    "MarkerHandler",
+    "MarkerLabProtocol",
     "PartResult",
+    "RecordChannelState",
     "SnapshotState",
     "Unblock",
     "check",

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 from absnb.core.effects import (
     Acknowledge,
@@ -32,6 +32,7 @@ from absnb.labs.handler import LabProtocol
 from absnb.labs.report import PartResult
 from absnb.operators.library import KeyedCount
 from absnb.protocols.aligning import AligningHandler
+from absnb.protocols.base import BarrierHandler
 
 Step = tuple[str, ...] | tuple[str, str, Any] | tuple[str, int]
 
@@ -221,7 +222,10 @@ def show_effect(e: Effect, names: dict[ChannelId, str]) -> str:
 Call = tuple[str, CheckpointId, str, list[Effect] | str]
 
 
-def logging_class(handler_class: type[AligningHandler], calls: list[Call]) -> type[AligningHandler]:
+H = TypeVar("H", bound=BarrierHandler)
+
+
+def logging_class(handler_class: type[H], calls: list[Call]) -> type[H]:
     """``handler_class``, catching what its decisions raise and logging every call in
     ``calls``: ``(decision, checkpoint, argument, effects or what it raised)``."""
 

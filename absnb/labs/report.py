@@ -8,6 +8,7 @@ Step walks to the bug, one step of the shortest run at a time.
 from __future__ import annotations
 
 import html
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
@@ -18,7 +19,7 @@ from absnb.sim.stepper import Stepper
 from absnb.sim.world import World
 
 if TYPE_CHECKING:
-    from absnb.protocols.aligning import AligningHandler
+    from absnb.protocols.base import BarrierHandler
     from absnb.views.widgets import StepperWidget
 
 Status = Literal["passed", "failed", "not implemented", "not run"]
@@ -50,23 +51,24 @@ class Counterexample:
             record crossed which cut, and what the decision did wrong.
         steps: each step as the trace log writes it.
         how: how it was found (the search and its bounds).
+        make_world: makes the world the schedule starts from (the search's, with the
+            handler under check).
+        max_checkpoints: the checkpoints the world allows (the search's bound).
     """
 
     job: Job
-    handler_class: type[AligningHandler]
+    handler_class: type[BarrierHandler]
     actions: tuple[Action, ...]
     problem: str
     words: tuple[str, ...]
     steps: tuple[str, ...]
     how: str
+    make_world: Callable[[], World]
     max_checkpoints: int | None = 1
 
     def world(self) -> World:
         """The world the schedule starts from."""
-        from absnb.labs.handler import LabProtocol
-
-        protocol = LabProtocol(self.handler_class, catch=True)
-        return World(self.job, protocol, max_checkpoints=self.max_checkpoints)
+        return self.make_world()
 
     def replay(self) -> Stepper:
         """A stepper that has taken every step of the schedule (``back()`` undoes them)."""

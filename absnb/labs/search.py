@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, partial
+from typing import Any
 
 from absnb.core.job import Job
 from absnb.jobs.bank_transfer import bank_transfer
@@ -21,7 +22,7 @@ from absnb.jobs.word_count import word_count
 from absnb.labs.handler import LabProtocol
 from absnb.labs.report import Counterexample
 from absnb.labs.story import blocked_words, cut_words, stuck_words
-from absnb.protocols.aligning import AligningHandler
+from absnb.protocols.base import BarrierHandler, SnapshotProtocol
 from absnb.sim.checks import find_deadlock, reference_output, snapshot_problems
 from absnb.sim.events import Event
 from absnb.sim.explore import (
@@ -84,9 +85,30 @@ def acyclic_bank() -> Job:
     )
 
 
+Words = Callable[[World, Sequence[Event], str], list[str]]
+"""What went wrong at the end of a replayed counterexample, in words (the problem as the
+check said it given)."""
+
+
 @dataclass(frozen=True)
 class Search:
-    """One exploration: a job, its bounds, what is checked."""
+    """One exploration: a job, its bounds, what is checked.
+
+    Attributes:
+        title: the job, in words.
+        job: makes the job (once: the functions are cached).
+        max_checkpoints: the snapshots the world triggers.
+        crashes, ends: also explore crashes, or inputs that end, at every step.
+        max_depth: a depth bound (None: every interleaving).
+        max_states: a bound on the states kept.
+        protocol: the lab's protocol around a handler class (``catch``: keep what a
+            decision raises); ABS Algorithm 1's by default.
+        world_class: the world explored (a lab may widen what is enabled, e.g. a snapshot
+            started at any process).
+        words: tells a counterexample in words (None: the ABS lab's :func:`words_for`).
+        snapshot: what one of ``max_checkpoints`` is called in the bounds.
+        started: how the snapshots are started, in the bounds (empty: say nothing).
+    """
 
     title: str
     job: Callable[[], Job]
@@ -95,13 +117,19 @@ class Search:
     ends: bool = False
     max_depth: int | None = None
     max_states: int = 200_000
+    protocol: Callable[..., SnapshotProtocol] = LabProtocol
+    world_class: type[World] = World
+    words: Words | None = None
+    snapshot: str = "checkpoint"
+    started: str = ""
 
-    def world(self, handler_class: type[AligningHandler]) -> World:
-        protocol = LabProtocol(handler_class, catch=True)
-        return World(self.job(), protocol, max_checkpoints=self.max_checkpoints)
+    def world(self, handler_class: type[Any]) -> World:
+        protocol = self.protocol(handler_class, catch=True)
+        return self.world_class(self.job(), protocol, max_checkpoints=self.max_checkpoints)
 
     def bounds(self) -> str:
-        parts = [f"{self.max_checkpoints} checkpoint{'s' if self.max_checkpoints > 1 else ''}"]
+        k = self.max_checkpoints
+        parts = [f"{k} {self.snapshot}{'s' if k > 1 else ''}{self.started}"]
         if self.ends:
             parts.append("inputs that end (FLIP-147) at every step")
         if self.crashes:
@@ -121,7 +149,7 @@ class Search:
             goals.append(output_is_exactly_once(_reference(self.job)))
         return invariants, goals
 
-    def run(self, handler_class: type[AligningHandler]) -> Exploration:
+    def run(self, handler_class: type[BarrierHandler]) -> Exploration:
         invariants, goals = self.checks()
         return explore(
             self.world(handler_class),
@@ -172,20 +200,22 @@ def words_for(world: World, events: Sequence[Event], problem: str) -> list[str]:
 
 
 def counterexample(
-    search: Search, handler_class: type[AligningHandler], found: Exploration, how: str
+    search: Search, handler_class: type[BarrierHandler], found: Exploration, how: str
 ) -> Counterexample:
     """The violation ``found`` by ``search``, replayed and told in words."""
     actions = tuple(found.counterexample)
     stepper = Stepper(search.world(handler_class), ScriptedScheduler(actions), history=False)
     events = stepper.run()
     problem = found.violation or ""
+    words = search.words or words_for
     return Counterexample(
         job=search.job(),
         handler_class=handler_class,
         actions=actions,
         problem=problem,
-        words=(problem, *words_for(stepper.world, events, problem)),
+        words=(problem, *words(stepper.world, events, problem)),
         steps=tuple(f"step {e.step + 1}: {e.describe().split(': ', 1)[1]}" for e in events),
         how=how,
+        make_world=partial(search.world, handler_class),
         max_checkpoints=search.max_checkpoints,
     )

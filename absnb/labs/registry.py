@@ -1,0 +1,67 @@
+"""The labs there are, by name: :func:`~absnb.labs.grade.check` dispatches to one of them.
+
+- ``abs``: ABS Algorithm 1 at one task (:class:`~absnb.labs.handler.AbsHandler`),
+  checked against the package's
+  :class:`~absnb.protocols.aligned.AlignedBarrierHandler`;
+- ``chandy-lamport``: Chandy-Lamport at one process
+  (:class:`~absnb.labs.chandy_lamport.handler.MarkerHandler`), checked against the
+  package's :class:`~absnb.protocols.chandy_lamport.ChandyLamportHandler`.
+"""
+
+from __future__ import annotations
+
+from absnb.labs.cases import scripted_cases
+from absnb.labs.chandy_lamport.lab import CHANDY_LAMPORT
+from absnb.labs.handler import AbsHandler
+from absnb.labs.lab import Lab
+from absnb.labs.runs import random_runs
+from absnb.labs.search import SEARCHES
+from absnb.protocols.aligned import AlignedBarrierHandler
+from absnb.protocols.aligning import AligningHandler
+
+ABS = Lab(
+    name="abs",
+    base=AbsHandler,
+    reference=AlignedBarrierHandler,
+    accepts=(AligningHandler,),
+    scripted=scripted_cases,
+    random_runs=random_runs,
+    searches=SEARCHES,
+)
+"""ABS Algorithm 1: any barrier-aligning handler (the student's subclass of
+:class:`~absnb.labs.handler.AbsHandler`, or the package's own)."""
+
+LABS: dict[str, Lab] = {lab.name: lab for lab in (ABS, CHANDY_LAMPORT)}
+"""Every lab, by name."""
+
+
+def lab_for(handler_class: object, name: str | None) -> Lab:
+    """The lab called ``name``, or (None) the one whose classes ``handler_class`` subclasses.
+
+    Raises:
+        InvalidValueError: an unknown lab.
+        InvalidTypeError: ``handler_class`` is no class that lab (or any lab) checks.
+    """
+    from absnb.core.errors import InvalidTypeError, InvalidValueError
+
+    names = ", ".join(repr(n) for n in LABS)
+    if name is not None:
+        if name not in LABS:
+            raise InvalidValueError(f"unknown lab {name!r}: choose one of {names}")
+        lab = LABS[name]
+        if lab.takes(handler_class):
+            return lab
+        other = next((k for k, lab2 in LABS.items() if lab2.takes(handler_class)), None)
+        shown = getattr(handler_class, "__name__", "")
+        hint = f" ({shown} is a handler of the {other!r} lab)" if other else ""
+        raise InvalidTypeError(
+            f"the {name!r} lab checks a class that subclasses {lab.base_name}, not "
+            f"{handler_class!r:.80}{hint}"
+        )
+    for lab in LABS.values():
+        if lab.takes(handler_class):
+            return lab
+    bases = " or ".join(f"{lab.base_name} (lab {lab.name!r})" for lab in LABS.values())
+    raise InvalidTypeError(
+        f"check needs a class that subclasses {bases}, not {handler_class!r:.80}"
+    )
