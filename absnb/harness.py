@@ -128,8 +128,8 @@ class TaskHarness:
         self._queue: list[tuple[ChannelId, Message | EndOfInput]] = []
         self._sent = dict.fromkeys(self.channels.values(), 0)
         self._blocked: set[ChannelId] = set()
-        self.emitted: list[Any] = []
-        self.records: list[Any] = []
+        self.emitted: list[object] = []
+        self.records: list[object] = []
         self.events: list[CheckpointBarrier | Marker | CancelCheckpointMarker | EndOfInput] = []
         self.checkpoints: list[TaskSnapshot] = []
         self.declined: list[tuple[CheckpointId, str]] = []
@@ -154,7 +154,7 @@ class TaskHarness:
             raise ProtocolSettingError(f"input {name} has ended: nothing more arrives on it")
         return self.channels[name]
 
-    def push(self, name: str, *values: Any) -> None:
+    def push(self, name: str, *values: object) -> None:
         """Records with ``values`` arrive on input ``name``, numbered in order."""
         c = self.channel(name)
         for v in values:
@@ -249,10 +249,10 @@ class TaskHarness:
         return self.task.handler.latest_checkpoint_id()
 
     @property
-    def queued(self) -> dict[str, list[Any]]:
+    def queued(self) -> dict[str, list[object]]:
         """What waits on each input (behind a block): record values and control messages,
         as in ``emitted``."""
-        out: dict[str, list[Any]] = {}
+        out: dict[str, list[object]] = {}
         for c, m in self._queue:
             out.setdefault(self._names[c], []).append(m.value if type(m) is Record else m)
         return out
@@ -262,7 +262,7 @@ class TaskHarness:
         """The operator state of the task."""
         return self.task.state
 
-    def in_flight(self, checkpoint_id: CheckpointId) -> dict[str, list[Any]]:
+    def in_flight(self, checkpoint_id: CheckpointId) -> dict[str, list[object]]:
         """The values recorded as in-flight data (channel state) per input in checkpoint
         ``checkpoint_id`` (inputs with none recorded are left out)."""
         for snap in self.checkpoints:
@@ -385,7 +385,7 @@ class TaskHarness:
         )
 
 
-def _id(checkpoint_id: Any) -> CheckpointId:
+def _id(checkpoint_id: object) -> CheckpointId:
     """``checkpoint_id`` checked: a whole number of at least 1 (an InvalidTypeError names a
     string such as ``'1'``, instead of a comparison failing inside the protocol)."""
     return validate.whole("checkpoint_id", checkpoint_id, minimum=1)

@@ -57,7 +57,7 @@ from absnb.protocols.overtaken import not_consumed
 from absnb.routing import Send as Send  # what a task step appends to its caller's list
 from absnb.routing import route, route_batch
 
-InputLog = tuple[Any, Any] | None
+InputLog = tuple[ChannelId | None, "InputLog"] | None
 """The consumption order, newest first, as a linked list ``(input, rest)``: ``input`` is the
 channel a record came on, or None for an entry of the task's own input log."""
 
@@ -134,7 +134,7 @@ _OUTPUTS = (list, tuple)
 """The types of an operator's outputs that need no further check."""
 
 
-def _checked(fn: Operator, method: str, result: Any) -> tuple[Any, Sequence[Any]]:
+def _checked(fn: Operator, method: str, result: object) -> tuple[Any, Sequence[Any]]:
     """``result`` of ``fn.method`` when it is (state, list or tuple), the common case, checked
     inline; anything else goes to :func:`~absnb.core.validate.operator_result`, which
     refuses None, a str or a dict as outputs with an error naming the operator."""
@@ -391,7 +391,7 @@ class StreamTask:
         """Forget the alignment timer (the run failed: the task restarts untimed)."""
         self.timer = None
 
-    def emit(self, entry: Any, out: Out) -> None:
+    def emit(self, entry: object, out: Out) -> None:
         """Consume the next entry of the task's own input log (a source emits, an account
         makes a transfer)."""
         origin = (self.label, self.offset)
@@ -424,7 +424,7 @@ class StreamTask:
         if effects:
             self._apply(effects, out)
 
-    def emit_batch(self, entries: Sequence[Any], out: Out) -> None:
+    def emit_batch(self, entries: Sequence[object], out: Out) -> None:
         """Consume ``entries``, the next entries of the task's own input log: what
         :meth:`emit` of each in turn does, with one
         :meth:`~absnb.operators.base.Operator.act_batch` call."""

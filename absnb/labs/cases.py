@@ -176,7 +176,7 @@ def _do(h: TaskHarness, step: Step) -> None:
     actions[kind](*args)
 
 
-def _shown(value: Any) -> str:
+def _shown(value: object) -> str:
     if isinstance(value, CheckpointBarrier):
         return f"barrier {value.checkpoint_id}"
     if isinstance(value, CancelCheckpointMarker):

@@ -12,7 +12,7 @@ both sides and what the student's decisions returned in that step.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
@@ -26,7 +26,7 @@ from absnb.core.effects import (
 )
 from absnb.core.ids import ChannelId
 from absnb.core.job import Job
-from absnb.core.messages import Marker, Record, as_records
+from absnb.core.messages import Marker, Record, RecordBatch, as_records
 from absnb.core.snapshot import TaskSnapshot
 from absnb.jobs.bank_transfer import SEED_001, bank_transfer
 from absnb.labs.cases import Call, logging_class, not_implemented
@@ -209,14 +209,19 @@ class OneProcess:
         }
 
 
-def _part(name: str, state: Any, channels: dict[ChannelId, Any], status: str) -> str:
+def _part(
+    name: str,
+    state: object,
+    channels: Mapping[ChannelId, tuple[Record | RecordBatch, ...]],
+    status: str,
+) -> str:
     recorded = [
         f"{c}={_values(rs)}" for c, rs in sorted(channels.items(), key=lambda i: str(i[0])) if rs
     ]
     return f"{', '.join([f'{name}={state:,}', *recorded])} ({status})"
 
 
-def _values(records: Any) -> str:
+def _values(records: Iterable[Record | RecordBatch]) -> str:
     return "[" + ", ".join(f"{r.value:,}" for r in as_records(records)) + "]"
 
 
