@@ -502,8 +502,9 @@ def test_notebook_in_the_browser(lab, notebook, request):
                     if notebook in LABS and steps_taken(page, root):
                         # a lab's counterexample is a short run of a tiny job: each size
                         # drives it from its start
+                        before = page.evaluate(GRAPHS_JS, root)  # read before the click
                         click(root, "Reset", lang)
-                        wait_changed(page, root, page.evaluate(GRAPHS_JS, root), 0)
+                        wait_changed(page, root, before, 0)
                     drive(page, root, f"{shown_name(notebook)} widget {i} at {size}", lang)
                 check_controls_stay(page, roots[0], f"{notebook.name} at {size}")
                 shoot(page, f"{stem}-{size}-scrolled")
