@@ -12,9 +12,9 @@ and what the student's decisions returned in that step.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar, TypeVar
+from typing import Any, ClassVar, Protocol, TypeVar
 
 from absnb.core.effects import (
     Acknowledge,
@@ -300,20 +300,43 @@ def not_implemented(lines: list[str]) -> str | None:
     return None
 
 
-def scripted_cases(handler_class: type[AligningHandler]) -> PartResult:
-    """Part a: every case, stopping at the first that differs from the reference."""
+class Titled(Protocol):
+    """A scripted case of any lab: what it checks, in words."""
+
+    @property
+    def title(self) -> str: ...
+
+
+C = TypeVar("C", bound=Titled)
+
+
+def scripted_part(
+    cases: Sequence[C],
+    run: Callable[[C, type[H]], list[str] | None],
+    handler_class: type[H],
+    passed: str,
+) -> PartResult:
+    """Part a of any lab: every case in turn (``run`` gives the lines of a difference from
+    the reference, None when there is none), stopping at the first that differs; ``passed``
+    says what a pass means."""
     part = "a. scripted cases at one task"
-    for k, case in enumerate(CASES):
-        lines = run_case(case, handler_class)
+    for k, case in enumerate(cases):
+        lines = run(case, handler_class)
         if lines is None:
             continue
         missing = not_implemented(lines)
         if missing is not None:
             return PartResult(part, "not implemented", missing, lines)
-        return PartResult(part, "failed", f"case {k + 1} of {len(CASES)}: {case.title}", lines)
-    return PartResult(
-        part,
-        "passed",
+        return PartResult(part, "failed", f"case {k + 1} of {len(cases)}: {case.title}", lines)
+    return PartResult(part, "passed", passed)
+
+
+def scripted_cases(handler_class: type[AligningHandler]) -> PartResult:
+    """Part a of the ABS lab: every case, stopping at the first that differs."""
+    return scripted_part(
+        CASES,
+        run_case,
+        handler_class,
         f"{len(CASES)} cases, the same blocked inputs, output, snapshots and aborts as the "
         "reference after every step",
     )

@@ -29,7 +29,7 @@ from absnb.core.job import Job
 from absnb.core.messages import Marker, Record, RecordBatch, as_records
 from absnb.core.snapshot import TaskSnapshot
 from absnb.jobs.bank_transfer import SEED_001, bank_transfer
-from absnb.labs.cases import Call, logging_class, not_implemented
+from absnb.labs.cases import Call, logging_class, scripted_part
 from absnb.labs.chandy_lamport.handler import MarkerLabProtocol
 from absnb.labs.report import PartResult
 from absnb.protocols.base import BarrierHandler, SnapshotProtocol
@@ -291,19 +291,11 @@ def run_case(case: Case, handler_class: type[BarrierHandler]) -> list[str] | Non
 
 
 def scripted_cases(handler_class: type[BarrierHandler]) -> PartResult:
-    """Part a: every case, stopping at the first that differs from the reference."""
-    part = "a. scripted cases at one task"
-    for k, case in enumerate(CASES):
-        lines = run_case(case, handler_class)
-        if lines is None:
-            continue
-        missing = not_implemented(lines)
-        if missing is not None:
-            return PartResult(part, "not implemented", missing, lines)
-        return PartResult(part, "failed", f"case {k + 1} of {len(CASES)}: {case.title}", lines)
-    return PartResult(
-        part,
-        "passed",
+    """Part a of the Chandy-Lamport lab: every case, stopping at the first that differs."""
+    return scripted_part(
+        CASES,
+        run_case,
+        handler_class,
         f"{len(CASES)} cases (seed 001 at A and at B, two inputs, concurrent snapshots, a "
         "process without inputs), the same transfers and markers sent and the same states "
         "and channel states recorded as the reference after every step",
