@@ -373,6 +373,22 @@ class StreamTask:
         if self.untimed is not None:
             self.timer = (self.timer or self.untimed).hear(checkpoint_id, now)
 
+    def hears(self, checkpoint_id: CheckpointId) -> bool:
+        """Whether :meth:`hear` of ``checkpoint_id`` would start a clock (a driver that
+        copies a task before changing it asks first)."""
+        if self.untimed is None:
+            return False
+        return self.timer is None or all(n != checkpoint_id for n, _ in self.timer.heard)
+
+    def ticks(self, now: float) -> bool:
+        """Whether :meth:`tick` at ``now`` would change the task: its timer forgets a
+        checkpoint, or it switches (a driver that copies a task before changing it asks
+        first)."""
+        if self.timer is None:
+            return False
+        decided = due(self.timer, self.handler, now)
+        return decided.switch or decided.timer != self.timer
+
     def tick(self, now: float, out: Out) -> tuple[bool, frozenset[CheckpointId]]:
         """What the alignment timer decides at ``now``
         (:func:`~absnb.protocols.alignment_timer.due`): whether the task switched to

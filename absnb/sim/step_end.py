@@ -44,6 +44,8 @@ def _alignment_timeouts(state: WorldState, event: Event) -> None:
     _hear_sent(state, event.sent)
     heard_before = len(event.sent)
     for t in state.timed():
+        if not state.tasks[t].ticks(state.clock):
+            continue  # nothing changes: the task is not copied for it
         task = state.writable_task(t)
         out = Out()
         switched, _ = task.tick(state.clock, out)
@@ -56,7 +58,7 @@ def _alignment_timeouts(state: WorldState, event: Event) -> None:
 def _hear_sent(state: WorldState, sent: tuple[Send, ...]) -> None:
     """The receiver of each barrier sent hears of its checkpoint now."""
     for c, m in sent:
-        if type(m) is CheckpointBarrier:
+        if type(m) is CheckpointBarrier and state.tasks[c.dst].hears(m.checkpoint_id):
             state.writable_task(c.dst).hear(m.checkpoint_id, state.clock)
 
 

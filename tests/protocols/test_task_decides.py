@@ -57,3 +57,18 @@ def test_a_finished_task_joins_a_checkpoint_once_and_not_one_it_gave_up(protocol
     h.task.join(2, again)
     assert not again
     assert len(out.sends) == len(h.task.outputs)  # one barrier (or marker) on
+
+
+def test_a_task_says_whether_hearing_or_ticking_would_change_it():
+    """The simulator copies a task only for a change; ``hears`` and ``ticks`` say when."""
+    h = TaskHarness("abs-timeout", inputs=2, alignment_timeout=3)
+    task = h.task
+    assert task.hears(1)
+    h.barrier("in0", 1)  # heard at 0, aligning: in0 blocked
+    assert not task.hears(1)
+    assert task.hears(2)
+    assert not task.ticks(2.0)  # not yet overdue
+    assert task.ticks(3.0)  # overdue while aligning: it would switch
+    h.advance(3)
+    assert h.task.handler.switched == (1,)
+    assert not TaskHarness("abs", inputs=2).task.hears(1)  # untimed: nothing to hear
