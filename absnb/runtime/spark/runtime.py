@@ -24,6 +24,7 @@ from absnb.core.errors import AbsnbError, FailureNotFiredWarning
 from absnb.core.ids import CheckpointId, TaskId
 from absnb.core.job import Job
 from absnb.protocols import CheckpointCoordinator, get_protocol
+from absnb.protocols.base import SnapshotProtocol
 from absnb.protocols.two_phase_commit import END_OF_INPUT
 from absnb.runtime.failures import Failure, not_fired
 from absnb.runtime.host.host import run_host
@@ -127,7 +128,7 @@ class SparkRuntime:
     def run(
         self,
         job: Job,
-        protocol: str = "abs",
+        protocol: str | SnapshotProtocol = "abs",
         *,
         checkpoint_interval: float | None = 1.0,
         failures: Sequence[Failure] = (),
@@ -142,6 +143,11 @@ class SparkRuntime:
         keep_states: bool = True,
     ) -> SparkRun:
         """Run ``job`` to the end under ``protocol``, restarting after failures.
+
+        ``protocol`` is a name of :data:`~absnb.protocols.PROTOCOLS` or a
+        :class:`~absnb.protocols.base.SnapshotProtocol` object, as the simulator takes:
+        a user's own, such as a lab's ``LabProtocol(MyHandler)``, reaches every host pickled
+        (by value when its classes are defined in a notebook), and every task runs it.
 
         ``inputs``, if given, replaces the job's own input logs: a Spark DataFrame of one
         string column, or a URL of text files (read with ``spark.read.text``), whose rows
@@ -173,6 +179,8 @@ class SparkRuntime:
         large keyed state that would be pickled, shipped and unpickled only to be dropped.
 
         Raises:
+            InvalidTypeError: ``protocol`` is neither a name nor a ``SnapshotProtocol``.
+            InvalidValueError: a protocol object that does not pickle.
             ClusterTooSmallError: the stage does not fit the cluster's slots (Spark would
                 wait forever or fail with SPARK-24819).
             RestartLimitError: more than ``max_restarts`` failures.
@@ -183,7 +191,7 @@ class SparkRuntime:
         """
         import time
 
-        from absnb.runtime.spark.run_args import check_run
+        from absnb.runtime.spark.run_args import check_run, check_shipped
 
         check_run(
             job,
@@ -204,6 +212,8 @@ class SparkRuntime:
         proto = get_protocol(
             protocol, graph, allow_deadlock=allow_deadlock, alignment_timeout=alignment_timeout
         )
+        if isinstance(protocol, SnapshotProtocol):
+            check_shipped(protocol)
         hosts = self._hosts_for(graph, source_rate)
         data = None
         logs = None
@@ -227,7 +237,7 @@ class SparkRuntime:
         )
         plan = HostPlan(  # host 0 of attempt 0; run_attempts makes the others from it
             job=job,
-            protocol=proto.name,
+            protocol=protocol if isinstance(protocol, SnapshotProtocol) else proto.name,
             host_id=0,
             tasks=(),
             secret=secret,
