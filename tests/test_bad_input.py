@@ -321,6 +321,10 @@ class LockedProtocol(AlignedProtocol):
         super().__init__()
         self.lock = threading.Lock()
 
+    def handler(self, graph: Any, task: TaskId) -> Any:
+        with self.lock:
+            return super().handler(graph, task)
+
 
 TMP = Path(__file__).parent  # replaced by a tmp path in the fixture below
 OK = Failure("count[1]", after_records=1)

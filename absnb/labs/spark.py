@@ -13,16 +13,13 @@ once). Without Java (or PySpark) the part is skipped, not failed.
 
 from __future__ import annotations
 
-import contextlib
 import importlib.util
-import sys
 import tempfile
 import threading
 import time
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
-from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from absnb.core.job import Job
@@ -125,6 +122,7 @@ def _run(
     """``case``'s run on a local session (the running one, if any), in a thread that is
     cancelled after ``timeout`` seconds."""
     from absnb.runtime.spark import SparkRuntime, quiet_task_failures
+    from absnb.runtime.spark.runtime import shipped_by_value
 
     outcome = _Outcome()
     runtime = SparkRuntime(master=f"local[{case.hosts}]", storage=storage)
@@ -146,7 +144,8 @@ def _run(
         except BaseException as e:
             outcome.error = e
 
-    with quiet_task_failures(runtime.spark), _by_value(handler_class):
+    # a class in a file of the student's travels by value: the executors cannot import it
+    with quiet_task_failures(runtime.spark), shipped_by_value(handler_class.__module__):
         worker = threading.Thread(target=run, name="absnb-lab-spark", daemon=True)
         worker.start()
         worker.join(timeout)
@@ -155,27 +154,6 @@ def _run(
             runtime.spark.sparkContext.cancelAllJobs()
             worker.join(1.0)
     return outcome
-
-
-@contextlib.contextmanager
-def _by_value(handler_class: type[Any]) -> Iterator[None]:
-    """Pickle the student's module by value while the run ships its plans: a class in a
-    file loaded by name (``absnb lab grade FILE``) cannot be imported on the executors.
-    A notebook's ``__main__`` is pickled by value anyway; absnb's own modules are not."""
-    from pyspark import cloudpickle
-
-    module = sys.modules.get(handler_class.__module__)
-    if not isinstance(module, ModuleType) or module.__name__.split(".")[0] in (
-        "__main__",
-        "absnb",
-    ):
-        yield
-        return
-    cloudpickle.register_pickle_by_value(module)  # type: ignore[no-untyped-call]  # unannotated
-    try:
-        yield
-    finally:
-        cloudpickle.unregister_pickle_by_value(module)  # type: ignore[no-untyped-call]
 
 
 def _judge(case: SparkCase, job: Job, storage: Any, outcome: _Outcome) -> PartResult:

@@ -13,6 +13,8 @@ is read. This is the only module that imports pyspark (and only when it runs), w
 
 from __future__ import annotations
 
+import contextlib
+import sys
 import tempfile
 import uuid
 import warnings
@@ -393,6 +395,26 @@ class SparkRuntime:
         return cast(
             "list[HostResult]", rdd.barrier().mapPartitionsWithIndex(run_partition).collect()
         )
+
+
+@contextlib.contextmanager
+def shipped_by_value(module_name: str) -> Iterator[None]:
+    """Inside the block, the runs pickle the code of module ``module_name`` by value, so that
+    executors that cannot import it (a file loaded by its path, such as a student's handler
+    graded by ``absnb lab grade FILE``) still run it. A notebook's ``__main__`` is pickled
+    by value anyway, and absnb's own modules are imported on the executors: for those, and
+    for a module not loaded, the block does nothing."""
+    from pyspark import cloudpickle
+
+    module = sys.modules.get(module_name)
+    if module is None or module_name.split(".")[0] in ("__main__", "absnb"):
+        yield
+        return
+    cloudpickle.register_pickle_by_value(module)  # type: ignore[no-untyped-call]  # unannotated
+    try:
+        yield
+    finally:
+        cloudpickle.unregister_pickle_by_value(module)  # type: ignore[no-untyped-call]
 
 
 def _on_executor(plan: HostPlan) -> HostPlan:
