@@ -77,24 +77,33 @@ class SparkCase:
         )
 
 
-def java_found() -> bool:
-    """Whether Spark can start here: a Java on ``JAVA_HOME`` or the PATH, and PySpark."""
+def missing() -> str | None:
+    """What Spark lacks here to start (None: nothing): Java, on ``JAVA_HOME`` or the PATH,
+    or PySpark."""
     from absnb.runtime.spark.jvm_archive import java_path
 
-    return java_path() is not None and importlib.util.find_spec("pyspark") is not None
+    if java_path() is None:
+        return (
+            "no Java: Spark needs Java 17 (apt-get install openjdk-17-jre-headless, or set "
+            "JAVA_HOME)"
+        )
+    if importlib.util.find_spec("pyspark") is None:
+        return "no PySpark: pip install pyspark"
+    return None
+
+
+def java_found() -> bool:
+    """Whether Spark can start here (:func:`missing` finds nothing)."""
+    return missing() is None
 
 
 def spark_part(
     case: SparkCase, handler_class: type[Any], *, timeout: float = SPARK_TIMEOUT
 ) -> PartResult:
     """Part d: ``case``'s run under ``handler_class``, checked; skipped without Java."""
-    if not java_found():
-        return PartResult(
-            PART,
-            "skipped",
-            "no Java: Spark needs Java 17 (apt-get install openjdk-17-jre-headless, or set "
-            "JAVA_HOME) and PySpark",
-        )
+    lacking = missing()
+    if lacking is not None:
+        return PartResult(PART, "skipped", lacking)
     start = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="absnb-lab-") as folder:
         job = case.job()

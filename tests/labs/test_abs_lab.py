@@ -238,7 +238,7 @@ def test_part_d_is_skipped_without_java_and_not_run_when_asked_not_to(monkeypatc
     assert (part.status, part.summary) == ("not run", "spark=False")
     part = on_spark(lab, AlignedBarrierHandler, spark=True, failed=True)
     assert (part.status, part.summary) == ("not run", "an earlier part failed")
-    monkeypatch.setattr("absnb.labs.spark.java_found", lambda: False)
+    monkeypatch.setattr("absnb.labs.spark.missing", lambda: "no Java: Spark needs Java 17")
     part = on_spark(lab, AlignedBarrierHandler, spark=True, failed=False)
     assert part.status == "skipped"
     assert part.summary.startswith("no Java")
