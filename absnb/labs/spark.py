@@ -64,7 +64,9 @@ class SparkCase:
     source_rate: float
     hosts: int = 2
 
-    def describe(self) -> str:
+    def describe(self, hosts: int | None = None) -> str:
+        """The run in words; ``hosts``: the Spark tasks it ran on (by default
+        :attr:`hosts`)."""
         f = self.failure
         when = (
             f"once checkpoint {f.after_checkpoint} completed"
@@ -72,7 +74,7 @@ class SparkCase:
             else f"after {f.after_records} records"
         )
         return (
-            f"{self.title} on {self.hosts} Spark tasks, a checkpoint every "
+            f"{self.title} on {hosts or self.hosts} Spark tasks, a checkpoint every "
             f"{self.checkpoint_interval:g} s, {f.task} failing {when}"
         )
 
@@ -119,6 +121,8 @@ class _Outcome:
     run: SparkRun | None = None
     error: BaseException | None = None
     timed_out: bool = False
+    hosts: int | None = None
+    timeout: float = SPARK_TIMEOUT
 
 
 def _run(
@@ -133,9 +137,9 @@ def _run(
     from absnb.runtime.spark import SparkRuntime, quiet_task_failures
     from absnb.runtime.spark.runtime import shipped_by_value
 
-    outcome = _Outcome()
+    outcome = _Outcome(timeout=timeout)
     runtime = SparkRuntime(master=f"local[{case.hosts}]", storage=storage)
-    runtime.hosts = min(case.hosts, runtime.slots())
+    runtime.hosts = outcome.hosts = min(case.hosts, runtime.slots())
     protocol = case.protocol(handler_class)
 
     def run() -> None:
@@ -169,13 +173,16 @@ def _judge(case: SparkCase, job: Job, storage: Any, outcome: _Outcome) -> PartRe
     """The part's result: what went wrong first, or what passed."""
     from absnb.sim.checks import reference_output
 
-    what = case.describe()
+    what = case.describe(outcome.hosts)
     if outcome.timed_out:
         return PartResult(
             PART,
             "failed",
-            f"{what}: no end after {SPARK_TIMEOUT:g} s",
-            ["the run was cancelled: a checkpoint or a blocked input never finished?"],
+            f"{what}: no end after {outcome.timeout:g} s",
+            [
+                "the run was cancelled: something in it never ended (an input blocked for "
+                "good, a decision that loops, a checkpoint that never completes)"
+            ],
         )
     if outcome.error is not None:
         return PartResult(PART, "failed", f"{what}: the run failed", _said(outcome.error))

@@ -17,6 +17,7 @@ from absnb.labs.report import PartResult
 from absnb.labs.spark import java_found, spark_part
 from absnb.protocols.aligned import AlignedBarrierHandler
 from absnb.protocols.chandy_lamport import ChandyLamportHandler
+from tests.labs.handlers import NeverUnblocks
 
 pytestmark = pytest.mark.skipif(not java_found(), reason="Java is not installed (Spark needs it)")
 
@@ -95,3 +96,10 @@ def test_a_decision_that_raises_on_spark_fails_part_d_with_the_student_s_line(tm
     assert said.startswith("RuntimeError: three is too many"), said
     assert "all_arrived(3, " in said or "all_arrived(4, " in said
     assert 'line 15 of student_gives_up.py, in all_arrived: raise RuntimeError("three' in said
+
+
+def test_a_run_that_never_ends_fails_part_d_when_its_time_is_up():
+    part = spark_part(LABS["abs"].spark, NeverUnblocks, timeout=10)
+    assert part.status == "failed", part.lines()
+    assert part.summary.endswith("no end after 10 s")
+    assert "an input blocked for good" in part.details[0]
