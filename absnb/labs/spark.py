@@ -66,7 +66,7 @@ class SparkCase:
 
     def describe(self, hosts: int | None = None) -> str:
         """The run in words; ``hosts``: the Spark tasks it ran on (by default
-        :attr:`hosts`)."""
+        ``hosts``)."""
         f = self.failure
         when = (
             f"once checkpoint {f.after_checkpoint} completed"
@@ -95,7 +95,7 @@ def missing() -> str | None:
 
 
 def java_found() -> bool:
-    """Whether Spark can start here (:func:`missing` finds nothing)."""
+    """Whether Spark can start here (:func:`~absnb.labs.spark.missing` finds nothing)."""
     return missing() is None
 
 
