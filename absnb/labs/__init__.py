@@ -12,6 +12,10 @@ the first marker of a snapshot and at each later one), then ``check(MyHandler)``
 001's bank at one process, random runs of banks with concurrent snapshots and crashes,
 every interleaving of small banks with snapshots started at any account. Its notebook is
 ``notebooks/labs/chandy_lamport_lab.ipynb``.
+
+Once those pass, where Java is present, each lab runs the student's class once on Spark
+(:mod:`absnb.labs.spark`), through the runtime the package's own protocols run on, with a
+failure and a recovery; ``check(MyHandler, spark=False)`` skips that run.
 """
 
 from __future__ import annotations
