@@ -42,10 +42,11 @@ def check(handler_class: type[Any], lab: str | None = None, *, spark: bool = Fal
     Args:
         handler_class: a subclass of a lab's base class
             (:class:`~absnb.labs.handler.AbsHandler`,
+            :class:`~absnb.labs.cyclic.handler.CyclicAbsHandler`,
             :class:`~absnb.labs.chandy_lamport.handler.MarkerHandler`), or the package's
             own handler (the known-good one).
-        lab: the lab (``"abs"``, ``"chandy-lamport"``); None: the lab whose base class
-            ``handler_class`` subclasses.
+        lab: the lab (``"abs"``, ``"abs-cyclic"``, ``"chandy-lamport"``); None: the lab
+            whose base class ``handler_class`` subclasses (the nearest, when two do).
         spark: also try part d.
 
     Raises:

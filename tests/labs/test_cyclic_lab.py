@@ -144,7 +144,8 @@ def test_a_typical_bug_fails_with_a_shortest_counterexample(
     report = check(handler)
     assert report.lab == "abs-cyclic"
     failed = report.failed_part
-    assert failed is not None and failed.status == "failed"
+    assert failed is not None
+    assert failed.status == "failed"
     assert failed.part.startswith(f"{part}.")
     details = "\n".join(failed.details)
     for words in part_words:
@@ -177,7 +178,7 @@ def test_the_lab_goes_by_the_nearest_base_class():
     assert lab_for(AlignedBarrierHandler, None).name == "abs"
     # named, the ABS lab takes Algorithm 2 too: on a graph without loops it is Algorithm 1
     assert lab_for(Algorithm2, "abs").name == "abs"
-    with pytest.raises(InvalidTypeError, match="subclasses absnb.labs.CyclicAbsHandler"):
+    with pytest.raises(InvalidTypeError, match=r"subclasses absnb\.labs\.CyclicAbsHandler"):
         check(AlignedBarrierHandler, "abs-cyclic")
 
 
@@ -191,3 +192,15 @@ def test_a_channel_state_of_a_regular_input_is_refused():
     report = check(ChannelStateOfARegularInput)
     details = "\n".join(report.failed_part.details)
     assert "recorded the state of source->head, which is no loop input of head" in details
+
+
+class LogBeforeTheCopy(Algorithm2):
+    def regular_arrived(self, n, blocked, missing):
+        logs = [absnb.labs.RecordChannelState(n, c, ()) for c in missing]
+        return [*logs, *super().regular_arrived(n, blocked, missing)]
+
+
+def test_a_backup_log_before_the_state_copy_is_refused():
+    report = check(LogBeforeTheCopy)
+    details = "\n".join(report.failed_part.details)
+    assert "recorded the backup log of step->head for checkpoint 1 without a state copy" in details

@@ -230,28 +230,44 @@ class CyclicAbsHandler(BackupLog, AbsHandler):
         return effects
 
     def _checked(self, hook: str, result: object) -> list[Effect]:
-        """The ABS lab's checks, and a channel state only of a loop input."""
+        """The ABS lab's checks, and a channel state only of a loop input, after the state
+        copy and before the acknowledgement."""
         effects = super()._checked(hook, result)
-        for e in effects:
-            if type(e) is RecordChannelState and e.channel not in self.loop_inputs:
-                loops = ", ".join(map(str, sorted(self.loop_inputs, key=str))) or "none"
+        name = f"{type(self).__name__}.{hook}"
+        for i, e in enumerate(effects):
+            if type(e) is not RecordChannelState:
+                continue
+            m = e.checkpoint_id
+            if e.channel not in self.loop_inputs:
+                loops = ", ".join(str(c) for c in self.inputs if c in self.loop_inputs)
                 raise LabError(
-                    f"{type(self).__name__}.{hook} recorded the state of {e.channel}, which "
-                    f"is no loop input of {self.task}: Alg. 2 logs loop inputs only (here: "
-                    f"{loops})"
+                    f"{name} recorded the state of {e.channel}, which is no loop input of "
+                    f"{self.task}: Alg. 2 logs loop inputs only (here: {loops or 'none'})"
+                )
+            if not self._taken(m, effects[:i]):
+                raise LabError(
+                    f"{name} recorded the backup log of {e.channel} for checkpoint {m} "
+                    f"without a state copy of {m} to add it to: put SnapshotState({m}) first "
+                    "(in this list or in an earlier decision)"
+                )
+            if Acknowledge(m) in effects[:i]:
+                raise LabError(
+                    f"{name} recorded the backup log of {e.channel} for checkpoint {m} after "
+                    f"acknowledging {m}: the acknowledgement completes the task's part, so "
+                    "put every RecordChannelState before Acknowledge"
                 )
         return effects
 
     def _taken(self, n: CheckpointId, before: Sequence[object]) -> bool:
-        """The state copy of ``n`` is taken in this list or was in an earlier decision."""
-        return SnapshotState(n) in before or self.copied == n
+        """The state copy of ``n`` is taken in this list or was in an earlier decision of
+        the checkpoint in progress."""
+        state = self.state
+        ongoing = isinstance(state, Logging) and state.checkpoint_id == n
+        return SnapshotState(n) in before or (ongoing and self.copied == n)
 
     def key(self) -> object:
         """The ABS lab's key and the last checkpoint whose state was copied."""
         return (super().key(), self.copied)
-
-    def describe(self) -> str:
-        return BackupLog.describe(self)
 
 
 def _shown(logged: Logged) -> str:
