@@ -82,7 +82,8 @@ class AbsHandler(AligningHandler):
     the shortest run that reaches it."""
 
     algorithm: ClassVar[str] = "ABS"
-    """The algorithm the decisions are of, in the messages of :class:`LabError`."""
+    """The algorithm the decisions are of, in the messages of
+    :class:`~absnb.labs.handler.LabError`."""
     allowed_effects: ClassVar[tuple[type, ...]] = LAB_EFFECTS
     """The effects a decision may return."""
     effect_names: ClassVar[str] = (
