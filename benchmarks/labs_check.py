@@ -1,6 +1,7 @@
 """How long absnb.labs.check takes, lab by lab: the package's own handler (a pass, every
 part run) and each typical student bug (a failure and its counterexample), for ABS
-Algorithm 1 (tests/labs/handlers.py) and Chandy-Lamport (tests/labs/marker_handlers.py).
+Algorithm 1 (tests/labs/handlers.py), its extension to Algorithm 2
+(tests/labs/cyclic_handlers.py) and Chandy-Lamport (tests/labs/marker_handlers.py).
 
     PYTHONPATH=. python benchmarks/labs_check.py [repeats]
 
@@ -25,7 +26,8 @@ from absnb.labs.registry import LABS
 from absnb.labs.spark import java_found, spark_part
 from absnb.protocols.aligned import AlignedBarrierHandler
 from absnb.protocols.chandy_lamport import ChandyLamportHandler
-from tests.labs import handlers, marker_handlers
+from absnb.protocols.cyclic import CyclicBarrierHandler
+from tests.labs import cyclic_handlers, handlers, marker_handlers
 
 HANDLERS = [
     AlignedBarrierHandler,
@@ -42,6 +44,14 @@ HANDLERS = [
     marker_handlers.RecordsAfterTheMarker,
     marker_handlers.ForgetsToForward,
     marker_handlers.OneListForAllSnapshots,
+    CyclicBarrierHandler,
+    cyclic_handlers.Algorithm2,
+    cyclic_handlers.WaitsForTheBackEdge,
+    cyclic_handlers.BlocksTheBackEdge,
+    cyclic_handlers.NoBackupLog,
+    cyclic_handlers.LogsBeforeTheSnapshot,
+    cyclic_handlers.LogsUntilTheLastBarrier,
+    cyclic_handlers.AcknowledgesAtTheCopy,
 ]
 
 

@@ -91,6 +91,10 @@ def _command(name: str) -> Callable[[argparse.Namespace], int]:
         from absnb.cli.notebooks import cmd_notebooks
 
         return cmd_notebooks
+    if name == "lab":
+        from absnb.cli.lab import cmd_lab
+
+        return cmd_lab
     return cmd_bench
 
 

@@ -16,7 +16,7 @@ from absnb.jobs import BUILDERS
 from absnb.jobs.custom import is_custom
 from absnb.protocols import PROTOCOLS
 
-COMMANDS = ("run", "replay", "explore", "bench", "notebooks")
+COMMANDS = ("run", "replay", "explore", "bench", "notebooks", "lab")
 RUNTIMES = ("sim", "spark")
 
 
@@ -432,6 +432,39 @@ def build_parser() -> argparse.ArgumentParser:
         help="the course's language: en (default), ko (한국어: DIR/notebooks/ko) or "
         "zh (中文: DIR/notebooks/zh)",
     )
-    for sub in (run, rep, exp, bench, books):
+    lab = commands.add_parser("lab", help="grade a lab: a student's handler, outside the notebook")
+    lab_commands = lab.add_subparsers(dest="lab_command", metavar="{grade}")
+    lab_commands.required = True
+    grade = lab_commands.add_parser(
+        "grade",
+        help="check a handler class in a .py file or a lab notebook: the report, a score per "
+        "part, and with --json the scores for an autograder",
+    )
+    grade.add_argument("file", metavar="FILE", help="a .py file or a lab notebook (.ipynb)")
+    grade.add_argument("--lab", required=True, help="the lab: abs, abs-cyclic, chandy-lamport, ...")
+    grade.add_argument(
+        "--handler",
+        metavar="CLASS",
+        help="the class to grade (default: the last one FILE defines that the lab checks)",
+    )
+    grade.add_argument(
+        "--json",
+        metavar="PATH",
+        help="also write the scores in Gradescope's results format (Otter-Grader's) to PATH "
+        "(- for stdout)",
+    )
+    grade.add_argument(
+        "--timeout",
+        type=positive,
+        default=60.0,
+        metavar="S",
+        help="each part's time limit in seconds (default 60): a part past it fails",
+    )
+    grade.add_argument(
+        "--no-spark",
+        action="store_true",
+        help="skip part d, the run on Spark (tens of seconds; it runs only where Java is)",
+    )
+    for sub in (run, rep, exp, bench, books, grade):
         sub.set_defaults(subparser=sub)
     return parser

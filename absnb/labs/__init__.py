@@ -6,6 +6,13 @@ scripted cases at one task, random runs with crashes, every interleaving of smal
 failure comes with the shortest run that shows it, in words, and ``report.stepper()``
 opens the stepper widget there. The lab notebook is ``notebooks/labs/abs_lab.ipynb``.
 
+Its extension, ABS Algorithm 2 on cyclic graphs: subclass
+:class:`~absnb.labs.cyclic.handler.CyclicAbsHandler` (three decisions: at the last barrier
+of the regular inputs, at a barrier before it, at a barrier back on a loop input, whose
+backup log the base keeps), then ``check(MyHandler)`` (lab ``abs-cyclic``): the worked
+example of notebook 03 at the loop's head, random runs of the Collatz loop with crashes,
+every interleaving of small loops. Its section closes the ABS lab's notebook.
+
 The Chandy-Lamport lab: subclass
 :class:`~absnb.labs.chandy_lamport.handler.MarkerHandler` (a process's two decisions, at
 the first marker of a snapshot and at each later one), then ``check(MyHandler)``: seed
@@ -30,6 +37,7 @@ from absnb.core.effects import (
 )
 from absnb.core.messages import CheckpointBarrier, Marker
 from absnb.labs.chandy_lamport.handler import MarkerHandler, MarkerLabProtocol
+from absnb.labs.cyclic.handler import CyclicAbsHandler, CyclicLabProtocol
 from absnb.labs.grade import check
 from absnb.labs.handler import AbsHandler, LabError, LabProtocol
 from absnb.labs.report import Counterexample, LabReport, PartResult
@@ -41,6 +49,8 @@ __all__ = [
     "BroadcastEvent",
     "CheckpointBarrier",
     "Counterexample",
+    "CyclicAbsHandler",
+    "CyclicLabProtocol",
     "LabError",
     "LabProtocol",
     "LabReport",

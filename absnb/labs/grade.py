@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from absnb.labs.lab import Lab
+from absnb.labs.limit import PartTimeout, time_limit
 from absnb.labs.registry import lab_for
 from absnb.labs.report import Counterexample, LabReport, PartResult
 from absnb.labs.search import counterexample
@@ -26,7 +27,13 @@ PARTS = (
 )
 
 
-def check(handler_class: type[Any], lab: str | None = None, *, spark: bool = True) -> LabReport:
+def check(
+    handler_class: type[Any],
+    lab: str | None = None,
+    *,
+    spark: bool = True,
+    timeout: float | None = None,
+) -> LabReport:
     """Check a student's handler class, part by part, stopping at the first failure.
 
     a. scripted cases at one task, compared after every step with the package's own
@@ -45,11 +52,14 @@ def check(handler_class: type[Any], lab: str | None = None, *, spark: bool = Tru
     Args:
         handler_class: a subclass of a lab's base class
             (:class:`~absnb.labs.handler.AbsHandler`,
+            :class:`~absnb.labs.cyclic.handler.CyclicAbsHandler`,
             :class:`~absnb.labs.chandy_lamport.handler.MarkerHandler`), or the package's
             own handler (the known-good one).
-        lab: the lab (``"abs"``, ``"chandy-lamport"``); None: the lab whose base class
-            ``handler_class`` subclasses.
+        lab: the lab (``"abs"``, ``"abs-cyclic"``, ``"chandy-lamport"``); None: the lab
+            whose base class ``handler_class`` subclasses (the nearest, when two do).
         spark: run part d once parts a-c pass (False: skip it, for a quicker check).
+        timeout: each part's time limit in seconds (None: none); a part past it fails,
+            saying so (:mod:`absnb.labs.limit`).
 
     Raises:
         InvalidValueError: an unknown lab.
@@ -63,9 +73,13 @@ def check(handler_class: type[Any], lab: str | None = None, *, spark: bool = Tru
         lambda c: (chosen.random_runs(c), None),
         lambda c: exhaustive(chosen, c),
     ]
-    for step in steps:
+    for name, step in zip(PARTS, steps, strict=False):
         start = time.perf_counter()
-        result, found = step(handler_class)
+        try:
+            with time_limit(timeout):
+                result, found = step(handler_class)
+        except PartTimeout:
+            result, found = _timed_out(name, timeout), None
         result.seconds = time.perf_counter() - start
         parts.append(result)
         if result.status != "passed":
@@ -75,8 +89,21 @@ def check(handler_class: type[Any], lab: str | None = None, *, spark: bool = Tru
     parts.extend(PartResult(p, "not run", "an earlier part failed") for p in PARTS[len(parts) : 3])
     parts.append(on_spark(chosen, handler_class, spark=spark, failed=stopped))
     if failed and found is None:
-        found = shortest(chosen, handler_class)
+        try:
+            with time_limit(timeout):
+                found = shortest(chosen, handler_class)
+        except PartTimeout:
+            found = None
     return LabReport(chosen.name, handler_class.__name__, parts, found)
+
+
+def _timed_out(part: str, timeout: float | None) -> PartResult:
+    return PartResult(
+        part,
+        "failed",
+        f"stopped after {timeout:g} s, its time limit: does a decision loop forever, or wait "
+        "for something that never comes?",
+    )
 
 
 def exhaustive(lab: Lab, handler_class: type[Any]) -> tuple[PartResult, Counterexample | None]:
@@ -115,7 +142,7 @@ def on_spark(lab: Lab, handler_class: type[Any], *, spark: bool, failed: bool) -
     """Part d: the lab's run on Spark, unless ``spark`` is False, an earlier part
     ``failed`` or the lab has none."""
     if not spark:
-        return PartResult(PARTS[3], "not run", "spark=False")
+        return PartResult(PARTS[3], "not run", "skipped by spark=False (--no-spark)")
     if failed:
         return PartResult(PARTS[3], "not run", "an earlier part failed")
     if lab.spark is None:

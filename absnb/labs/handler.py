@@ -126,6 +126,16 @@ class AbsHandler(AligningHandler):
     does nothing) rather than raised: the lab's checks set it, so that the explorer finds
     the shortest run that reaches it."""
 
+    algorithm: ClassVar[str] = "ABS"
+    """The algorithm the decisions are of, in the messages of
+    :class:`~absnb.labs.handler.LabError`."""
+    allowed_effects: ClassVar[tuple[type, ...]] = LAB_EFFECTS
+    """The effects a decision may return."""
+    effect_names: ClassVar[str] = (
+        "Block, Unblock, BroadcastEvent(CheckpointBarrier(n)), SnapshotState and Acknowledge"
+    )
+    """:attr:`allowed_effects` as a student writes them."""
+
     def __init__(
         self,
         task: TaskId,
@@ -224,20 +234,24 @@ class AbsHandler(AligningHandler):
                 "return a list, e.g. [Block(channel)] (an empty list does nothing)"
             )
         for e in result:
-            if not isinstance(e, LAB_EFFECTS):
+            if not isinstance(e, self.allowed_effects):
                 raise LabError(
                     f"{type(self).__name__}.{hook} returned {e!r:.60} in its list, which is no "
-                    "effect of ABS: use Block, Unblock, BroadcastEvent(CheckpointBarrier(n)), "
-                    "SnapshotState and Acknowledge"
+                    f"effect of {self.algorithm}: use {self.effect_names}"
                 )
         for i, e in enumerate(result):
-            if type(e) is Acknowledge and SnapshotState(e.checkpoint_id) not in result[:i]:
+            if type(e) is Acknowledge and not self._taken(e.checkpoint_id, result[:i]):
                 raise LabError(
                     f"{type(self).__name__}.{hook} acknowledged checkpoint {e.checkpoint_id} "
                     f"without taking its snapshot first: put SnapshotState({e.checkpoint_id}) "
                     "before Acknowledge in the list"
                 )
         return list(result)
+
+    def _taken(self, n: CheckpointId, before: Sequence[object]) -> bool:
+        """Whether the snapshot of ``n`` is taken by the time of an effect preceded by
+        ``before`` in its list (Alg. 1: in the same list)."""
+        return SnapshotState(n) in before
 
     # -- views and value semantics ---------------------------------------------------------
     def describe(self) -> str:

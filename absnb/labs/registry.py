@@ -5,7 +5,13 @@
   :class:`~absnb.protocols.aligned.AlignedBarrierHandler`;
 - ``chandy-lamport``: Chandy-Lamport at one process
   (:class:`~absnb.labs.chandy_lamport.handler.MarkerHandler`), checked against the
-  package's :class:`~absnb.protocols.chandy_lamport.ChandyLamportHandler`.
+  package's :class:`~absnb.protocols.chandy_lamport.ChandyLamportHandler`;
+- ``abs-cyclic``: the ABS lab's extension, Algorithm 2 at one task
+  (:class:`~absnb.labs.cyclic.handler.CyclicAbsHandler`), checked against the package's
+  :class:`~absnb.protocols.cyclic.CyclicBarrierHandler`.
+
+A class two labs take (Algorithm 2's handlers are aligning handlers too) goes, unless a lab
+is named, to the lab whose class is nearest in its method resolution order.
 """
 
 from __future__ import annotations
@@ -15,6 +21,7 @@ from absnb.core.job import Job
 from absnb.jobs.word_count import word_count
 from absnb.labs.cases import scripted_cases
 from absnb.labs.chandy_lamport.lab import CHANDY_LAMPORT
+from absnb.labs.cyclic.lab import CYCLIC
 from absnb.labs.handler import AbsHandler, LabProtocol
 from absnb.labs.lab import Lab
 from absnb.labs.runs import random_runs
@@ -51,7 +58,7 @@ ABS = Lab(
 """ABS Algorithm 1: any barrier-aligning handler (the student's subclass of
 :class:`~absnb.labs.handler.AbsHandler`, or the package's own)."""
 
-LABS: dict[str, Lab] = {lab.name: lab for lab in (ABS, CHANDY_LAMPORT)}
+LABS: dict[str, Lab] = {lab.name: lab for lab in (ABS, CHANDY_LAMPORT, CYCLIC)}
 """Every lab, by name."""
 
 
@@ -78,10 +85,17 @@ def lab_for(handler_class: object, name: str | None) -> Lab:
             f"the {name!r} lab checks a class that subclasses {lab.base_name}, not "
             f"{handler_class!r:.80}{hint}"
         )
-    for lab in LABS.values():
-        if lab.takes(handler_class):
-            return lab
+    taking = [lab for lab in LABS.values() if lab.takes(handler_class)]
+    if taking:
+        return min(taking, key=lambda lab: _distance(handler_class, lab))
     bases = " or ".join(f"{lab.base_name} (lab {lab.name!r})" for lab in LABS.values())
     raise InvalidTypeError(
         f"check needs a class that subclasses {bases}, not {handler_class!r:.80}"
     )
+
+
+def _distance(handler_class: object, lab: Lab) -> int:
+    """How far up ``handler_class``'s method resolution order the nearest class ``lab``
+    accepts is."""
+    mro = handler_class.__mro__ if isinstance(handler_class, type) else ()
+    return min(mro.index(c) for c in lab.accepts if c in mro)

@@ -75,7 +75,56 @@ class Logging:
         return tuple(c for c in inputs if c not in self.received)
 
 
-class CyclicBarrierHandler(AligningHandler):
+class BackupLog:
+    """What a task of Alg. 2 does with its backup log ``log`` (a slot of the class that
+    mixes this in): lines 24-26, a record on a loop input being logged is appended, and
+    the views of it. Shared by :class:`CyclicBarrierHandler` and the lab's
+    :class:`~absnb.labs.cyclic.handler.CyclicAbsHandler`."""
+
+    __slots__ = ()
+
+    log: Recorded
+    state: WaitingForFirstBarrier | CollectingBarriers | InProgress
+    inputs: tuple[ChannelId, ...]
+    expected: frozenset[ChannelId | None]
+
+    def on_record(self, channel: ChannelId, record: Record) -> Sequence[Effect]:
+        """Lines 25-26: while logging, a record on a loop input goes to the backup log (only
+        until that input's barrier: deviation 1 of the module docstring)."""
+        log = self.log.get(channel)
+        if log is not None:
+            log.append(record)
+        return NO_EFFECTS
+
+    def on_records(self, channel: ChannelId, batch: RecordBatch) -> Sequence[Effect]:
+        """Lines 25-26 for each record of ``batch``."""
+        log = self.log.get(channel)
+        if log is not None:
+            log.append(batch)  # logged as it came: no record by record cost
+        return NO_EFFECTS
+
+    def recorded_channels(self) -> tuple[ChannelId, ...]:
+        return tuple(self.log)
+
+    def recorded_count(self, channel: ChannelId) -> list[tuple[CheckpointId, int]]:
+        state = self.state
+        if channel in self.log and isinstance(state, Logging):
+            return [(state.checkpoint_id, len(self.log[channel]))]
+        return []
+
+    def describe(self) -> str:
+        state = self.state
+        if isinstance(state, CollectingBarriers):
+            got = len([c for c in state.received if c in self.expected])
+            want = len([c for c in self.expected if c is not None])
+            return f"aligning checkpoint {state.checkpoint_id} ({got}/{want} barriers)"
+        if isinstance(state, Logging):
+            logged = sum(len(v) for v in self.log.values())
+            return f"logging loop inputs for checkpoint {state.checkpoint_id} ({logged} logged)"
+        return "waiting for first barrier"
+
+
+class CyclicBarrierHandler(BackupLog, AligningHandler):
     """Paper Alg. 2 at one task, with the module docstring's two deviations: a loop input
     stops being logged once its own barrier has arrived, and a loop barrier that comes
     before the regular ones blocks its input. It aligns its regular inputs
@@ -147,41 +196,6 @@ class CyclicBarrierHandler(AligningHandler):
         else:
             self.state = logging
         return effects
-
-    def on_record(self, channel: ChannelId, record: Record) -> Sequence[Effect]:
-        """Lines 25-26: while logging, a record on a loop input goes to the backup log (only
-        until that input's barrier: deviation 1 of the module docstring)."""
-        log = self.log.get(channel)
-        if log is not None:
-            log.append(record)
-        return NO_EFFECTS
-
-    def on_records(self, channel: ChannelId, batch: RecordBatch) -> Sequence[Effect]:
-        """Lines 25-26 for each record of ``batch``."""
-        log = self.log.get(channel)
-        if log is not None:
-            log.append(batch)  # logged as it came: no record by record cost
-        return NO_EFFECTS
-
-    def recorded_channels(self) -> tuple[ChannelId, ...]:
-        return tuple(self.log)
-
-    def recorded_count(self, channel: ChannelId) -> list[tuple[CheckpointId, int]]:
-        state = self.state
-        if channel in self.log and isinstance(state, Logging):
-            return [(state.checkpoint_id, len(self.log[channel]))]
-        return []
-
-    def describe(self) -> str:
-        state = self.state
-        if isinstance(state, CollectingBarriers):
-            got = len([c for c in state.received if c in self.expected])
-            want = len([c for c in self.expected if c is not None])
-            return f"aligning checkpoint {state.checkpoint_id} ({got}/{want} barriers)"
-        if isinstance(state, Logging):
-            logged = sum(len(v) for v in self.log.values())
-            return f"logging loop inputs for checkpoint {state.checkpoint_id} ({logged} logged)"
-        return "waiting for first barrier"
 
 
 class CyclicProtocol(SnapshotProtocol):

@@ -235,7 +235,7 @@ def test_bad_arguments():
 def test_part_d_is_skipped_without_java_and_not_run_when_asked_not_to(monkeypatch):
     lab = LABS["abs"]
     part = on_spark(lab, AlignedBarrierHandler, spark=False, failed=False)
-    assert (part.status, part.summary) == ("not run", "spark=False")
+    assert (part.status, part.summary) == ("not run", "skipped by spark=False (--no-spark)")
     part = on_spark(lab, AlignedBarrierHandler, spark=True, failed=True)
     assert (part.status, part.summary) == ("not run", "an earlier part failed")
     monkeypatch.setattr("absnb.labs.spark.missing", lambda: "no Java: Spark needs Java 17")

@@ -17,6 +17,7 @@ from absnb.labs.report import PartResult
 from absnb.labs.spark import java_found, spark_part
 from absnb.protocols.aligned import AlignedBarrierHandler
 from absnb.protocols.chandy_lamport import ChandyLamportHandler
+from absnb.protocols.cyclic import CyclicBarrierHandler
 from tests.labs.handlers import NeverUnblocks
 
 pytestmark = pytest.mark.skipif(not java_found(), reason="Java is not installed (Spark needs it)")
@@ -49,6 +50,14 @@ def test_the_package_s_chandy_lamport_passes_part_d():
     assert part.status == "passed", part.lines()
     assert "bank A, B, D" in part.summary
     assert "D failing once checkpoint 2 completed" in part.summary
+
+
+def test_the_package_s_algorithm_2_passes_part_d_on_the_loop():
+    part = spark_part(LABS["abs-cyclic"].spark, CyclicBarrierHandler)
+    assert part.status == "passed", part.lines()
+    assert "the Collatz loop over 1..1,000" in part.summary
+    assert "head[1] failing once checkpoint 2 completed" in part.summary
+    assert "every one a consistent cut" in part.summary
 
 
 STUDENT = '''
