@@ -12,6 +12,14 @@ the first marker of a snapshot and at each later one), then ``check(MyHandler)``
 001's bank at one process, random runs of banks with concurrent snapshots and crashes,
 every interleaving of small banks with snapshots started at any account. Its notebook is
 ``notebooks/labs/chandy_lamport_lab.ipynb``.
+
+The two-phase-commit lab: subclass
+:class:`~absnb.labs.two_phase_commit.handler.TransactionalSink` (the checkpoint glue of an
+exactly-once sink: write, pre-commit at the snapshot, commit on the notification, commit
+and abort on a restore), then ``check(MySink)``: Flink's ``TwoPhaseCommitSinkFunctionTest``
+cases at one sink, random runs with crashes, every interleaving of a small word count
+writing to the simulator's transaction store, crashes included. Its notebook is
+``notebooks/labs/two_phase_commit_lab.ipynb``.
 """
 
 from __future__ import annotations
@@ -29,6 +37,7 @@ from absnb.labs.chandy_lamport.handler import MarkerHandler, MarkerLabProtocol
 from absnb.labs.grade import check
 from absnb.labs.handler import AbsHandler, LabError, LabProtocol
 from absnb.labs.report import Counterexample, LabReport, PartResult
+from absnb.labs.two_phase_commit.handler import TransactionalSink
 
 __all__ = [
     "AbsHandler",
@@ -46,6 +55,7 @@ __all__ = [
     "PartResult",
     "RecordChannelState",
     "SnapshotState",
+    "TransactionalSink",
     "Unblock",
     "check",
 ]

@@ -5,7 +5,10 @@
   :class:`~absnb.protocols.aligned.AlignedBarrierHandler`;
 - ``chandy-lamport``: Chandy-Lamport at one process
   (:class:`~absnb.labs.chandy_lamport.handler.MarkerHandler`), checked against the
-  package's :class:`~absnb.protocols.chandy_lamport.ChandyLamportHandler`.
+  package's :class:`~absnb.protocols.chandy_lamport.ChandyLamportHandler`;
+- ``two-phase-commit``: the checkpoint glue of an exactly-once sink
+  (:class:`~absnb.labs.two_phase_commit.handler.TransactionalSink`), checked against the
+  package's :class:`~absnb.sinks.MemorySink`.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from absnb.labs.handler import AbsHandler
 from absnb.labs.lab import Lab
 from absnb.labs.runs import random_runs
 from absnb.labs.search import SEARCHES
+from absnb.labs.two_phase_commit.lab import TWO_PHASE_COMMIT
 from absnb.protocols.aligned import AlignedBarrierHandler
 from absnb.protocols.aligning import AligningHandler
 
@@ -31,7 +35,7 @@ ABS = Lab(
 """ABS Algorithm 1: any barrier-aligning handler (the student's subclass of
 :class:`~absnb.labs.handler.AbsHandler`, or the package's own)."""
 
-LABS: dict[str, Lab] = {lab.name: lab for lab in (ABS, CHANDY_LAMPORT)}
+LABS: dict[str, Lab] = {lab.name: lab for lab in (ABS, CHANDY_LAMPORT, TWO_PHASE_COMMIT)}
 """Every lab, by name."""
 
 
