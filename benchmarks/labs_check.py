@@ -1,6 +1,7 @@
 """How long absnb.labs.check takes, lab by lab: the package's own handler (a pass, every
 part run) and each typical student bug (a failure and its counterexample), for ABS
-Algorithm 1 (tests/labs/handlers.py) and Chandy-Lamport (tests/labs/marker_handlers.py).
+Algorithm 1 (tests/labs/handlers.py), Chandy-Lamport (tests/labs/marker_handlers.py) and
+two-phase commit (tests/labs/sink_handlers.py).
 
     PYTHONPATH=. python benchmarks/labs_check.py [repeats]
 
@@ -21,7 +22,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests.labs.handl
 from absnb.labs import check
 from absnb.protocols.aligned import AlignedBarrierHandler
 from absnb.protocols.chandy_lamport import ChandyLamportHandler
-from tests.labs import handlers, marker_handlers
+from absnb.sinks import MemorySink
+from tests.labs import handlers, marker_handlers, sink_handlers
 
 HANDLERS = [
     AlignedBarrierHandler,
@@ -38,6 +40,13 @@ HANDLERS = [
     marker_handlers.RecordsAfterTheMarker,
     marker_handlers.ForgetsToForward,
     marker_handlers.OneListForAllSnapshots,
+    MemorySink,
+    sink_handlers.Correct,
+    sink_handlers.CommitsAtTheSnapshot,
+    sink_handlers.CommitsOnlyTheLatest,
+    sink_handlers.ForgetsTheRestoredTransactions,
+    sink_handlers.CommitsTwice,
+    sink_handlers.LeavesTheLeftovers,
 ]
 
 
