@@ -33,6 +33,7 @@ from absnb.labs.two_phase_commit.search import (
 )
 from absnb.labs.two_phase_commit.world import SkippingWorld
 from absnb.operators.base import Operator
+from absnb.sim.actions import RecoveryMode
 from absnb.sim.checks import reference_output
 from absnb.sim.schedulers import RandomScheduler
 from absnb.sim.stepper import Stepper
@@ -74,7 +75,7 @@ def runs() -> Iterator[Run]:
     for seed in range(SEEDS):
         yield Run(name, job, seed, 3 + seed % 4, None, "full")
     for seed in range(SEEDS):
-        recovery = "partial" if seed % 2 else "full"
+        recovery: RecoveryMode = "partial" if seed % 2 else "full"
         crash_task = CRASHED[seed % len(CRASHED)]
         yield Run(name, job, seed, 3 + seed % 4, 8 + (7 * seed) % 50, recovery, crash_task)
 

@@ -86,7 +86,7 @@ class SkippingWorld(StoreWorld):
     def enabled_actions(self, *, crashes: bool = False, ends: bool = False) -> list[Action]:
         acts = super().enabled_actions(crashes=crashes, ends=ends)
         skipping = [Notify(t, ns[-1]) for t, ns in self.notices.items() if len(ns) > 1]
-        return acts + skipping if skipping else acts
+        return [*acts, *skipping] if skipping else acts
 
     def is_enabled(self, action: Action) -> bool:
         return self._skips(action) or super().is_enabled(action)
