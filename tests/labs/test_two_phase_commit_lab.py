@@ -108,7 +108,7 @@ BUGS = [
         "case 6 of 7",
         11,
         "restore(state) raised TransactionError: cannot commit transaction 'sink/t1': it is "
-        "committed already",
+        "committed already",  # then the line of the student's code: self.commit(txn)
         "Step 9: sink heard that checkpoint 1 completed; sink committed sink/t1",
     ),
     (
@@ -172,7 +172,12 @@ def test_the_skeleton_reports_not_implemented():
     [
         (ReturnsNothing, "ReturnsNothing.invoke returned None, not the sink's state"),
         (ReturnsAList, "ReturnsAList.snapshot returned [(1, 'sink/t1')], not the sink's state"),
-        (ChangesTheState, "invoke(state, 'a') raised FrozenInstanceError"),
+        (
+            ChangesTheState,
+            "invoke(state, 'a') raised FrozenInstanceError: cannot assign to field 'current' "
+            "(line ",
+        ),
+        (ChangesTheState, ": state.current = txn)"),
     ],
 )
 def test_a_sink_that_breaks_the_rules_is_told_what_to_change(sink, told):
