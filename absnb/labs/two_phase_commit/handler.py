@@ -195,7 +195,8 @@ class TransactionalSink(MemorySink):
             if not self.catches:
                 raise
             given = {f.name: getattr(state, f.name) for f in fields(TwoPhaseCommitState)}
-            said = f"{hook}{args} raised {type(e).__name__}: {e}{student_line(e)}"
+            where = "" if isinstance(e, NotImplementedError) else student_line(e)
+            said = f"{hook}{args} raised {type(e).__name__}: {e}{where}"
             return Faulted(**given, fault=said)
 
     def _checked(self, hook: str, given: State, result: object) -> State:
