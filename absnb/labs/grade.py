@@ -30,9 +30,12 @@ def check(handler_class: type[Any], lab: str | None = None, *, spark: bool = Fal
     """Check a student's handler class, part by part, stopping at the first failure.
 
     a. scripted cases at one task, compared after every step with the package's own
-       handler (ABS: Flink's ``AlignedCheckpointsTest``; Chandy-Lamport: seed 001's bank);
+       handler (ABS: Flink's ``AlignedCheckpointsTest``; Chandy-Lamport: seed 001's bank;
+       two-phase commit: Flink's ``TwoPhaseCommitSinkFunctionTest``, against
+       :class:`~absnb.sinks.MemorySink`);
     b. seeded random runs, with and without a crash: every snapshot a consistent cut, the
-       money adding up, nothing left blocked or pending, the output exactly once;
+       money adding up, nothing left blocked or pending, the output exactly once (and for
+       a sink, nothing visible before its checkpoint completes);
     c. every interleaving of small jobs (breadth-first, bounds stated in the report);
     d. Spark: not run (the Spark runtime takes a protocol by name, not a class).
 
@@ -42,10 +45,11 @@ def check(handler_class: type[Any], lab: str | None = None, *, spark: bool = Fal
     Args:
         handler_class: a subclass of a lab's base class
             (:class:`~absnb.labs.handler.AbsHandler`,
-            :class:`~absnb.labs.chandy_lamport.handler.MarkerHandler`), or the package's
-            own handler (the known-good one).
-        lab: the lab (``"abs"``, ``"chandy-lamport"``); None: the lab whose base class
-            ``handler_class`` subclasses.
+            :class:`~absnb.labs.chandy_lamport.handler.MarkerHandler`,
+            :class:`~absnb.labs.two_phase_commit.handler.TransactionalSink`), or the
+            package's own handler or sink (the known-good one).
+        lab: the lab (``"abs"``, ``"chandy-lamport"``, ``"two-phase-commit"``); None: the
+            lab whose base class ``handler_class`` subclasses.
         spark: also try part d.
 
     Raises:
