@@ -219,7 +219,8 @@ def scripted_cases(sink_class: type[Any]) -> PartResult:
         run_case,
         sink_class,
         f"{len(CASES)} cases (Flink's TwoPhaseCommitSinkFunctionTest: commit on the "
-        "notification, several checkpoints at once, an aborted checkpoint, a failure before "
-        "and after the commit, a failure before any checkpoint), the same committed records, "
+        "notification, several checkpoints at once, a snapshot with no record, an aborted "
+        "checkpoint, a failure before and after the commit, a failure before any checkpoint), "
+        "the same committed records, "
         "transactions and state as the reference after every step",
     )
