@@ -55,21 +55,26 @@ class StoreWorld(World):
             store.load(saved)
 
     def apply(self, action: Action, *, checked: bool = False) -> Event:
+        """Perform ``action`` (as :meth:`World.apply <absnb.World.apply>` does) on this
+        world's contents of the stores, and keep what it made of them."""
         self._load()
         event = super().apply(action, checked=checked)
         self.saved = tuple(s.save() for s in self.stores)
         return event
 
     def output(self) -> Any:
+        """The job's output: what the stores show as committed in this world."""
         self._load()
         return super().output()
 
     def clone(self) -> StoreWorld:
+        """An independent copy, with the same contents of the stores (values, shared)."""
         new = super().clone()
         new.stores, new.saved = self.stores, self.saved
         return new
 
     def key(self, *, recovery: bool = True) -> tuple[Any, ...]:
+        """The world's key with the contents of the stores."""
         external = tuple(
             (tuple(sorted(transactions.items())), rows, k) for transactions, rows, k in self.saved
         )
@@ -84,11 +89,14 @@ class SkippingWorld(StoreWorld):
     commit everything pre-committed up to the checkpoint it hears of."""
 
     def enabled_actions(self, *, crashes: bool = False, ends: bool = False) -> list[Action]:
+        """A world's enabled actions, and for each task that several notifications are on
+        their way to, the latest one's (which skips the others)."""
         acts = super().enabled_actions(crashes=crashes, ends=ends)
         skipping = [Notify(t, ns[-1]) for t, ns in self.notices.items() if len(ns) > 1]
         return [*acts, *skipping] if skipping else acts
 
     def is_enabled(self, action: Action) -> bool:
+        """True when ``action`` can be applied now (a skipping notification too)."""
         return self._skips(action) or super().is_enabled(action)
 
     def _skips(self, action: Action) -> bool:
@@ -98,6 +106,7 @@ class SkippingWorld(StoreWorld):
         return len(queued) > 1 and action.checkpoint_id in queued[1:]
 
     def apply(self, action: Action, *, checked: bool = False) -> Event:
+        """Perform ``action``; a notification that skips earlier ones drops them first."""
         if self._skips(action):
             assert type(action) is Notify
             queued = self.notices[action.task]
