@@ -121,3 +121,11 @@ class ReturnsAList(Correct):
 
     def snapshot(self, state, n):
         return list(super().snapshot(state, n).pending)
+
+
+class TakesNoStore(Correct):
+    """Overrides __init__ without the store."""
+
+    def __init__(self):
+        super().__init__()
+        self.seen = 0

@@ -35,6 +35,7 @@ from tests.labs.sink_handlers import (
     LeavesTheLeftovers,
     ReturnsAList,
     ReturnsNothing,
+    TakesNoStore,
 )
 
 LAB = LABS["two-phase-commit"]
@@ -178,6 +179,7 @@ def test_the_skeleton_reports_not_implemented():
             "(line ",
         ),
         (ChangesTheState, ": state.current = txn)"),
+        (TakesNoStore, "TakesNoStore(store) raised TypeError"),
     ],
 )
 def test_a_sink_that_breaks_the_rules_is_told_what_to_change(sink, told):

@@ -93,6 +93,9 @@ class TransactionalSink(MemorySink):
     then goes on with the state it had) rather than raised: the lab's checks set it, so
     that the explorer finds the shortest run that reaches it."""
 
+    made: str | None = None
+    """Why the lab could not make the sink with its store (None: it could)."""
+
     def __init__(self, store: TransactionStore | None = None) -> None:
         super().__init__(store)
 
@@ -190,6 +193,8 @@ class TransactionalSink(MemorySink):
         if fault_of(state) is not None:
             return state  # the first fault stands
         try:
+            if self.made is not None:
+                raise LabError(self.made)
             return self._checked(hook, state, asked())
         except Exception as e:
             if not self.catches:
@@ -228,9 +233,23 @@ class TransactionalSink(MemorySink):
 
 def catching(sink_class: type[MemorySink]) -> type[MemorySink]:
     """``sink_class``, keeping what its decisions raise in the state (a lab sink), or
-    itself (the package's own)."""
+    itself (the package's own). A lab sink whose ``__init__`` does not take the store is
+    made anyway, and its every decision then says so."""
     if not issubclass(sink_class, TransactionalSink) or sink_class.catches:
         return sink_class
-    caught = type(sink_class.__name__, (sink_class,), {"catches": True})
+    name = sink_class.__name__
+
+    def __init__(self: TransactionalSink, store: TransactionStore | None = None) -> None:
+        try:
+            sink_class.__init__(self, store)
+        except Exception as e:
+            TransactionalSink.__init__(self, store)
+            self.made = (
+                f"{name}(store) raised {type(e).__name__}: {e}: the lab makes a sink with "
+                "the store it writes to; keep __init__(self, store=None) and call "
+                "super().__init__(store)"
+            )
+
+    caught = type(name, (sink_class,), {"catches": True, "__init__": __init__})
     caught.__qualname__ = sink_class.__qualname__
     return caught
