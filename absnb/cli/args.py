@@ -16,7 +16,7 @@ from absnb.jobs import BUILDERS
 from absnb.jobs.custom import is_custom
 from absnb.protocols import PROTOCOLS
 
-COMMANDS = ("run", "replay", "explore", "bench", "notebooks")
+COMMANDS = ("run", "replay", "explore", "bench", "notebooks", "lab")
 RUNTIMES = ("sim", "spark")
 
 
@@ -432,6 +432,39 @@ def build_parser() -> argparse.ArgumentParser:
         help="the course's language: en (default), ko (한국어: DIR/notebooks/ko) or "
         "zh (中文: DIR/notebooks/zh)",
     )
-    for sub in (run, rep, exp, bench, books):
+    lab = commands.add_parser("lab", help="grade a student's lab outside the notebook")
+    lab_commands = lab.add_subparsers(dest="lab_command", metavar="{grade}")
+    lab_commands.required = True
+    grade = lab_commands.add_parser(
+        "grade", help="check a student's class (a .py file or a lab notebook), scored per part"
+    )
+    grade.add_argument("file", metavar="FILE", help="the student's .py file or .ipynb notebook")
+    grade.add_argument(
+        "--lab",
+        dest="lab_name",
+        metavar="NAME",
+        help="the lab (abs, chandy-lamport, two-phase-commit; default: the class's)",
+    )
+    grade.add_argument(
+        "--class",
+        dest="class_name",
+        metavar="NAME",
+        help="the class to grade (default: the last one FILE defines that a lab checks)",
+    )
+    grade.add_argument(
+        "--json",
+        nargs="?",
+        const="-",
+        metavar="OUT",
+        help="write the scores as Otter-Grader's results.json to OUT (- or none: stdout)",
+    )
+    grade.add_argument(
+        "--timeout",
+        type=positive,
+        default=120.0,
+        metavar="S",
+        help="seconds each part may take (default 120)",
+    )
+    for sub in (run, rep, exp, bench, books, lab, grade):
         sub.set_defaults(subparser=sub)
     return parser
