@@ -9,6 +9,7 @@ an AttributeError instead of its own error, so each is shown to raise before any
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -36,7 +37,10 @@ from absnb.core.ids import ChannelId, TaskId
 from absnb.core.job import Job
 from absnb.harness import TaskHarness
 from absnb.jobs.custom import build_custom
+from absnb.labs import LabProtocol, MarkerLabProtocol
 from absnb.operators import CollectSink, FlatMap, Operator, Source
+from absnb.protocols.aligned import AlignedBarrierHandler, AlignedProtocol
+from absnb.protocols.chandy_lamport import ChandyLamportHandler
 from absnb.runtime import Failure
 from absnb.runtime.spark.inputs import SparkInputError
 from absnb.sim.actions import Crash, Deliver, Emit, Notify, Recover, Transfer, TriggerCheckpoint
@@ -310,6 +314,18 @@ def runtime_at(checkpoint_dir: Any) -> Any:
     return SparkRuntime(NoSpark(), checkpoint_dir=checkpoint_dir)
 
 
+class LockedProtocol(AlignedProtocol):
+    """Holds a lock: it cannot be pickled to the executors."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lock = threading.Lock()
+
+    def handler(self, graph: Any, task: TaskId) -> Any:
+        with self.lock:
+            return super().handler(graph, task)
+
+
 TMP = Path(__file__).parent  # replaced by a tmp path in the fixture below
 OK = Failure("count[1]", after_records=1)
 
@@ -331,6 +347,13 @@ SPARK: list[Case] = [
     ("run-job-str", run(job="word_count"), InvalidTypeError, ("'word_count'",)),
     ("run-protocol", run(protocol="paxos"), UnknownProtocolError, ("'paxos'",)),
     ("run-protocol-int", run(protocol=3), InvalidTypeError, ("3",)),
+    ("run-protocol-class", run(protocol=AlignedProtocol), InvalidTypeError, ("class AlignedProtocol", "AlignedProtocol()")),  # noqa: E501
+    ("run-protocol-handler", run(protocol=AlignedBarrierHandler), InvalidTypeError, ("LabProtocol(AlignedBarrierHandler)",)),  # noqa: E501
+    ("run-protocol-lab-class", run(protocol=LabProtocol), InvalidTypeError, ("LabProtocol(...)",)),
+    ("run-protocol-unpicklable", run(protocol=LockedProtocol()), InvalidValueError, ("cannot be pickled", "lock")),  # noqa: E501
+    ("run-protocol-object-timeout", run(protocol=AlignedProtocol(), alignment_timeout=1.0), ProtocolSettingError, ("alignment_timeout=1.0",)),  # noqa: E501
+    ("run-protocol-object-on-cycle", run(job=absnb.cyclic(), protocol=LabProtocol(AlignedBarrierHandler)), CyclicGraphError, ("'cyclic'",)),  # noqa: E501
+    ("run-decline-cl-object", run(protocol=MarkerLabProtocol(ChandyLamportHandler), failures=[Failure("count[1]", during_checkpoint=1, kind="decline")]), InvalidValueError, ("chandy-lamport-lab",)),  # noqa: E501
     ("run-abs-on-cycle", run(job=absnb.cyclic(), protocol="abs"), CyclicGraphError, ("'cyclic'",)),
     ("run-interval-str", run(checkpoint_interval="1s"), InvalidTypeError, ("'1s'",)),
     ("run-interval-0", run(checkpoint_interval=0), InvalidValueError, ("not 0",)),

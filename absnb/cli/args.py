@@ -463,7 +463,10 @@ def build_parser() -> argparse.ArgumentParser:
         type=positive,
         default=120.0,
         metavar="S",
-        help="seconds each part may take (default 120)",
+        help="seconds each of parts a to c may take (default 120)",
+    )
+    grade.add_argument(
+        "--no-spark", action="store_true", help="skip part d (one run on Spark, where Java is)"
     )
     for sub in (run, rep, exp, bench, books, lab, grade):
         sub.set_defaults(subparser=sub)

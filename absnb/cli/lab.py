@@ -1,5 +1,5 @@
-"""``absnb lab grade FILE [--lab NAME] [--class NAME] [--json [OUT]] [--timeout S]``: a
-lab's check outside the notebook, scored per part, for an autograder.
+"""``absnb lab grade FILE [--lab NAME] [--class NAME] [--json [OUT]] [--timeout S]
+[--no-spark]``: a lab's check outside the notebook, scored per part, for an autograder.
 
 FILE is a student's ``.py`` file or lab notebook (``.ipynb``, its code cells run in order;
 a cell that raises is skipped, as the grader reads only the classes). The class graded is
@@ -8,9 +8,10 @@ by default, the lab of that class). The checks run as :func:`absnb.labs.check
 <absnb.labs.grade.check>` runs them, each part within ``--timeout`` seconds (where the
 system has an interval timer), so that an endless loop in the student's code fails its
 part instead of hanging the grader. The report is printed, then a score per part (parts
-a to c, one point each); ``--json`` writes the scores in Otter-Grader's and Gradescope's
-``results.json`` form (``tests``: a name, a score, a maximum and an output each; the
-``score``). Exit status 0 when every part passes, 1 otherwise, 2 for bad input.
+a to c, one point each, and d when it ran; ``--no-spark`` skips it); ``--json`` writes
+the scores in Otter-Grader's and Gradescope's ``results.json`` form (``tests``: a name, a
+score, a maximum and an output each; the ``score``). Exit status 0 when every part
+passes, 1 otherwise, 2 for bad input.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from typing import Any
 
 import absnb.labs
 from absnb.core.errors import AbsnbError
-from absnb.labs.grade import PARTS, exhaustive, shortest
+from absnb.labs.grade import PARTS, exhaustive, on_spark, shortest
 from absnb.labs.lab import Lab
 from absnb.labs.registry import LABS, lab_for
 from absnb.labs.report import Counterexample, LabReport, PartResult
@@ -142,8 +143,9 @@ def deadline(seconds: float | None) -> Iterator[None]:
         signal.signal(signal.SIGALRM, old)
 
 
-def grade(cls: type[Any], lab: Lab, timeout: float | None) -> LabReport:
-    """:func:`~absnb.labs.grade.check` without Spark, each part within ``timeout``."""
+def grade(cls: type[Any], lab: Lab, timeout: float | None, *, spark: bool = True) -> LabReport:
+    """:func:`~absnb.labs.grade.check`, each of parts a to c within ``timeout`` (part d,
+    on Spark, cancels a run that never ends itself)."""
     steps: list[Callable[[type[Any]], tuple[PartResult, Counterexample | None]]] = [
         lambda c: (lab.scripted(c), None),
         lambda c: (lab.random_runs(c), None),
@@ -168,6 +170,7 @@ def grade(cls: type[Any], lab: Lab, timeout: float | None) -> LabReport:
             break
     last = parts[-1]
     parts.extend(PartResult(p, "not run", "an earlier part failed") for p in PARTS[len(parts) : 3])
+    parts.append(on_spark(lab, cls, spark=spark, failed=last.status != "passed"))
     if last.status == "failed" and found is None and not last.summary.startswith("did not"):
         try:
             with deadline(timeout):
@@ -178,9 +181,12 @@ def grade(cls: type[Any], lab: Lab, timeout: float | None) -> LabReport:
 
 
 def results(report: LabReport) -> dict[str, Any]:
-    """The scores, as Otter-Grader's and Gradescope's ``results.json``."""
+    """The scores, as Otter-Grader's and Gradescope's ``results.json``: parts a to c, and
+    part d when it ran."""
     tests = []
-    for p in report.parts[:3]:
+    for k, p in enumerate(report.parts):
+        if k == 3 and p.status not in ("passed", "failed"):
+            continue
         output = "\n".join(p.lines())
         if p.status == "failed" and report.counterexample is not None:
             output += "\n" + str(report.counterexample)
@@ -205,7 +211,7 @@ def cmd_lab(args: argparse.Namespace) -> int:
     path = Path(args.file)
     cls = pick(load(path), args.lab_name, args.class_name)
     lab = lab_for(cls, args.lab_name)
-    report = grade(cls, lab, args.timeout)
+    report = grade(cls, lab, args.timeout, spark=not args.no_spark)
     scored = results(report)
     print(report)
     marks = ", ".join(f"{t['name'].split('.')[0]} {t['score']:g}/1" for t in scored["tests"])

@@ -20,6 +20,10 @@ and abort on a restore), then ``check(MySink)``: Flink's ``TwoPhaseCommitSinkFun
 cases at one sink, random runs with crashes, every interleaving of a small word count
 writing to the simulator's transaction store, crashes included. Its notebook is
 ``notebooks/labs/two_phase_commit_lab.ipynb``.
+
+Once those pass, where Java is present, each lab runs the student's class once on Spark
+(:mod:`absnb.labs.spark`), through the runtime the package's own protocols run on, with a
+failure and a recovery; ``check(MyHandler, spark=False)`` skips that run.
 """
 
 from __future__ import annotations

@@ -19,6 +19,9 @@ simulator, the explorer and the one-task harness run the student's code.
 from __future__ import annotations
 
 import copy
+import linecache
+import os
+import traceback
 from collections.abc import Callable, Sequence
 from functools import partial
 from typing import ClassVar
@@ -52,6 +55,48 @@ LAB_EFFECTS = (Block, Unblock, BroadcastEvent, SnapshotState, Acknowledge, Decli
 class LabError(ProtocolError):
     """A student's handler broke the lab's rules (returned something that is not a list of
     effects, or an effect the runtime cannot carry out): the message says what to change."""
+
+
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def student_line(error: BaseException) -> tuple[str, int, str] | None:
+    """Where in the student's code ``error`` was raised: the file, line and function of the
+    innermost frame of its traceback outside absnb (None: it was raised in absnb itself)."""
+    found = None
+    for frame, line in traceback.walk_tb(error.__traceback__):
+        path = frame.f_code.co_filename
+        if not os.path.abspath(path).startswith(_PACKAGE + os.sep):
+            found = (path, line, frame.f_code.co_name)
+    return found
+
+
+def say_where(where: tuple[str, int, str]) -> str:
+    """``line 12 of handlers.py, in all_arrived: return [Block(c)]`` (with the code where
+    the file can be read)."""
+    path, line, function = where
+    code = linecache.getline(path, line).strip()
+    # a notebook cell's code is compiled from a file such as /tmp/ipykernel_42/1234.py
+    place = "its cell" if "ipykernel_" in path else os.path.basename(path)
+    return f"line {line} of {place}, in {function}" + (f": {code}" if code else "")
+
+
+def located(error: BaseException, task: TaskId, call: str) -> None:
+    """Mark ``error``, raised by the student's decision ``call`` at ``task``, with that call
+    (``error.student_call``), where it was raised (``error.student_line``) and a note
+    saying both, so that a report far from its traceback (a Spark executor's, which
+    pickling drops) still shows the student's line."""
+    if getattr(error, "student_call", None) is not None:
+        return
+    where = student_line(error)
+    try:  # read by the labs' part d (absnb.labs.spark)
+        error.student_call = f"{call} at {task}"  # type: ignore[attr-defined]
+        error.student_line = where  # type: ignore[attr-defined]
+    except AttributeError:  # an exception with __slots__
+        return
+    add_note = getattr(error, "add_note", None)  # Python 3.11
+    if add_note is not None:
+        add_note(f"raised by {call} at {task}" + (f", {say_where(where)}" if where else ""))
 
 
 class AbsHandler(AligningHandler):
@@ -165,6 +210,7 @@ class AbsHandler(AligningHandler):
             return self._checked(hook, asked())
         except Exception as e:
             if not self.catches:
+                located(e, self.task, f"{hook}({n}, {arg})")
                 raise
             self.fault = f"{hook}({n}, {arg}) raised {type(e).__name__}: {e}"
             return []

@@ -9,6 +9,7 @@ from typing import Any
 
 from absnb.labs.report import PartResult
 from absnb.labs.search import Search
+from absnb.labs.spark import SparkCase
 from absnb.operators.base import Operator
 from absnb.protocols.base import BarrierHandler
 
@@ -30,6 +31,7 @@ class Lab:
         random_runs: part b, seeded random runs, with and without crashes.
         searches: part c, breadth-first explorations, smallest first; the first violation
             is the shortest counterexample.
+        spark: part d, one run on Spark with a failure (None: the lab has none).
     """
 
     name: str
@@ -39,6 +41,7 @@ class Lab:
     scripted: Callable[[type[Any]], PartResult]
     random_runs: Callable[[type[Any]], PartResult]
     searches: Sequence[Search]
+    spark: SparkCase | None = None
 
     def takes(self, handler_class: object) -> bool:
         """Whether ``handler_class`` is a class this lab checks."""

@@ -13,15 +13,27 @@
 
 from __future__ import annotations
 
+from absnb import datasets
+from absnb.core.job import Job
+from absnb.jobs.word_count import word_count
 from absnb.labs.cases import scripted_cases
 from absnb.labs.chandy_lamport.lab import CHANDY_LAMPORT
-from absnb.labs.handler import AbsHandler
+from absnb.labs.handler import AbsHandler, LabProtocol
 from absnb.labs.lab import Lab
 from absnb.labs.runs import random_runs
 from absnb.labs.search import SEARCHES
+from absnb.labs.spark import SparkCase
 from absnb.labs.two_phase_commit.lab import TWO_PHASE_COMMIT
 from absnb.protocols.aligned import AlignedBarrierHandler
 from absnb.protocols.aligning import AligningHandler
+from absnb.runtime.failures import Failure
+
+
+def spark_word_count() -> Job:
+    """Word count over the large text, 1,000 lines a source (2 sources, counters, sinks)."""
+    parts = datasets.text_partitions("large")
+    return word_count([parts[0] + parts[2], parts[1] + parts[3]])
+
 
 ABS = Lab(
     name="abs",
@@ -31,6 +43,14 @@ ABS = Lab(
     scripted=scripted_cases,
     random_runs=random_runs,
     searches=SEARCHES,
+    spark=SparkCase(
+        title="word count 2 x 2 x 2 over 2,000 lines",
+        job=spark_word_count,
+        protocol=LabProtocol,
+        failure=Failure("count[1]", after_checkpoint=2),
+        checkpoint_interval=0.05,
+        source_rate=1_000,  # a second a source: checkpoints complete during the run
+    ),
 )
 """ABS Algorithm 1: any barrier-aligning handler (the student's subclass of
 :class:`~absnb.labs.handler.AbsHandler`, or the package's own)."""

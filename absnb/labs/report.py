@@ -23,19 +23,21 @@ if TYPE_CHECKING:
     from absnb.protocols.base import BarrierHandler
     from absnb.views.widgets import StepperWidget
 
-Status = Literal["passed", "failed", "not implemented", "not run"]
+Status = Literal["passed", "failed", "not implemented", "not run", "skipped"]
 
 MARKS: dict[str, str] = {
     "passed": "✔",
     "failed": "✘",
     "not implemented": "…",
     "not run": "-",
+    "skipped": "-",
 }
 COLOURS: dict[str, str] = {
     "passed": "#1a7f37",
     "failed": "#c03c00",
     "not implemented": "#9a6700",
     "not run": "#6e7781",
+    "skipped": "#6e7781",
 }
 
 
@@ -113,7 +115,8 @@ class PartResult:
 
     Attributes:
         part: its letter and name (``a. scripted cases``).
-        status: passed, failed, not implemented or not run.
+        status: passed, failed, not implemented, not run (not asked for, or an earlier
+            part failed) or skipped (it cannot run here: part d without Java).
         summary: one line: what ran, and what it found.
         details: the lines of a failure (the case, what differs) or a pass.
         seconds: how long it took.
@@ -151,7 +154,7 @@ class LabReport:
     @property
     def passed(self) -> bool:
         """Every part that ran passed, and none failed or is not implemented."""
-        return all(p.status in ("passed", "not run") for p in self.parts) and any(
+        return all(p.status in ("passed", "not run", "skipped") for p in self.parts) and any(
             p.status == "passed" for p in self.parts
         )
 
@@ -172,6 +175,8 @@ class LabReport:
                 + (
                     "every part passed"
                     if self.passed
+                    else "the failure shows on Spark only, not in a run of the simulator"
+                    if self.failed_part is not None and self.failed_part.part.startswith("d.")
                     else "the failure shows in the scripted cases, not in a run of the simulator"
                 )
             )

@@ -11,6 +11,7 @@ from typing import Any
 from absnb.core.graph import ExecutionGraph
 from absnb.core.ids import TaskId
 from absnb.core.job import Job
+from absnb.protocols.base import SnapshotProtocol
 from absnb.runtime.failures import Failure
 
 
@@ -19,7 +20,8 @@ class HostPlan:
     """Everything one host needs; built by the driver, shipped to the executor."""
 
     job: Job
-    protocol: str
+    protocol: str | SnapshotProtocol
+    """The protocol's name, or the protocol object itself (a user's own, shipped pickled)."""
     host_id: int
     tasks: tuple[TaskId, ...]
     secret: bytes

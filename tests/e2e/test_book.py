@@ -2,7 +2,8 @@
 English, Korean and Chinese, with a switch to the same page in the other languages.
 
 The book is built from the repository (as `.ci/run` builds it, the Korean and Chinese books
-in its ko/ and zh/ folders) into a temporary folder,
+in its ko/ and zh/ folders) into a temporary folder, or taken from the folder
+``ABSNB_BOOK`` names (`.ci/run` sets it to the book it has just built), and
 served on loopback and opened in Debian's chromium at a projector's 1280x720. Every picture
 of the page must be drawn (an ``<img>`` loaded with a size, an inline ``<svg>`` with a
 box), and a chapter must show as many pictures as its notebook stores.
@@ -50,22 +51,42 @@ class _Quiet(http.server.SimpleHTTPRequestHandler):
         pass
 
 
+LANGUAGES = (("en", "."), ("ko", "ko"), ("zh_CN", "zh"))
+"""The book's languages and the folder of each in the built book."""
+
+
+def _built_book(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The book in three languages: the one ``ABSNB_BOOK`` names (the folder `.ci/run` has
+    just built from this checkout, so it is not built twice), else built here."""
+    given = os.environ.get("ABSNB_BOOK")
+    if given:
+        out = Path(given).resolve()
+        missing = [f for _, f in LANGUAGES if not (out / f / "index.html").is_file()]
+        assert not missing, (
+            f"ABSNB_BOOK={given} is not a built book: no index.html in "
+            f"{', '.join(missing)}; build it as .ci/run does, or unset ABSNB_BOOK"
+        )
+        return out
+    out = tmp_path_factory.mktemp("book")
+    build = [sys.executable, "-m", "sphinx", "-q", "-W", "--keep-going", "-n", "-b", "html"]
+    for language, folder in LANGUAGES:
+        done = subprocess.run(
+            [*build, "-D", f"language={language}", "docs", str(out / folder)],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+        )
+        assert done.returncode == 0, f"the {language} book does not build:\n{done.stderr[-3000:]}"
+    return out
+
+
 @pytest.fixture(scope="module")
 def book(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """The book built from the repository and served on loopback; yields its base URL."""
     missing = [m for m in missing_tools() if not m.startswith("jupyterlab")]
     if missing:
         skip_or_fail("the book's browser test needs " + ", ".join(missing))
-    out = tmp_path_factory.mktemp("book")
-    build = [sys.executable, "-m", "sphinx", "-q", "-W", "--keep-going", "-n", "-b", "html"]
-    for language, folder in (("en", out), ("ko", out / "ko"), ("zh_CN", out / "zh")):
-        done = subprocess.run(
-            [*build, "-D", f"language={language}", "docs", str(folder)],
-            cwd=ROOT,
-            capture_output=True,
-            text=True,
-        )
-        assert done.returncode == 0, f"the {language} book does not build:\n{done.stderr[-3000:]}"
+    out = _built_book(tmp_path_factory)
     handler = functools.partial(_Quiet, directory=str(out))
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)

@@ -10,6 +10,7 @@ import absnb
 from absnb.core.errors import InvalidTypeError, InvalidValueError
 from absnb.labs import LabProtocol, check
 from absnb.labs.grade import on_spark
+from absnb.labs.registry import LABS
 from absnb.labs.search import SEARCHES, small_word_count
 from absnb.protocols.aligned import AlignedBarrierHandler
 from absnb.sim.explore import (
@@ -38,7 +39,7 @@ def statuses(report):
 
 @pytest.fixture(scope="module")
 def reference_report():
-    return check(AlignedBarrierHandler)
+    return check(AlignedBarrierHandler, spark=False)  # part d: tests/labs/test_lab_spark.py
 
 
 def test_the_package_s_own_algorithm_1_passes_every_part(reference_report):
@@ -60,7 +61,7 @@ def test_the_package_s_own_algorithm_1_passes_every_part(reference_report):
 
 
 def test_snapshotting_before_broadcasting_is_no_bug():
-    report = check(SnapshotsBeforeBroadcasting)
+    report = check(SnapshotsBeforeBroadcasting, spark=False)
     assert report.passed, str(report)
 
 
@@ -231,7 +232,14 @@ def test_bad_arguments():
         check(ForgetsToBlock(*_args()))  # an instance, not the class
 
 
-def test_spark_is_said_not_to_run():
-    part = on_spark(True, False)
-    assert part.status == "not run"
-    assert "takes a protocol by name" in part.summary
+def test_part_d_is_skipped_without_java_and_not_run_when_asked_not_to(monkeypatch):
+    lab = LABS["abs"]
+    part = on_spark(lab, AlignedBarrierHandler, spark=False, failed=False)
+    assert (part.status, part.summary) == ("not run", "spark=False")
+    part = on_spark(lab, AlignedBarrierHandler, spark=True, failed=True)
+    assert (part.status, part.summary) == ("not run", "an earlier part failed")
+    monkeypatch.setattr("absnb.labs.spark.missing", lambda: "no Java: Spark needs Java 17")
+    part = on_spark(lab, AlignedBarrierHandler, spark=True, failed=False)
+    assert part.status == "skipped"
+    assert part.summary.startswith("no Java")
+    assert "- d. on Spark: skipped: no Java" in part.lines()[0]

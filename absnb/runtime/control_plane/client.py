@@ -43,12 +43,15 @@ def failure_message(
     host_id: int, attempt: int, error: BaseException, *, setup: bool = False
 ) -> Failed:
     """The :class:`~absnb.runtime.control_plane.messages.Failed` message for ``error``, with the
-    exception pickled if it pickles."""
+    exception pickled if it pickles. The message ends with the error's notes (Python 3.11's
+    ``add_note``, such as the line of a lab student's code that raised it), as a
+    traceback prints them."""
     try:
         exception = dumps(error)
     except Exception:
         exception = b""
-    return Failed(host_id, attempt, f"{type(error).__name__}: {error}", exception, setup)
+    notes = "".join(f" ({note})" for note in getattr(error, "__notes__", ()))
+    return Failed(host_id, attempt, f"{type(error).__name__}: {error}{notes}", exception, setup)
 
 
 def report_failure(

@@ -9,6 +9,7 @@ here with an error naming the value and what is allowed (see :mod:`absnb.core.va
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Sequence
 from os import PathLike
 from typing import TYPE_CHECKING
@@ -16,6 +17,7 @@ from typing import TYPE_CHECKING
 from absnb.core import validate
 from absnb.core.errors import InvalidTypeError, InvalidValueError
 from absnb.protocols import get_protocol
+from absnb.protocols.base import BarrierHandler, SnapshotProtocol
 from absnb.runtime.failures import Failure
 
 if TYPE_CHECKING:
@@ -40,10 +42,7 @@ def check_run(
     from absnb.core.job import runnable_job
 
     checked = runnable_job(job, "SparkRuntime.run")
-    if not isinstance(protocol, str):
-        raise InvalidTypeError(
-            f"protocol must be a protocol name such as 'abs' or 'chandy-lamport', not {protocol!r}"
-        )
+    check_protocol(protocol)
     validate.interval("checkpoint_interval (seconds)", checkpoint_interval)
     validate.nonnegative("min_pause (seconds after a completed checkpoint)", min_pause)
     restarts = validate.whole("max_restarts", max_restarts, minimum=0)
@@ -59,12 +58,56 @@ def check_run(
         )
     check_failures(checked, failures, restarts)
     declines = [f for f in failures if f.kind == "decline"]
+    assert isinstance(protocol, str | SnapshotProtocol)  # check_protocol
     if declines and not get_protocol(protocol).may_be_declined:
         raise InvalidValueError(
             f"{declines[0]} would never fire: protocol {protocol!r} takes no declines (a "
             "Chandy-Lamport snapshot, or none at all); use kind='raise' or 'kill', or a "
             "barrier protocol such as 'abs'"
         )
+
+
+def check_protocol(protocol: object) -> None:
+    """``protocol`` is a protocol's name or a :class:`~absnb.protocols.base.SnapshotProtocol`
+    object (which the executors receive pickled, its classes by value when they are defined in
+    a notebook); a class of either kind is refused with the call that makes the object."""
+    if isinstance(protocol, str | SnapshotProtocol):
+        return
+    names = "a name such as 'abs' or 'chandy-lamport', or a SnapshotProtocol object"
+    if isinstance(protocol, type) and issubclass(protocol, SnapshotProtocol):
+        needs = any(
+            p.default is p.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+            for p in inspect.signature(protocol).parameters.values()
+        )
+        raise InvalidTypeError(
+            f"protocol must be {names}, not the class {protocol.__name__}: pass an object of "
+            f"it, {protocol.__name__}({'...' if needs else ''})"
+        )
+    if isinstance(protocol, type) and issubclass(protocol, BarrierHandler):
+        raise InvalidTypeError(
+            f"protocol must be {names}, not the handler class {protocol.__name__}: wrap it in "
+            f"its lab's protocol, e.g. absnb.labs.LabProtocol({protocol.__name__}) (ABS) or "
+            f"absnb.labs.MarkerLabProtocol({protocol.__name__}) (Chandy-Lamport)"
+        )
+    raise InvalidTypeError(f"protocol must be {names}, not {protocol!r:.80}")
+
+
+def check_shipped(protocol: SnapshotProtocol) -> None:
+    """A protocol object pickles, as the driver ships it to every host.
+
+    Raises:
+        InvalidValueError: it does not (it holds a lock, a file, a connection).
+    """
+    from pyspark import cloudpickle
+
+    try:
+        cloudpickle.dumps(protocol)  # type: ignore[no-untyped-call]  # pyspark's, unannotated
+    except Exception as e:
+        raise InvalidValueError(
+            f"protocol {protocol!r:.80} cannot be pickled, so it cannot reach the executors "
+            f"({type(e).__name__}: {e}): keep in it only what pickles (classes, numbers, "
+            "strings), and make locks, files or connections in its handlers instead"
+        ) from None
 
 
 def check_checkpoint_dir(checkpoint_dir: object) -> None:

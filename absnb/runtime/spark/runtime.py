@@ -13,6 +13,8 @@ is read. This is the only module that imports pyspark (and only when it runs), w
 
 from __future__ import annotations
 
+import contextlib
+import sys
 import tempfile
 import uuid
 import warnings
@@ -24,6 +26,7 @@ from absnb.core.errors import AbsnbError, FailureNotFiredWarning
 from absnb.core.ids import CheckpointId, TaskId
 from absnb.core.job import Job
 from absnb.protocols import CheckpointCoordinator, get_protocol
+from absnb.protocols.base import SnapshotProtocol
 from absnb.protocols.two_phase_commit import END_OF_INPUT
 from absnb.runtime.failures import Failure, not_fired
 from absnb.runtime.host.host import run_host
@@ -127,7 +130,7 @@ class SparkRuntime:
     def run(
         self,
         job: Job,
-        protocol: str = "abs",
+        protocol: str | SnapshotProtocol = "abs",
         *,
         checkpoint_interval: float | None = 1.0,
         failures: Sequence[Failure] = (),
@@ -142,6 +145,11 @@ class SparkRuntime:
         keep_states: bool = True,
     ) -> SparkRun:
         """Run ``job`` to the end under ``protocol``, restarting after failures.
+
+        ``protocol`` is a name of :data:`~absnb.protocols.PROTOCOLS` or a
+        :class:`~absnb.protocols.base.SnapshotProtocol` object, as the simulator takes:
+        a user's own, such as a lab's ``LabProtocol(MyHandler)``, reaches every host pickled
+        (by value when its classes are defined in a notebook), and every task runs it.
 
         ``inputs``, if given, replaces the job's own input logs: a Spark DataFrame of one
         string column, or a URL of text files (read with ``spark.read.text``), whose rows
@@ -173,6 +181,8 @@ class SparkRuntime:
         large keyed state that would be pickled, shipped and unpickled only to be dropped.
 
         Raises:
+            InvalidTypeError: ``protocol`` is neither a name nor a ``SnapshotProtocol``.
+            InvalidValueError: a protocol object that does not pickle.
             ClusterTooSmallError: the stage does not fit the cluster's slots (Spark would
                 wait forever or fail with SPARK-24819).
             RestartLimitError: more than ``max_restarts`` failures.
@@ -183,7 +193,7 @@ class SparkRuntime:
         """
         import time
 
-        from absnb.runtime.spark.run_args import check_run
+        from absnb.runtime.spark.run_args import check_run, check_shipped
 
         check_run(
             job,
@@ -204,6 +214,8 @@ class SparkRuntime:
         proto = get_protocol(
             protocol, graph, allow_deadlock=allow_deadlock, alignment_timeout=alignment_timeout
         )
+        if isinstance(protocol, SnapshotProtocol):
+            check_shipped(protocol)
         hosts = self._hosts_for(graph, source_rate)
         data = None
         logs = None
@@ -227,7 +239,7 @@ class SparkRuntime:
         )
         plan = HostPlan(  # host 0 of attempt 0; run_attempts makes the others from it
             job=job,
-            protocol=proto.name,
+            protocol=protocol if isinstance(protocol, SnapshotProtocol) else proto.name,
             host_id=0,
             tasks=(),
             secret=secret,
@@ -383,6 +395,26 @@ class SparkRuntime:
         return cast(
             "list[HostResult]", rdd.barrier().mapPartitionsWithIndex(run_partition).collect()
         )
+
+
+@contextlib.contextmanager
+def shipped_by_value(module_name: str) -> Iterator[None]:
+    """Inside the block, the runs pickle the code of module ``module_name`` by value, so that
+    executors that cannot import it (a file loaded by its path, such as a student's handler
+    graded by ``absnb lab grade FILE``) still run it. A notebook's ``__main__`` is pickled
+    by value anyway, and absnb's own modules are imported on the executors: for those, and
+    for a module not loaded, the block does nothing."""
+    from pyspark import cloudpickle
+
+    module = sys.modules.get(module_name)
+    if module is None or module_name.split(".")[0] in ("__main__", "absnb"):
+        yield
+        return
+    cloudpickle.register_pickle_by_value(module)  # type: ignore[no-untyped-call]  # unannotated
+    try:
+        yield
+    finally:
+        cloudpickle.unregister_pickle_by_value(module)  # type: ignore[no-untyped-call]
 
 
 def _on_executor(plan: HostPlan) -> HostPlan:

@@ -1,0 +1,265 @@
+"""Part d of a lab's check: one run on Spark, the student's class at every task.
+
+The run goes through :class:`~absnb.runtime.SparkRuntime`, the runtime the package's
+own protocols run on: the lab's protocol around the student's class (pickled to every
+executor, by value when the class is defined in a notebook or a file of the student's),
+periodic checkpoints, and one task failure after a checkpoint completed, so that the
+restart restores it. It is checked as the package's own Spark tests check a run: the
+failure fired and a checkpoint was restored, every completed checkpoint read back from
+storage is a consistent cut (a bank's money adds up in it), the run's event log finds no
+record on the wrong side of a cut, and the output equals the failure-free output (exactly
+once). Without Java (or PySpark) the part is skipped, not failed.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import tempfile
+import threading
+import time
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from absnb.core.job import Job
+from absnb.labs.handler import say_where
+from absnb.labs.report import PartResult
+from absnb.protocols.base import SnapshotProtocol
+from absnb.runtime.failures import Failure
+
+if TYPE_CHECKING:
+    from absnb.core.ids import CheckpointId
+    from absnb.core.snapshot import GlobalSnapshot
+    from absnb.runtime.spark.result import SparkRun
+    from absnb.runtime.storage.checkpoints import CheckpointStorage
+
+PART = "d. on Spark"
+
+SPARK_TIMEOUT = 180.0
+"""Seconds part d waits for its run (the session's start included) before it cancels the
+run and fails the part: a handler that never unblocks would otherwise hang the grader."""
+
+
+@dataclass(frozen=True)
+class SparkCase:
+    """The run of a lab's part d.
+
+    Attributes:
+        title: the job, as the report names it.
+        job: makes the job.
+        protocol: the lab's protocol around a handler class.
+        failure: the one failure injected (after a checkpoint completed).
+        checkpoint_interval: seconds between two checkpoints.
+        source_rate: input-log entries each source reads per second, so that the run lasts
+            long enough for several checkpoints however fast the machine is.
+        hosts: Spark tasks of the barrier stage (at most the cluster's slots).
+    """
+
+    title: str
+    job: Callable[[], Job]
+    protocol: Callable[..., SnapshotProtocol]
+    failure: Failure
+    checkpoint_interval: float
+    source_rate: float
+    hosts: int = 2
+
+    def describe(self, hosts: int | None = None) -> str:
+        """The run in words; ``hosts``: the Spark tasks it ran on (by default
+        ``hosts``)."""
+        f = self.failure
+        when = (
+            f"once checkpoint {f.after_checkpoint} completed"
+            if f.after_checkpoint is not None
+            else f"after {f.after_records} records"
+        )
+        return (
+            f"{self.title} on {hosts or self.hosts} Spark tasks, a checkpoint every "
+            f"{self.checkpoint_interval:g} s, {f.task} failing {when}"
+        )
+
+
+def missing() -> str | None:
+    """What Spark lacks here to start (None: nothing): Java, on ``JAVA_HOME`` or the PATH,
+    or PySpark."""
+    from absnb.runtime.spark.jvm_archive import java_path
+
+    if java_path() is None:
+        return (
+            "no Java: Spark needs Java 17 (apt-get install openjdk-17-jre-headless, or set "
+            "JAVA_HOME)"
+        )
+    if importlib.util.find_spec("pyspark") is None:
+        return "no PySpark: pip install pyspark"
+    return None
+
+
+def java_found() -> bool:
+    """Whether Spark can start here (:func:`~absnb.labs.spark.missing` finds nothing)."""
+    return missing() is None
+
+
+def spark_part(
+    case: SparkCase, handler_class: type[Any], *, timeout: float = SPARK_TIMEOUT
+) -> PartResult:
+    """Part d: ``case``'s run under ``handler_class``, checked; skipped without Java."""
+    lacking = missing()
+    if lacking is not None:
+        return PartResult(PART, "skipped", lacking)
+    start = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="absnb-lab-") as folder:
+        job = case.job()
+        storage = _auditing_storage(folder, job)
+        outcome = _run(case, handler_class, job, storage, timeout)
+        result = _judge(case, job, storage, outcome)
+    result.seconds = time.perf_counter() - start
+    return result
+
+
+@dataclass
+class _Outcome:
+    run: SparkRun | None = None
+    error: BaseException | None = None
+    timed_out: bool = False
+    hosts: int | None = None
+    timeout: float = SPARK_TIMEOUT
+
+
+def _run(
+    case: SparkCase,
+    handler_class: type[Any],
+    job: Job,
+    storage: CheckpointStorage,
+    timeout: float,
+) -> _Outcome:
+    """``case``'s run on a local session (the running one, if any), in a thread that is
+    cancelled after ``timeout`` seconds."""
+    from absnb.runtime.spark import SparkRuntime, quiet_task_failures
+    from absnb.runtime.spark.runtime import shipped_by_value
+
+    outcome = _Outcome(timeout=timeout)
+    runtime = SparkRuntime(master=f"local[{case.hosts}]", storage=storage)
+    runtime.hosts = outcome.hosts = min(case.hosts, runtime.slots())
+    protocol = case.protocol(handler_class)
+
+    def run() -> None:
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # a failure that did not fire is checked below
+                outcome.run = runtime.run(
+                    job,
+                    protocol,
+                    checkpoint_interval=case.checkpoint_interval,
+                    failures=[case.failure],
+                    max_restarts=1,
+                    source_rate=case.source_rate,
+                )
+        except BaseException as e:
+            outcome.error = e
+
+    # a class in a file of the student's travels by value: the executors cannot import it
+    with quiet_task_failures(runtime.spark), shipped_by_value(handler_class.__module__):
+        worker = threading.Thread(target=run, name="absnb-lab-spark", daemon=True)
+        worker.start()
+        worker.join(timeout)
+        while worker.is_alive():  # every attempt's stage, until the run gives up
+            outcome.timed_out = True
+            runtime.spark.sparkContext.cancelAllJobs()
+            worker.join(1.0)
+    return outcome
+
+
+def _judge(case: SparkCase, job: Job, storage: Any, outcome: _Outcome) -> PartResult:
+    """The part's result: what went wrong first, or what passed."""
+    from absnb.sim.checks import reference_output
+
+    what = case.describe(outcome.hosts)
+    if outcome.timed_out:
+        return PartResult(
+            PART,
+            "failed",
+            f"{what}: no end after {outcome.timeout:g} s",
+            [
+                "the run was cancelled: something in it never ended (an input blocked for "
+                "good, a decision that loops, a checkpoint that never completes)"
+            ],
+        )
+    if outcome.error is not None:
+        return PartResult(PART, "failed", f"{what}: the run failed", _said(outcome.error))
+    run = outcome.run
+    assert run is not None  # neither an error nor a timeout
+    for attempt, error in enumerate(run.errors):
+        if "injected failure of" not in error:  # the student's code failed, then recovered
+            return PartResult(
+                PART, "failed", f"{what}: attempt {attempt} failed", [error, *_restarted(run)]
+            )
+    problems: list[str] = []
+    if run.restarts != 1 or run.failures_not_fired:
+        problems.append(
+            f"{case.failure} did not fire once ({run.restarts} restarts): "
+            + "; ".join(run.failures_not_fired.values())
+        )
+    if not run.checkpoints:
+        problems.append("no checkpoint completed")
+    for n, found in sorted(storage.audited.items()):
+        problems.extend(f"checkpoint {n} read back from storage: {p}" for p in found)
+    problems.extend(run.check_cuts())
+    expected = reference_output(job)
+    if run.output != expected:
+        problems.append(
+            f"the output {_short(run.output)} is not the failure-free {_short(expected)}"
+        )
+    if problems:
+        return PartResult(PART, "failed", f"{what}: {problems[0]}", problems[1:6])
+    restored = max(run.restored)
+    return PartResult(
+        PART,
+        "passed",
+        f"{what}: {len(run.checkpoints)} checkpoints, every one a consistent cut; a restart "
+        f"from checkpoint {restored}; output exactly once",
+    )
+
+
+def _restarted(run: SparkRun) -> list[str]:
+    """What the run did after that failure."""
+    return [f"(the run then restarted from checkpoint {run.restored[-1]} and went on)"]
+
+
+def _said(error: BaseException) -> list[str]:
+    """What the run raised, with the line of the student's code that raised it."""
+    lines = [f"{type(error).__name__}: {error}"]
+    call = getattr(error, "student_call", None)
+    where = getattr(error, "student_line", None)
+    if call:
+        lines.append(f"raised by your {call}" + (f", {say_where(where)}" if where else ""))
+    return lines
+
+
+def _short(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 120 else f"{text[:117]}..."
+
+
+def _auditing_storage(url: str, job: Job) -> CheckpointStorage:
+    """Checkpoint storage that reads every checkpoint back as it completes and keeps, in
+    ``audited``, why it is not a consistent cut (:func:`~absnb.sim.checks.snapshot_problems`)."""
+    from absnb.runtime.storage.checkpoints import CheckpointStorage
+    from absnb.sim.checks import snapshot_problems
+
+    class Auditing(CheckpointStorage):
+        audited: dict[int, list[str]]
+
+        def complete(
+            self, job_id: str, checkpoint_id: CheckpointId, *args: Any, **kwargs: Any
+        ) -> None:
+            super().complete(job_id, checkpoint_id, *args, **kwargs)
+            snapshot: GlobalSnapshot | None = self.latest(job_id, job.graph.fingerprint)
+            if snapshot is None or snapshot.checkpoint_id != checkpoint_id:
+                got = None if snapshot is None else snapshot.checkpoint_id
+                self.audited[checkpoint_id] = [f"read back checkpoint {got} instead"]
+            else:
+                self.audited[checkpoint_id] = snapshot_problems(job, snapshot)
+
+    storage = Auditing(url)
+    storage.audited = {}
+    return storage

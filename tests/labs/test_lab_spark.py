@@ -1,0 +1,105 @@
+"""Part d of the labs' check: one run on Spark, the student's class at every task, through
+the runtime the package's own protocols run on (skipped here without Java)."""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib.util
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from absnb.labs import check
+from absnb.labs.registry import LABS
+from absnb.labs.report import PartResult
+from absnb.labs.spark import java_found, spark_part
+from absnb.protocols.aligned import AlignedBarrierHandler
+from absnb.protocols.chandy_lamport import ChandyLamportHandler
+from tests.labs.handlers import NeverUnblocks
+
+pytestmark = pytest.mark.skipif(not java_found(), reason="Java is not installed (Spark needs it)")
+
+
+def test_the_package_s_algorithm_1_passes_every_part_with_spark(monkeypatch):
+    """check() runs part d once parts a-c pass (stubbed here: their own tests run them)."""
+    passed = PartResult("a-c", "passed", "stubbed")
+    lab = dataclasses.replace(
+        LABS["abs"],
+        scripted=lambda c: passed,
+        random_runs=lambda c: passed,
+        searches=(),
+    )
+    monkeypatch.setitem(LABS, "abs", lab)
+    report = check(AlignedBarrierHandler)
+    assert [p.status for p in report.parts] == ["passed"] * 4, str(report)
+    spark = report.parts[3]
+    assert spark.part == "d. on Spark"
+    assert spark.seconds > 0
+    assert "on 2 Spark tasks" in spark.summary
+    assert "count[1] failing once checkpoint 2 completed" in spark.summary
+    assert "every one a consistent cut" in spark.summary
+    assert "output exactly once" in spark.summary
+    assert report.passed
+
+
+def test_the_package_s_chandy_lamport_passes_part_d():
+    part = spark_part(LABS["chandy-lamport"].spark, ChandyLamportHandler)
+    assert part.status == "passed", part.lines()
+    assert "bank A, B, D" in part.summary
+    assert "D failing once checkpoint 2 completed" in part.summary
+
+
+STUDENT = '''
+from absnb.labs import (
+    AbsHandler, Acknowledge, Block, BroadcastEvent, CheckpointBarrier, SnapshotState, Unblock,
+)
+
+
+class GivesUpAtThree(AbsHandler):
+    """Algorithm 1, but it raises at the third checkpoint."""
+
+    def waiting_for_more(self, n, channel):
+        return [Block(channel)]
+
+    def all_arrived(self, n, blocked):
+        if n >= 3:
+            raise RuntimeError("three is too many")
+        return [
+            BroadcastEvent(CheckpointBarrier(n)),
+            SnapshotState(n),
+            Acknowledge(n),
+            *map(Unblock, blocked),
+        ]
+'''
+
+
+def test_a_decision_that_raises_on_spark_fails_part_d_with_the_student_s_line(tmp_path: Path):
+    """The class comes from a file loaded by name, as ``absnb lab grade FILE`` loads one: the
+    executors cannot import it, so it travels by value; what it raises comes back with its
+    line in the student's file."""
+    path = tmp_path / "student_gives_up.py"
+    path.write_text(textwrap.dedent(STUDENT))
+    spec = importlib.util.spec_from_file_location("student_gives_up", path)
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["student_gives_up"] = module
+    try:
+        spec.loader.exec_module(module)
+        part = spark_part(LABS["abs"].spark, module.GivesUpAtThree)
+    finally:
+        del sys.modules["student_gives_up"]
+    assert part.status == "failed", part.lines()
+    said = "\n".join(part.details)
+    assert said.startswith("RuntimeError: three is too many"), said
+    assert "all_arrived(3, " in said or "all_arrived(4, " in said
+    assert 'line 15 of student_gives_up.py, in all_arrived: raise RuntimeError("three' in said
+
+
+def test_a_run_that_never_ends_fails_part_d_when_its_time_is_up():
+    part = spark_part(LABS["abs"].spark, NeverUnblocks, timeout=10)
+    assert part.status == "failed", part.lines()
+    assert part.summary.endswith("no end after 10 s")
+    assert "an input blocked for good" in part.details[0]
