@@ -1,7 +1,8 @@
 """How long absnb.labs.check takes, lab by lab: the package's own handler (a pass, every
 part run) and each typical student bug (a failure and its counterexample), for ABS
 Algorithm 1 (tests/labs/handlers.py), its extension to Algorithm 2
-(tests/labs/cyclic_handlers.py) and Chandy-Lamport (tests/labs/marker_handlers.py).
+(tests/labs/cyclic_handlers.py), Chandy-Lamport (tests/labs/marker_handlers.py) and
+two-phase commit (tests/labs/sink_handlers.py).
 
     PYTHONPATH=. python benchmarks/labs_check.py [repeats]
 
@@ -27,7 +28,8 @@ from absnb.labs.spark import java_found, spark_part
 from absnb.protocols.aligned import AlignedBarrierHandler
 from absnb.protocols.chandy_lamport import ChandyLamportHandler
 from absnb.protocols.cyclic import CyclicBarrierHandler
-from tests.labs import cyclic_handlers, handlers, marker_handlers
+from absnb.sinks import MemorySink
+from tests.labs import cyclic_handlers, handlers, marker_handlers, sink_handlers
 
 HANDLERS = [
     AlignedBarrierHandler,
@@ -52,6 +54,13 @@ HANDLERS = [
     cyclic_handlers.LogsBeforeTheSnapshot,
     cyclic_handlers.LogsUntilTheLastBarrier,
     cyclic_handlers.AcknowledgesAtTheCopy,
+    MemorySink,
+    sink_handlers.Correct,
+    sink_handlers.CommitsAtTheSnapshot,
+    sink_handlers.CommitsOnlyTheLatest,
+    sink_handlers.ForgetsTheRestoredTransactions,
+    sink_handlers.CommitsTwice,
+    sink_handlers.LeavesTheLeftovers,
 ]
 
 

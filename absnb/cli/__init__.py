@@ -7,13 +7,15 @@ explore every interleaving, or run the paper's benchmark.
     absnb replay run.jsonl --json
     absnb explore --job word_count --checkpoints 1
     absnb bench --scale 2 --only fig6
+    absnb lab grade my_sink.py --lab two-phase-commit --json results.json
 
 ``run`` and ``replay`` print every completed snapshot, every aborted checkpoint (and why),
 every checkpoint still pending at the end, and the verdicts (feasible, termination,
 exactly-once, and for the bank the conserved total). Exit code 0 when every verdict holds,
 1 when one fails or the run stops while a checkpoint is pending, 2 for bad input (one line
 on stderr, no traceback). One module per command: :mod:`~absnb.cli.run`,
-:mod:`~absnb.cli.spark`, :mod:`~absnb.cli.replay`, :mod:`~absnb.cli.explore`.
+:mod:`~absnb.cli.spark`, :mod:`~absnb.cli.replay`, :mod:`~absnb.cli.explore`,
+:mod:`~absnb.cli.lab`.
 """
 
 from __future__ import annotations

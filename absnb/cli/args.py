@@ -441,7 +441,9 @@ def build_parser() -> argparse.ArgumentParser:
         "part, and with --json the scores for an autograder",
     )
     grade.add_argument("file", metavar="FILE", help="a .py file or a lab notebook (.ipynb)")
-    grade.add_argument("--lab", required=True, help="the lab: abs, abs-cyclic, chandy-lamport, ...")
+    grade.add_argument(
+        "--lab", required=True, help="the lab: abs, abs-cyclic, chandy-lamport, two-phase-commit"
+    )
     grade.add_argument(
         "--handler",
         metavar="CLASS",

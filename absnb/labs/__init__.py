@@ -20,6 +20,14 @@ the first marker of a snapshot and at each later one), then ``check(MyHandler)``
 every interleaving of small banks with snapshots started at any account. Its notebook is
 ``notebooks/labs/chandy_lamport_lab.ipynb``.
 
+The two-phase-commit lab: subclass
+:class:`~absnb.labs.two_phase_commit.handler.TransactionalSink` (the checkpoint glue of an
+exactly-once sink: write, pre-commit at the snapshot, commit on the notification, commit
+and abort on a restore), then ``check(MySink)``: Flink's ``TwoPhaseCommitSinkFunctionTest``
+cases at one sink, random runs with crashes, every interleaving of a small word count
+writing to the simulator's transaction store, crashes included. Its notebook is
+``notebooks/labs/two_phase_commit_lab.ipynb``.
+
 Once those pass, where Java is present, each lab runs the student's class once on Spark
 (:mod:`absnb.labs.spark`), through the runtime the package's own protocols run on, with a
 failure and a recovery; ``check(MyHandler, spark=False)`` skips that run.
@@ -41,6 +49,7 @@ from absnb.labs.cyclic.handler import CyclicAbsHandler, CyclicLabProtocol
 from absnb.labs.grade import check
 from absnb.labs.handler import AbsHandler, LabError, LabProtocol
 from absnb.labs.report import Counterexample, LabReport, PartResult
+from absnb.labs.two_phase_commit.handler import TransactionalSink
 
 __all__ = [
     "AbsHandler",
@@ -60,6 +69,7 @@ __all__ = [
     "PartResult",
     "RecordChannelState",
     "SnapshotState",
+    "TransactionalSink",
     "Unblock",
     "check",
 ]

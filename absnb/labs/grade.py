@@ -37,14 +37,18 @@ def check(
     """Check a student's handler class, part by part, stopping at the first failure.
 
     a. scripted cases at one task, compared after every step with the package's own
-       handler (ABS: Flink's ``AlignedCheckpointsTest``; Chandy-Lamport: seed 001's bank);
+       handler (ABS: Flink's ``AlignedCheckpointsTest``; Chandy-Lamport: seed 001's bank;
+       two-phase commit: Flink's ``TwoPhaseCommitSinkFunctionTest``, against
+       :class:`~absnb.sinks.MemorySink`);
     b. seeded random runs, with and without a crash: every snapshot a consistent cut, the
-       money adding up, nothing left blocked or pending, the output exactly once;
+       money adding up, nothing left blocked or pending, the output exactly once (and for
+       a sink, nothing visible before its checkpoint completes);
     c. every interleaving of small jobs (breadth-first, bounds stated in the report);
     d. where Java is present, one run on Spark (:mod:`absnb.labs.spark`): the lab's job under
        the student's class at every task, several checkpoints and one failure; every
        checkpoint a consistent cut, the output exactly once. It takes tens of seconds (a
-       Spark session's start included); without Java it is skipped, not failed.
+       Spark session's start included); without Java it is skipped, not failed (the
+       two-phase-commit lab has no run on Spark: its sink writes to the simulator's store).
 
     For any failure, the report carries the shortest schedule of the simulator that shows
     it (part c's searches), in words, and ``report.stepper()`` opens the stepper there.
@@ -53,10 +57,12 @@ def check(
         handler_class: a subclass of a lab's base class
             (:class:`~absnb.labs.handler.AbsHandler`,
             :class:`~absnb.labs.cyclic.handler.CyclicAbsHandler`,
-            :class:`~absnb.labs.chandy_lamport.handler.MarkerHandler`), or the package's
-            own handler (the known-good one).
-        lab: the lab (``"abs"``, ``"abs-cyclic"``, ``"chandy-lamport"``); None: the lab
-            whose base class ``handler_class`` subclasses (the nearest, when two do).
+            :class:`~absnb.labs.chandy_lamport.handler.MarkerHandler`,
+            :class:`~absnb.labs.two_phase_commit.handler.TransactionalSink`), or the
+            package's own handler or sink (the known-good one).
+        lab: the lab (``"abs"``, ``"abs-cyclic"``, ``"chandy-lamport"``,
+            ``"two-phase-commit"``); None: the lab whose base class ``handler_class``
+            subclasses (the nearest, when two do).
         spark: run part d once parts a-c pass (False: skip it, for a quicker check).
         timeout: each part's time limit in seconds (None: none); a part past it fails,
             saying so (:mod:`absnb.labs.limit`).

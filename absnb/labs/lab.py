@@ -10,6 +10,7 @@ from typing import Any
 from absnb.labs.report import PartResult
 from absnb.labs.search import Search
 from absnb.labs.spark import SparkCase
+from absnb.operators.base import Operator
 from absnb.protocols.base import BarrierHandler
 
 
@@ -18,9 +19,12 @@ class Lab:
     """One lab.
 
     Attributes:
-        name: what ``check(..., lab=name)`` calls it (``abs``, ``chandy-lamport``).
-        base: the class a student subclasses (its decisions left to write).
-        reference: the package's own handler, the known-good one (it passes every part).
+        name: what ``check(..., lab=name)`` calls it (``abs``, ``chandy-lamport``,
+            ``two-phase-commit``).
+        base: the class a student subclasses (its decisions left to write): a protocol's
+            handler, or a sink operator (two-phase commit).
+        reference: the package's own handler or sink, the known-good one (it passes every
+            part).
         accepts: the classes whose subclasses the lab checks (the base and the reference's
             family).
         scripted: part a, scripted cases at one task, compared with the reference.
@@ -31,9 +35,9 @@ class Lab:
     """
 
     name: str
-    base: type[BarrierHandler]
-    reference: type[BarrierHandler]
-    accepts: tuple[type[BarrierHandler], ...]
+    base: type[BarrierHandler] | type[Operator]
+    reference: type[BarrierHandler] | type[Operator]
+    accepts: tuple[type[BarrierHandler] | type[Operator], ...]
     scripted: Callable[[type[Any]], PartResult]
     random_runs: Callable[[type[Any]], PartResult]
     searches: Sequence[Search]

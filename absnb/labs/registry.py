@@ -8,7 +8,10 @@
   package's :class:`~absnb.protocols.chandy_lamport.ChandyLamportHandler`;
 - ``abs-cyclic``: the ABS lab's extension, Algorithm 2 at one task
   (:class:`~absnb.labs.cyclic.handler.CyclicAbsHandler`), checked against the package's
-  :class:`~absnb.protocols.cyclic.CyclicBarrierHandler`.
+  :class:`~absnb.protocols.cyclic.CyclicBarrierHandler`;
+- ``two-phase-commit``: the checkpoint glue of an exactly-once sink
+  (:class:`~absnb.labs.two_phase_commit.handler.TransactionalSink`), checked against the
+  package's :class:`~absnb.sinks.MemorySink`.
 
 A class two labs take (Algorithm 2's handlers are aligning handlers too) goes, unless a lab
 is named, to the lab whose class is nearest in its method resolution order.
@@ -27,6 +30,7 @@ from absnb.labs.lab import Lab
 from absnb.labs.runs import random_runs
 from absnb.labs.search import SEARCHES
 from absnb.labs.spark import SparkCase
+from absnb.labs.two_phase_commit.lab import TWO_PHASE_COMMIT
 from absnb.protocols.aligned import AlignedBarrierHandler
 from absnb.protocols.aligning import AligningHandler
 from absnb.runtime.failures import Failure
@@ -58,7 +62,7 @@ ABS = Lab(
 """ABS Algorithm 1: any barrier-aligning handler (the student's subclass of
 :class:`~absnb.labs.handler.AbsHandler`, or the package's own)."""
 
-LABS: dict[str, Lab] = {lab.name: lab for lab in (ABS, CHANDY_LAMPORT, CYCLIC)}
+LABS: dict[str, Lab] = {lab.name: lab for lab in (ABS, CYCLIC, CHANDY_LAMPORT, TWO_PHASE_COMMIT)}
 """Every lab, by name."""
 
 

@@ -19,6 +19,7 @@ from absnb.sim.stepper import Stepper
 from absnb.sim.world import World
 
 if TYPE_CHECKING:
+    from absnb.operators.base import Operator
     from absnb.protocols.base import BarrierHandler
     from absnb.views.widgets import StepperWidget
 
@@ -59,7 +60,7 @@ class Counterexample:
     """
 
     job: Job
-    handler_class: type[BarrierHandler]
+    handler_class: type[BarrierHandler] | type[Operator]
     actions: tuple[Action, ...]
     problem: str
     words: tuple[str, ...]

@@ -99,10 +99,11 @@ def explore(
 
     Raises:
         GraphError: a sink of the job writes to an external system, which branches of the
-            search would share.
+            search would share (unless the world carries it: ``carries_external``).
     """
     check_explore(world, max_states, max_depth, crashes, ends)
-    _refuse_external_sinks(world)
+    if not world.carries_external:
+        _refuse_external_sinks(world)
     with paused_collector():  # every state found is kept: absnb.sim.collector
         return _search(world, invariants, terminal_checks, max_states, max_depth, crashes, ends)
 

@@ -158,7 +158,8 @@ class ScriptedScheduler:
     The action for step k is ``actions[k - start]``, where ``start`` is the world's clock
     when the script begins, so stepping back and forth replays it exactly. With ``then`` (a
     scheduler), ``then`` chooses after the script, and wherever the script's action is not
-    enabled (a step taken by hand, a crash, left the script).
+    enabled (a step taken by hand, a crash, left the script); a scripted crash is played
+    when the world allows it.
 
     Raises:
         ActionNotEnabledError: (from the world, without ``then``) a scripted action is not
@@ -187,7 +188,8 @@ class ScriptedScheduler:
             )
         if i < len(self.actions):
             action = self.actions[i]
-            if self.then is None or action in enabled:
+            # (a crash is never among the enabled actions a stepper offers: asked apart)
+            if self.then is None or action in enabled or world.is_enabled(action):
                 return action
         return None if self.then is None else self.then.choose(world, enabled)
 

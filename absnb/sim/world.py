@@ -9,6 +9,8 @@ classroom and the explorer use them; its methods only delegate.
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from absnb.core.errors import ActionNotEnabledError, TransferRefusedError
 from absnb.sim import enabled, rules
 from absnb.sim.actions import Action, Transfer
@@ -40,6 +42,11 @@ class World(WorldState):
             (:class:`~absnb.sim.actions.Notify`) rather than with the completing step; by
             default when a sink writes to an external system (``Operator.external``).
     """
+
+    carries_external: ClassVar[bool] = False
+    """Whether the world's clones and keys carry the external systems its sinks write to
+    (each branch of a search its own), so that :func:`~absnb.sim.explore.explore` may
+    branch them (:class:`~absnb.labs.two_phase_commit.world.StoreWorld`)."""
 
     # -- what is enabled (absnb.sim.enabled, absnb.sim.rules) --------------------------------
     # The functions themselves, as methods: the stepper asks at every step.

@@ -283,8 +283,9 @@ def test_the_lab_is_inferred_from_the_class_or_refused_with_the_labs_named():
         check(AlignedBarrierHandler, lab="chandy-lamport")
     with pytest.raises(InvalidTypeError, match="MarkerHandler \\(lab 'chandy-lamport'\\)"):
         check(dict)
-    with pytest.raises(InvalidValueError, match="choose one of 'abs', 'chandy-lamport'"):
-        check(ChandyLamportHandler, lab="two-phase-commit")
+    names = "'abs', 'abs-cyclic', 'chandy-lamport', 'two-phase-commit'"
+    with pytest.raises(InvalidValueError, match=f"choose one of {names}"):
+        check(ChandyLamportHandler, lab="raft")
 
 
 def test_snapshots_start_at_any_account_in_the_search():

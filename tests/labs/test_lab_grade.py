@@ -108,6 +108,7 @@ def test_an_unknown_lab_is_a_usage_error(tmp_path, capsys):
     student = tmp_path / "mine.py"
     student.write_text(ALGORITHM_2)
     assert main(["lab", "grade", str(student), "--lab", "cyclic"]) == 2
-    assert "--lab 'cyclic' is no lab: choose one of abs, chandy-lamport, abs-cyclic" in (
-        capsys.readouterr().err
+    assert (
+        "--lab 'cyclic' is no lab: choose one of abs, abs-cyclic, chandy-lamport, two-phase-commit"
+        in (capsys.readouterr().err)
     )
