@@ -32,7 +32,7 @@ def time_limit(seconds: float | None) -> Iterator[None]:
         yield
         return
 
-    def expired(signum: int, frame: FrameType | None) -> None:
+    def expired(_signum: int, _frame: FrameType | None) -> None:
         raise PartTimeout(f"more than {seconds:g} s")
 
     before = signal.signal(signal.SIGALRM, expired)
