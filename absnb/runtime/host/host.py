@@ -48,13 +48,19 @@ from absnb.runtime.host.outbox import Outbox
 from absnb.runtime.host.pacing import SourcePacing
 from absnb.runtime.host.report import host_result
 from absnb.runtime.host.restore import restore
-from absnb.runtime.host.snapshot_writer import SnapshotWriter
+from absnb.runtime.host.snapshot_writer import SnapshotWriter, WriteFailed
 from absnb.runtime.plan import HostPlan, HostResult, terminates_by_quiescence
 from absnb.task import Out, StreamTask
 
 
 class HostStopped(RuntimeError):
     """The coordinator told this host to stop: its attempt is over or a peer host was lost."""
+
+
+class RunStopped(HostStopped):
+    """The coordinator stopped the whole run (a final
+    :class:`~absnb.runtime.control_plane.messages.Stop`): the driver raises why, and the
+    host's Spark task ends without failing."""
 
 
 class Host(CarriesOut):
@@ -263,7 +269,7 @@ class Host(CarriesOut):
         """``commands``, unless one of them is Stop: then raise :class:`HostStopped`."""
         for cmd in commands:
             if isinstance(cmd, Stop):
-                raise HostStopped(
+                raise (RunStopped if cmd.final else HostStopped)(
                     f"host {self.plan.host_id} of attempt {self.plan.attempt} was stopped by "
                     f"the coordinator: {cmd.reason or 'no reason given'}"
                 )
@@ -346,9 +352,16 @@ class Host(CarriesOut):
         self.metrics[counter] = self.metrics.get(counter, 0) + by
 
     def _acknowledge(self, client: ControlClient, timeout: float = 0.0) -> None:
-        """Acknowledge the snapshots written since the last call (durable ones only)."""
+        """Acknowledge the snapshots written since the last call (durable ones only); decline
+        the checkpoint of a snapshot the storage refused (the coordinator aborts it)."""
         for w in self.writer.written(timeout):
             s = w.snapshot
+            if isinstance(w, WriteFailed):
+                reason = str(w.error)  # could not write the snapshot of task ... : why
+                self.log.add("declined", s.task, None, s.checkpoint_id, detail=reason)
+                client.decline(s.task, s.checkpoint_id, reason, write_failed=True)
+                self._tally("failed_writes")
+                continue
             size = w.stats["state_size"] + w.stats["channel_state_size"]
             self.log.ack(s, size)  # the log reaches the driver before the acknowledgement
             client.ack(Ack(s.task, s.checkpoint_id, w.key, size, w.alignment_s, w.stats))
