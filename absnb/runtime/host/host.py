@@ -38,7 +38,7 @@ from absnb.runtime.data_plane.priority import Overtaking
 from absnb.runtime.data_plane.transport import DataPlane
 from absnb.runtime.events.log import EventLog
 from absnb.runtime.events.memory import release_freed
-from absnb.runtime.failures import Injections, declines
+from absnb.runtime.failures import InjectedFailure, Injections, declines
 from absnb.runtime.host.alignment import Alignments
 from absnb.runtime.host.announce import Announcements
 from absnb.runtime.host.carry_out import CarriesOut
@@ -51,6 +51,10 @@ from absnb.runtime.host.restore import restore
 from absnb.runtime.host.snapshot_writer import SnapshotWriter, WriteFailed
 from absnb.runtime.plan import HostPlan, HostResult, terminates_by_quiescence
 from absnb.task import Out, StreamTask
+
+RUN_STOP_WAIT = 0.1
+"""Seconds a failing host listens for the coordinator's final Stop before it reports its
+error (``Host._run_stopped``)."""
 
 
 class HostStopped(RuntimeError):
@@ -146,6 +150,8 @@ class Host(CarriesOut):
         except HostStopped:
             raise
         except BaseException as e:  # the peers hear why, and stop at once
+            if self._run_stopped(client, e):  # a peer ended on the final Stop first
+                raise RunStopped(f"host {self.plan.host_id}: the run was stopped") from e
             client.failed(e, setup=not running)
             raise
         finally:
@@ -274,6 +280,24 @@ class Host(CarriesOut):
                     f"the coordinator: {cmd.reason or 'no reason given'}"
                 )
         return commands
+
+    def _run_stopped(self, client: ControlClient, error: BaseException) -> bool:
+        """Whether the coordinator stopped the whole run (a final Stop came, or comes within
+        :data:`RUN_STOP_WAIT` s), so that ``error``, what a peer ending on that Stop did to
+        this host, is no failure of its own. An injected failure is always one."""
+        if isinstance(error, InjectedFailure | KeyboardInterrupt):
+            return False
+        deadline = time.monotonic() + RUN_STOP_WAIT
+        while True:
+            try:
+                commands = client.poll()
+            except Exception:  # the connection is gone: no Stop to read
+                return False
+            if any(type(c) is Stop and c.final for c in (*self.early, *commands)):
+                return True
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.01)
 
     def _emit(self, client: ControlClient) -> bool:
         busy = False
