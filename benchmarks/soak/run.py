@@ -70,6 +70,10 @@ INTERVAL = 0.05
 """Seconds between checkpoints: several complete in every run."""
 WC_REPEAT = 2
 """Word count reads the ``large`` sample this many times (about 12,000 words a source)."""
+WC_RATE = 1_000
+"""Lines a second each word-count source reads (2,000 each): a run lasts about two
+seconds, so that several checkpoints complete in it; read as fast as it could, a run
+ended after one or two, and a failure drawn at one of them often never came."""
 PAPER = {"parallelism": 2, "records": 60_000, "keys": 5_000, "groups": 97}
 """The Figure 5 job's size: 60,000 records over 5,000 keys in 97 groups."""
 PAPER_RATE = 30_000
@@ -261,7 +265,7 @@ class Soak:
             name = "calibration_" + "_".join(k.replace("-", "_") for k in key)
             if d.job == "word_count":
                 job = absnb.word_count(self.lines, sink=self.make_sink(d.sink, name))
-                run = self._run(job, protocol, timeout, [], None)
+                run = self._run(job, protocol, timeout, [], WC_RATE)
             else:
                 run = self._run(self.paper_job, protocol, timeout, [], PAPER_RATE)
             self.calibrations[key] = Calibration.of(run)
@@ -276,7 +280,7 @@ class Soak:
             if trial.job == "word_count":
                 sink = self.make_sink(trial.sink, str(trial.number))
                 job = absnb.word_count(self.lines, sink=sink)
-                run = self._run(job, protocol, timeout, [trial.failure], None)
+                run = self._run(job, protocol, timeout, [trial.failure], WC_RATE)
                 expected, got = Counter(self.wc_answer), Counter(sink.committed())
             else:
                 run = self._run(self.paper_job, protocol, timeout, [trial.failure], PAPER_RATE)
