@@ -6,7 +6,8 @@ it full are aborted, named in the checkpoint statistics and the events with the 
 own error, and leave nothing behind; the job goes on, and once space is freed its
 checkpoints complete again and the file sink's output is exactly once. With the storage
 left full, one failed checkpoint more than tolerated stops the run with the
-:class:`~absnb.runtime.storage.fs.StorageError`. Mounting a tmpfs needs root: elsewhere these
+:class:`~absnb.runtime.storage.fs.StorageError`, and no Spark task fails (so Spark logs no
+stack trace). Mounting a tmpfs needs root: elsewhere these
 tests are skipped.
 """
 
@@ -143,3 +144,8 @@ def test_one_failed_checkpoint_more_than_tolerated_stops_the_run(
     assert FULL in message
     assert "3 checkpoints in a row failed" in message
     assert "tolerable_failed_checkpoints" in message
+    # the hosts ended on the driver's final Stop: the Spark job succeeded, so Spark logged
+    # no failed task (and no stack trace)
+    tracker = spark.sparkContext.statusTracker()
+    last = max(tracker.getJobIdsForGroup())
+    assert tracker.getJobInfo(last).status == "SUCCEEDED"
