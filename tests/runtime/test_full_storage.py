@@ -7,8 +7,8 @@ own error, and leave nothing behind; the job goes on, and once space is freed it
 checkpoints complete again and the file sink's output is exactly once. With the storage
 left full, one failed checkpoint more than tolerated stops the run with the
 :class:`~absnb.runtime.storage.fs.StorageError`, and no Spark task fails (so Spark logs no
-stack trace). Mounting a tmpfs needs root: elsewhere these
-tests are skipped.
+stack trace). Mounting a tmpfs needs root: elsewhere the storage is a folder the test
+makes read-only instead.
 """
 
 from __future__ import annotations
@@ -16,11 +16,13 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import shutil
 import subprocess
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -34,12 +36,49 @@ from tests.runtime.test_spark_sinks import exactly, text
 
 RATE = 1_000
 """Lines a second each source reads: the run lasts about two seconds."""
-FULL = "No space left on device"
+
+
+@dataclass
+class SmallStorage:
+    """Checkpoint storage the test can make refuse every write mid-run: a 4 MiB tmpfs it
+    fills (as root), or else a folder it makes read-only."""
+
+    root: Path
+    tmpfs: bool
+
+    @property
+    def refusal(self) -> str:
+        """What the storage's error says when it refuses a write."""
+        return "No space left on device" if self.tmpfs else "Permission denied"
+
+    def refuse(self) -> Callable[[], None]:
+        """Make every write fail from now on; returns what makes them succeed again."""
+        if not self.tmpfs:
+            folders = [self.root, *(p for p in self.root.rglob("*") if p.is_dir())]
+            for folder in folders:
+                folder.chmod(0o555)
+
+            def writable() -> None:
+                for folder in folders:
+                    folder.chmod(0o755)
+
+            return writable
+        filler = self.root / "filler"
+        with open(filler, "wb") as f:
+            try:
+                while True:
+                    f.write(b"\0" * 65536)
+                    f.flush()
+            except OSError as e:
+                if e.errno != errno.ENOSPC:
+                    raise
+        return filler.unlink
 
 
 @pytest.fixture
-def small_storage() -> Iterator[Path]:
-    """A 4 MiB tmpfs, unmounted after the test."""
+def small_storage() -> Iterator[SmallStorage]:
+    """A 4 MiB tmpfs, unmounted after the test; where none can be mounted, a folder (the
+    test then makes it read-only, which root would write to all the same)."""
     path = Path(tempfile.mkdtemp(prefix="absnb-tmpfs-"))
     mounted = subprocess.run(
         ["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(path)],
@@ -47,42 +86,38 @@ def small_storage() -> Iterator[Path]:
         check=False,
     )
     if mounted.returncode != 0:
-        path.rmdir()
-        pytest.skip(f"cannot mount a tmpfs (needs root): {mounted.stderr.decode().strip()}")
+        if os.geteuid() == 0:
+            path.rmdir()
+            pytest.skip(f"root, and cannot mount a tmpfs: {mounted.stderr.decode().strip()}")
+        try:
+            yield SmallStorage(path, tmpfs=False)
+        finally:
+            for folder in [path, *(p for p in path.rglob("*") if p.is_dir())]:
+                folder.chmod(0o755)
+            shutil.rmtree(path, ignore_errors=True)
+        return
     try:
-        yield path
+        yield SmallStorage(path, tmpfs=True)
     finally:
         subprocess.run(["umount", "-l", str(path)], check=False)
         with contextlib.suppress(OSError):
             path.rmdir()
 
 
-def fill(root: Path) -> Path:
-    """Fill the filesystem of ``root`` with one file; the file."""
-    filler = root / "filler"
-    with open(filler, "wb") as f:
-        try:
-            while True:
-                f.write(b"\0" * 65536)
-                f.flush()
-        except OSError as e:
-            if e.errno != errno.ENOSPC:
-                raise
-    return filler
-
-
-def filled_after_checkpoints(root: Path, n: int, free_after: float | None) -> threading.Thread:
-    """A thread that fills ``root``'s filesystem once ``n`` manifests exist there, and frees
-    it again ``free_after`` seconds later (None: never)."""
+def refused_after_checkpoints(
+    storage: SmallStorage, n: int, again_after: float | None
+) -> threading.Thread:
+    """A thread that makes ``storage`` refuse every write once ``n`` manifests exist there,
+    and take them again ``again_after`` seconds later (None: never)."""
 
     def run() -> None:
         deadline = time.monotonic() + 60
-        while manifests(root) < n and time.monotonic() < deadline:
+        while manifests(storage.root) < n and time.monotonic() < deadline:
             time.sleep(0.01)
-        filler = fill(root)
-        if free_after is not None:
-            time.sleep(free_after)
-            filler.unlink()
+        again = storage.refuse()
+        if again_after is not None:
+            time.sleep(again_after)
+            again()
 
     thread = threading.Thread(target=run, daemon=True)
     thread.start()
@@ -96,11 +131,12 @@ def manifests(root: Path) -> int:
 
 @pytest.mark.parametrize("protocol", ["abs", "synchronous", "chandy-lamport"])
 def test_checkpoints_that_find_the_storage_full_are_aborted_and_the_job_goes_on(
-    spark, small_storage: Path, tmp_path: Path, protocol: str
+    spark, small_storage: SmallStorage, tmp_path: Path, protocol: str
 ) -> None:
-    runtime = SparkRuntime(spark, checkpoint_dir=str(small_storage))
+    runtime = SparkRuntime(spark, checkpoint_dir=str(small_storage.root))
     sink = FileSink(tmp_path / "out")
-    filler = filled_after_checkpoints(small_storage, 1, free_after=0.5)
+    refusing = refused_after_checkpoints(small_storage, 1, again_after=0.5)
+    refusal = small_storage.refusal
     with quiet_task_failures(spark):
         run = runtime.run(
             absnb.word_count(text(), sink=sink),
@@ -109,29 +145,32 @@ def test_checkpoints_that_find_the_storage_full_are_aborted_and_the_job_goes_on(
             source_rate=RATE,
             tolerable_failed_checkpoints=1_000,
         )
-    filler.join(10)
+    refusing.join(10)
     assert run.restarts == 0
     assert sorted(sink.committed()) == exactly(word_count_answer(spark, text()))
     rows = run.metrics.checkpoints()
-    failed = rows[rows["failure_message"].fillna("").str.contains(FULL)]
+    failed = rows[rows["failure_message"].fillna("").str.contains(refusal)]
     assert len(failed) >= 1, rows[["checkpoint_id", "status", "failure_message"]]
     assert set(failed["status"]) == {"FAILED"}
     after = rows[rows["checkpoint_id"] > failed["checkpoint_id"].max()]
     assert "COMPLETED" in set(after["status"])  # space freed: checkpoints complete again
     events = run.events
-    aborted = events[(events["kind"] == "aborted") & events["detail"].fillna("").str.contains(FULL)]
+    aborted = events[
+        (events["kind"] == "aborted")
+        & events["detail"].fillna("").str.contains(small_storage.refusal)
+    ]
     assert sorted(aborted["checkpoint"]) == sorted(failed["checkpoint_id"])
     # nothing of an aborted checkpoint is left to be taken for one
-    job_dir = next(p for p in small_storage.iterdir() if p.is_dir())
+    job_dir = next(p for p in small_storage.root.iterdir() if p.is_dir())
     left = {int(p.name.split("-")[1]) for p in job_dir.iterdir() if p.name.startswith("chk-")}
     assert not left & set(failed["checkpoint_id"])
 
 
 def test_one_failed_checkpoint_more_than_tolerated_stops_the_run(
-    spark, small_storage: Path, tmp_path: Path
+    spark, small_storage: SmallStorage, tmp_path: Path
 ) -> None:
-    runtime = SparkRuntime(spark, checkpoint_dir=str(small_storage))
-    filled_after_checkpoints(small_storage, 1, free_after=None)
+    runtime = SparkRuntime(spark, checkpoint_dir=str(small_storage.root))
+    refused_after_checkpoints(small_storage, 1, again_after=None)
     with pytest.raises(StorageError) as stopped:
         runtime.run(
             absnb.word_count(text(2), sink=FileSink(tmp_path / "out")),
@@ -141,7 +180,7 @@ def test_one_failed_checkpoint_more_than_tolerated_stops_the_run(
             tolerable_failed_checkpoints=2,
         )
     message = str(stopped.value)
-    assert FULL in message
+    assert small_storage.refusal in message
     assert "3 checkpoints in a row failed" in message
     assert "tolerable_failed_checkpoints" in message
     # the hosts ended on the driver's final Stop: the Spark job succeeded, so Spark logged
