@@ -14,8 +14,9 @@ is aborted, if it did not complete by then"), the *minimum time between checkpoi
 A checkpoint that fails for want of storage (a snapshot or its metadata could not be written)
 counts against ``tolerable_failed_checkpoints`` (Flink's
 ``execution.checkpointing.tolerable-failed-checkpoints``, kept by its
-``CheckpointFailureManager``): :meth:`CheckpointCoordinator.failed` says when more failed in
-a row than that; a completed checkpoint starts the count again.
+``CheckpointFailureManager``):
+:meth:`CheckpointCoordinator.failed <absnb.CheckpointCoordinator.failed>` says when more
+failed in a row than that; a completed checkpoint starts the count again.
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ acknowledgements count and passes the sending in.
 A checkpoint aborted because storage refused a write (a task's snapshot, declined with
 ``write_failed``, or the manifest ``on_complete`` writes) is a failed checkpoint: its files
 are discarded (``on_failed``) and the coordinator counts it
-(:meth:`~absnb.protocols.coordinator.CheckpointCoordinator.failed`); once more have failed in
+(:meth:`~absnb.CheckpointCoordinator.failed`); once more have failed in
 a row than it tolerates, ``stop`` is called with the
 :class:`~absnb.runtime.storage.fs.StorageError` the run ends with.
 """
