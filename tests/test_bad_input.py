@@ -365,6 +365,8 @@ SPARK: list[Case] = [
     ("run-max-restarts-neg", run(max_restarts=-1), InvalidValueError, ("-1",)),
     ("run-max-restarts-str", run(max_restarts="3"), InvalidTypeError, ("'3'",)),
     ("run-max-restarts-float", run(max_restarts=2.5), InvalidTypeError, ("2.5",)),
+    ("run-tolerable-neg", run(tolerable_failed_checkpoints=-1), InvalidValueError, ("tolerable_failed_checkpoints", "-1")),  # noqa: E501
+    ("run-tolerable-str", run(tolerable_failed_checkpoints="2"), InvalidTypeError, ("tolerable_failed_checkpoints", "'2'")),  # noqa: E501
     ("run-allow-deadlock", run(allow_deadlock="no"), InvalidTypeError, ("'no'",)),
     ("run-source-rate-0", run(source_rate=0), InvalidValueError, ("not 0",)),
     ("run-source-rate-neg", run(source_rate=-5), InvalidValueError, ("-5",)),
@@ -465,6 +467,8 @@ CLI: list[tuple[str, list[str], str]] = [
     ("spark-recovery", ["run", "--runtime", "spark", "--recovery", "partial"], "partial"),
     ("spark-save-trace", ["run", "--runtime", "spark", "--save-trace", "t.jsonl"], "--save-trace"),
     ("spark-max-restarts", ["run", "--runtime", "spark", "--max-restarts", "-1"], "'-1'"),
+    ("spark-tolerable", ["run", "--runtime", "spark", "--tolerable-failed-checkpoints", "x"], "'x'"),  # noqa: E501
+    ("sim-tolerable", ["run", "--tolerable-failed-checkpoints", "2"], "--tolerable-failed-checkpoints"),  # noqa: E501
     ("spark-crash-kind", ["run", "--runtime", "spark", "--crash-kind", "melt"], "'melt'"),
     ("spark-input-bank", ["run", "--runtime", "spark", "--input", "x.txt"], "--input"),
     ("spark-protocol", ["run", "--runtime", "spark", "--protocol", "raft"], "'raft'"),

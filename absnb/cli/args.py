@@ -300,6 +300,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     spark.add_argument("--max-restarts", type=natural, default=3, metavar="N", help="default 3")
     spark.add_argument(
+        "--tolerable-failed-checkpoints",
+        type=natural,
+        default=0,
+        metavar="N",
+        help="checkpoints in a row that may fail to be written (a full disk) while the job "
+        "goes on; one more stops it (default 0: the first stops it, as in Flink)",
+    )
+    spark.add_argument(
         "--crash-after-checkpoint",
         type=counting,
         metavar="K",

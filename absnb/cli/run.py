@@ -33,6 +33,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         "save_events": None,
     }
     spark_only["max_restarts"] = 3
+    spark_only["tolerable_failed_checkpoints"] = 0  # the simulator writes no storage
     for option, default in spark_only.items():
         if getattr(args, option) != default:
             flag = "--" + option.replace("_", "-")

@@ -55,11 +55,18 @@ def run_on_spark(args: argparse.Namespace) -> int:
     if source_rate is None and args.input is None and interval:
         source_rate = paced_rate(job, interval)
     check_run(
-        job, protocol, interval, failures, args.max_restarts, args.allow_deadlock, source_rate
+        job,
+        protocol,
+        interval,
+        failures,
+        args.max_restarts,
+        args.allow_deadlock,
+        source_rate,
+        tolerable_failed_checkpoints=args.tolerable_failed_checkpoints,
     )
     get_protocol(protocol, job.graph, allow_deadlock=args.allow_deadlock)  # names the choices
     from absnb.cli.spark_log import shown_on_failure, start_session
-    from absnb.runtime import RestartLimitError
+    from absnb.runtime import RestartLimitError, StorageError
     from absnb.runtime.spark import SparkRuntime, quiet_task_failures
 
     runtime = SparkRuntime(start_session(args.master, args))
@@ -81,8 +88,9 @@ def run_on_spark(args: argparse.Namespace) -> int:
                 source_rate=source_rate,
                 alignment_timeout=args.alignment_timeout,
                 checkpoint_timeout=args.checkpoint_timeout,
+                tolerable_failed_checkpoints=args.tolerable_failed_checkpoints,
             )
-    except RestartLimitError as e:  # not bad input: the job itself kept failing
+    except (RestartLimitError, StorageError) as e:  # not bad input: the job kept failing
         print(f"absnb: {' '.join(str(e).split())}", file=sys.stderr)
         return 1
     expected = reference(runtime.spark, job, args.input)

@@ -11,6 +11,12 @@ settings kept here: the checkpoint *timeout* ("the time after which a checkpoint
 is aborted, if it did not complete by then"), the *minimum time between checkpoints*
 (``min_pause``), and the *number of concurrent checkpoints* (``max_concurrent``). A task may
 *decline* a checkpoint (``CheckpointCoordinator.receiveDeclineMessage``), which aborts it.
+A checkpoint that fails for want of storage (a snapshot or its metadata could not be written)
+counts against ``tolerable_failed_checkpoints`` (Flink's
+``execution.checkpointing.tolerable-failed-checkpoints``, kept by its
+``CheckpointFailureManager``):
+:meth:`CheckpointCoordinator.failed <absnb.CheckpointCoordinator.failed>` says when more
+failed in a row than that; a completed checkpoint starts the count again.
 """
 
 from __future__ import annotations
@@ -85,6 +91,10 @@ class CheckpointCoordinator:
             that is unlimited (Chandy-Lamport). Triggers on request may start more, up to
             ``max_concurrent``; periodic ones never pile up faster than they complete, which
             would grow every channel by a marker per interval and the run quadratically.
+        tolerable_failed_checkpoints: how many checkpoints in a row may fail for want of
+            storage (:meth:`failed`) before the runtime stops the job (Flink's
+            ``tolerable-failed-checkpoints``; 0 there by default: the first failure is
+            fatal); None for no limit (the simulator writes no storage).
 
     Raises:
         ProtocolSettingError: a negative interval, pause or timeout, or a limit of
@@ -103,6 +113,7 @@ class CheckpointCoordinator:
         subsumes: bool = True,
         timeout: float | None = None,
         periodic_concurrent: int | None = None,
+        tolerable_failed_checkpoints: int | None = None,
     ) -> None:
         for what, value in (("interval", interval), ("timeout", timeout), ("min_pause", min_pause)):
             if value is not None and (
@@ -121,6 +132,20 @@ class CheckpointCoordinator:
                 f"max_concurrent must be a whole number >= 1 (or None for no limit), not "
                 f"{max_concurrent!r}"
             )
+        if tolerable_failed_checkpoints is not None and (
+            isinstance(tolerable_failed_checkpoints, bool)
+            or not isinstance(tolerable_failed_checkpoints, int)
+            or tolerable_failed_checkpoints < 0
+        ):
+            raise ProtocolSettingError(
+                f"tolerable_failed_checkpoints must be a whole number >= 0 (or None for no "
+                f"limit), not {tolerable_failed_checkpoints!r}"
+            )
+        self.tolerable_failed_checkpoints = tolerable_failed_checkpoints
+        self.failed_in_a_row = 0
+        """Checkpoints that failed for want of storage since the last one completed."""
+        self.failed_checkpoints: list[CheckpointId] = []
+        """Every checkpoint that failed for want of storage (:meth:`failed`), in order."""
         self.tasks = tasks
         self._task_set = frozenset(tasks)
         self.job = job
@@ -158,6 +183,7 @@ class CheckpointCoordinator:
         min_pause: float = 0,
         timeout: float | None = None,
         max_concurrent: int | str | None = "protocol",
+        tolerable_failed_checkpoints: int | None = None,
     ) -> CheckpointCoordinator:
         """The coordinator of ``graph`` run under ``protocol`` (whose ``max_concurrent``
         applies unless one is given; a protocol that takes none keeps 0)."""
@@ -184,6 +210,7 @@ class CheckpointCoordinator:
             min_pause=min_pause,
             subsumes=protocol.subsumes,
             timeout=timeout,
+            tolerable_failed_checkpoints=tolerable_failed_checkpoints,
         )
 
     # -- triggering --------------------------------------------------------------------------
@@ -282,6 +309,7 @@ class CheckpointCoordinator:
         )
         self.completed = [*self.completed, done]
         self.last_completed = now
+        self.failed_in_a_row = 0
         return Acknowledged(done, subsumed)
 
     def store_failed(self, checkpoint_id: CheckpointId) -> None:
@@ -303,6 +331,17 @@ class CheckpointCoordinator:
             )
         self.completed = kept
         self.aborted = [*self.aborted, checkpoint_id]
+
+    def failed(self, checkpoint_id: CheckpointId) -> bool:
+        """Aborted ``checkpoint_id`` failed for want of storage (a task's snapshot or the
+        checkpoint's metadata could not be written: Flink's ``CHECKPOINT_ASYNC_EXCEPTION``,
+        ``FINALIZE_CHECKPOINT_FAILURE``); True when more checkpoints in a row have now failed
+        so than ``tolerable_failed_checkpoints`` allows, and the job must stop (Flink:
+        ``CheckpointFailureManager.checkFailureCounter``)."""
+        self.failed_in_a_row += 1
+        self.failed_checkpoints = [*self.failed_checkpoints, checkpoint_id]
+        limit = self.tolerable_failed_checkpoints
+        return limit is not None and self.failed_in_a_row > limit
 
     def waiting_for(self, task: TaskId) -> list[CheckpointId]:
         """The pending checkpoints ``task`` has not acknowledged, oldest first: those it may
@@ -369,7 +408,8 @@ class CheckpointCoordinator:
             if self.pending
             else {}
         )
-        # completed, aborted, declined and expired are shared: never changed in place
+        # completed, aborted, declined, expired and failed_checkpoints are shared: never
+        # changed in place
         return new
 
     def key(self, now: float | None = None) -> object:
@@ -403,4 +443,5 @@ class CheckpointCoordinator:
             ages,
             tuple((n, tuple(sorted(p.acknowledged))) for n, p in sorted(self.pending.items())),
             latest.checkpoint_id if latest else 0,
+            self.failed_in_a_row if self.tolerable_failed_checkpoints is not None else 0,
         )

@@ -14,11 +14,20 @@ exactly-once, so the committed output must equal Spark's batch answer on the sam
 word count's every running count once (``groupBy(word).count()``), the Figure 5 job's
 count per group (an RDD over the same generated records). The script prints one line per
 run and a table per mode, and exits 1 if any run lost or duplicated output (2 if a run
-failed outright). Seeded: the same ``--seed`` draws the same runs; ``--only 17`` makes only
-run 17 of them (the same ``--runs`` and ``--seed``), to look into one.
+failed outright, 3 if a failure did not fire). Seeded: the same ``--seed`` draws the same
+runs; ``--only 17`` makes only run 17 of them (the same ``--runs`` and ``--seed``), to look
+into one.
 
-A failure whose moment never comes (a checkpoint the run ends before, a task that reads
-fewer records) does not fire; the ``fired`` column says which did (the run restarted).
+Failures are drawn from the run's own length: a failure-free run of each job, mode and sink
+(a calibration, made once, before the first trial that needs it) gives the records each
+task reads, the checkpoints each takes its part of and those each sink commits, and a
+failure's moment is drawn within its task's (its records within the first 90 %, its
+checkpoint within the first three quarters). The seed fixes the draw's fractions; the moments they
+give follow the calibration, so another machine may draw other numbers. A failure whose
+moment still never comes (the run was quicker than its calibration) did not fire
+(:attr:`~absnb.runtime.spark.SparkRun.failures_not_fired`): it is a failed draw, counted
+in the ``unfired`` column, and the script exits 3 when any draw failed.
+
 PostgreSQL needs Debian's ``postgresql`` binaries and psycopg; without them (or with
 ``--no-postgres``) word count uses the file sink only, and the table says so.
 """
@@ -26,11 +35,13 @@ PostgreSQL needs Debian's ``postgresql`` binaries and psycopg; without them (or 
 from __future__ import annotations
 
 import argparse
+import math
 import random
 import sys
 import tempfile
 import time
 import traceback
+import warnings
 from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
@@ -40,6 +51,7 @@ from typing import Any, Literal
 
 import absnb
 from absnb import datasets
+from absnb.core.errors import FailureNotFiredWarning
 from absnb.experiments.sessions import quiet_session
 from absnb.jobs.paper_topology import paper_topology
 from absnb.runtime.failures import Failure
@@ -58,11 +70,89 @@ INTERVAL = 0.05
 """Seconds between checkpoints: several complete in every run."""
 WC_REPEAT = 2
 """Word count reads the ``large`` sample this many times (about 12,000 words a source)."""
+WC_RATE = 1_000
+"""Lines a second each word-count source reads (2,000 each): a run lasts about two
+seconds, so that several checkpoints complete in it; read as fast as it could, a run
+ended after one or two, and a failure drawn at one of them often never came."""
 PAPER = {"parallelism": 2, "records": 60_000, "keys": 5_000, "groups": 97}
 """The Figure 5 job's size: 60,000 records over 5,000 keys in 97 groups."""
 PAPER_RATE = 30_000
 """Records a second each Figure 5 source reads: a run lasts about a second."""
 MOMENTS = ("records", "checkpoint", "pre-commit")
+"""When a failure fires: after some records, during a checkpoint, or in a sink told that a
+checkpoint completed, before it commits."""
+
+
+OPERATORS = {
+    "word_count": ("source", "count", "sink"),
+    "paper_topology": ("source", "parse", "sum_per_key", "to_group", "count_per_group", "sink"),
+}
+"""Each job's operators (two subtasks each)."""
+RECORDS_SHARE = 0.9
+"""A failure after records fires within this share of what its task reads in the
+calibration run."""
+CHECKPOINTS_SHARE = 0.75
+"""A failure at a checkpoint fires within this share of the checkpoints its task took part
+in (or, told of one, committed) in the calibration run."""
+
+
+@dataclass(frozen=True)
+class Drawn:
+    """What the seeded draw fixes of a run: the job, mode, sink, and a failure's kind, task
+    and moment, as a fraction of the run's length (:meth:`Calibration.failure` makes it a
+    :class:`~absnb.runtime.failures.Failure`)."""
+
+    number: int
+    job: str
+    mode: str
+    sink: str
+    kind: Literal["raise", "kill"]
+    moment: str
+    task: str
+    at: float
+    """Where in the run, from 0 (its start) to 1 (its end)."""
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """A failure-free run of one job, mode and sink, by task: the records each read, the
+    checkpoints each took its part of, and those each sink committed."""
+
+    records: dict[str, int]
+    snapshots: dict[str, list[int]]
+    commits: dict[str, list[int]]
+
+    @classmethod
+    def of(cls, run: Any) -> Calibration:
+        """The calibration of ``run`` (a :class:`~absnb.runtime.spark.SparkRun`)."""
+        tasks = [h.metrics.get("tasks", {}) for h in run.hosts]
+        records = {str(t): n["records_in"] for mine in tasks for t, n in mine.items()}
+        rows = run.log.rows
+
+        def by_task(kind: str) -> dict[str, list[int]]:
+            out: dict[str, set[int]] = {}
+            for r in rows:
+                if r.kind == kind and r.task and r.checkpoint:
+                    out.setdefault(r.task, set()).add(int(r.checkpoint))
+            return {t: sorted(ns) for t, ns in out.items()}
+
+        return cls(records, by_task("snapshot"), by_task("commit"))
+
+    def failure(self, d: Drawn) -> Failure:
+        """``d``'s failure, at its fraction of this run's records or checkpoints."""
+        if d.moment == "records":
+            n = max(1, int(d.at * RECORDS_SHARE * self.records.get(d.task, 0)))
+            return Failure(d.task, after_records=n, kind=d.kind)
+        if d.moment == "pre-commit":
+            return Failure(d.task, notified=self._pick(self.commits, d), kind=d.kind)
+        return Failure(d.task, during_checkpoint=self._pick(self.snapshots, d), kind=d.kind)
+
+    @staticmethod
+    def _pick(checkpoints: dict[str, list[int]], d: Drawn) -> int:
+        """The checkpoint at ``d``'s fraction of the first :data:`CHECKPOINTS_SHARE` of
+        those of its task (1 when the task had none: that draw fails)."""
+        mine = checkpoints.get(d.task) or [1]
+        return mine[int(d.at * max(1, math.ceil(CHECKPOINTS_SHARE * len(mine))))]
 
 
 @dataclass(frozen=True)
@@ -95,32 +185,24 @@ class Outcome:
     lost: int = 0
     duplicated: int = 0
     restarts: int = 0
+    fired: bool = False
     seconds: float = 0.0
     error: str = ""
 
 
-def draw(rng: random.Random, number: int, sinks: tuple[str, ...]) -> Trial:
-    """A random trial: job, mode, sink, then a failure of a random task at a random moment."""
+def draw(rng: random.Random, number: int, sinks: tuple[str, ...]) -> Drawn:
+    """A random run: job, mode, sink, then a failure of a random task at a random moment
+    (a fraction of the run, made a number of records or a checkpoint by its calibration)."""
     job = rng.choice(("word_count", "paper_topology"))
     mode = rng.choice(list(MODES))
     sink = rng.choice(sinks) if job == "word_count" else "latest-count"
-    ops = (
-        ("source", "count", "sink")
-        if job == "word_count"
-        else ("source", "parse", "sum_per_key", "to_group", "count_per_group", "sink")
-    )
     kind: Literal["raise", "kill"] = rng.choice(("raise", "kill"))
     moment = rng.choice(MOMENTS)
     if moment == "pre-commit":
         task = f"sink[{rng.randrange(2)}]"
-        failure = Failure(task, notified=rng.randint(1, 3), kind=kind)
     else:
-        task = f"{rng.choice(ops)}[{rng.randrange(2)}]"
-        if moment == "records":
-            failure = Failure(task, after_records=rng.randint(1, 8_000), kind=kind)
-        else:
-            failure = Failure(task, during_checkpoint=rng.randint(1, 4), kind=kind)
-    return Trial(number, job, mode, sink, failure)
+        task = f"{rng.choice(OPERATORS[job])}[{rng.randrange(2)}]"
+    return Drawn(number, job, mode, sink, kind, moment, task, rng.random())
 
 
 def lines() -> list[list[str]]:
@@ -152,6 +234,7 @@ class Soak:
     """The runtime, the answers and the sinks the trials share."""
 
     def __init__(self, runtime: SparkRuntime, workdir: Path, dsn: str | None) -> None:
+        self.calibrations: dict[tuple[str, str, str], Calibration] = {}
         self.runtime = runtime
         self.workdir = workdir
         self.dsn = dsn
@@ -162,13 +245,31 @@ class Soak:
         )
         self.paper_answer = paper_answer(runtime.spark, self.paper_job)
 
-    def make_sink(self, trial: Trial) -> Any:
-        if trial.sink == "postgres":
+    def make_sink(self, sink: str, name: str) -> Any:
+        if sink == "postgres":
             from absnb.sinks.postgres import PostgresSink
 
             assert self.dsn is not None
-            return PostgresSink(self.dsn, f"soak_{trial.number}", job=f"soak{trial.number}")
-        return FileSink(self.workdir / f"out-{trial.number}")
+            return PostgresSink(self.dsn, f"soak_{name}", job=f"soak{name}")
+        return FileSink(self.workdir / f"out-{name}")
+
+    def trial(self, d: Drawn) -> Trial:
+        """``d`` with its failure drawn from its calibration run's length."""
+        return Trial(d.number, d.job, d.mode, d.sink, self.calibration(d).failure(d))
+
+    def calibration(self, d: Drawn) -> Calibration:
+        """The failure-free run of ``d``'s job, mode and sink (made once)."""
+        key = (d.job, d.mode, d.sink)
+        if key not in self.calibrations:
+            protocol, timeout = MODES[d.mode]
+            name = "calibration_" + "_".join(k.replace("-", "_") for k in key)
+            if d.job == "word_count":
+                job = absnb.word_count(self.lines, sink=self.make_sink(d.sink, name))
+                run = self._run(job, protocol, timeout, [], WC_RATE)
+            else:
+                run = self._run(self.paper_job, protocol, timeout, [], PAPER_RATE)
+            self.calibrations[key] = Calibration.of(run)
+        return self.calibrations[key]
 
     def run(self, trial: Trial) -> Outcome:
         protocol, timeout = MODES[trial.mode]
@@ -177,14 +278,15 @@ class Soak:
         expected: Counter[Any]
         try:
             if trial.job == "word_count":
-                sink = self.make_sink(trial)
+                sink = self.make_sink(trial.sink, str(trial.number))
                 job = absnb.word_count(self.lines, sink=sink)
-                run = self._run(job, protocol, timeout, trial.failure, None)
+                run = self._run(job, protocol, timeout, [trial.failure], WC_RATE)
                 expected, got = Counter(self.wc_answer), Counter(sink.committed())
             else:
-                run = self._run(self.paper_job, protocol, timeout, trial.failure, PAPER_RATE)
+                run = self._run(self.paper_job, protocol, timeout, [trial.failure], PAPER_RATE)
                 expected, got = Counter(self.paper_answer), Counter(dict(run.output))
             out.restarts = run.restarts
+            out.fired = not run.failures_not_fired
             out.expected = sum(expected.values())
             out.lost, out.duplicated = difference(expected, got)
         except Exception as e:  # a run that failed outright is reported, not hidden
@@ -198,15 +300,16 @@ class Soak:
         job: absnb.Job,
         protocol: str,
         timeout: float | None,
-        failure: Failure,
+        failures: list[Failure],
         rate: float | None,
     ) -> Any:
-        with quiet_task_failures(self.runtime.spark):
+        with quiet_task_failures(self.runtime.spark), warnings.catch_warnings():
+            warnings.simplefilter("ignore", FailureNotFiredWarning)  # the table counts them
             return self.runtime.run(
                 job,
                 protocol,
                 checkpoint_interval=INTERVAL,
-                failures=[failure],
+                failures=failures,
                 alignment_timeout=timeout,
                 source_rate=rate,
             )
@@ -236,25 +339,29 @@ def line(o: Outcome) -> str:
     t = o.trial
     verdict = o.error or f"lost {o.lost}, duplicated {o.duplicated} of {o.expected:,}"
     return (
-        f"{t.number:4d} {t.job:15} {t.mode:15} {t.sink:13} fired={o.restarts > 0!s:5} "
+        f"{t.number:4d} {t.job:15} {t.mode:15} {t.sink:13} fired={o.fired!s:5} "
         f"{o.seconds:5.1f}s  {verdict}  [{t.describe()}]"
     )
 
 
 def table(outcomes: list[Outcome]) -> str:
-    """Per mode and job: runs, failures that fired, lost and duplicated output, errors."""
-    rows = [f"{'mode':15} {'job':15} {'runs':>5} {'fired':>6} {'lost':>6} {'dup':>6} {'errors':>7}"]
+    """Per mode and job: runs, failures that fired and that did not (failed draws), lost and
+    duplicated output, errors."""
+    head = f"{'mode':15} {'job':15} {'runs':>5} {'fired':>6} {'unfired':>8} {'lost':>6} {'dup':>6}"
+    rows = [f"{head} {'errors':>7}"]
     keys = sorted({(o.trial.mode, o.trial.job) for o in outcomes})
     for mode, job in keys:
         mine = [o for o in outcomes if (o.trial.mode, o.trial.job) == (mode, job)]
         rows.append(
-            f"{mode:15} {job:15} {len(mine):5d} {sum(o.restarts > 0 for o in mine):6d} "
+            f"{mode:15} {job:15} {len(mine):5d} {sum(o.fired for o in mine):6d} "
+            f"{sum(unfired(o) for o in mine):8d} "
             f"{sum(o.lost for o in mine):6d} {sum(o.duplicated for o in mine):6d} "
             f"{sum(bool(o.error) for o in mine):7d}"
         )
-    fired = sum(o.restarts > 0 for o in outcomes)
+    fired = sum(o.fired for o in outcomes)
     rows.append(
         f"{'all':15} {'':15} {len(outcomes):5d} {fired:6d} "
+        f"{sum(unfired(o) for o in outcomes):8d} "
         f"{sum(o.lost for o in outcomes):6d} {sum(o.duplicated for o in outcomes):6d} "
         f"{sum(bool(o.error) for o in outcomes):7d}"
     )
@@ -263,11 +370,19 @@ def table(outcomes: list[Outcome]) -> str:
     return "\n".join(rows)
 
 
+def unfired(o: Outcome) -> bool:
+    """A failed draw: the run ended without its failure firing."""
+    return not o.error and not o.fired
+
+
 def verdict(outcomes: list[Outcome]) -> int:
-    """0: every run exactly once; 1: some run lost or duplicated; 2: some run failed."""
+    """0: every run exactly once, every failure fired; 1: some run lost or duplicated;
+    2: some run failed; 3: some failure did not fire (a failed draw)."""
     if any(o.lost or o.duplicated for o in outcomes):
         return 1
-    return 2 if any(o.error for o in outcomes) else 0
+    if any(o.error for o in outcomes):
+        return 2
+    return 3 if any(unfired(o) for o in outcomes) else 0
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -303,30 +418,30 @@ def main(argv: list[str] | None = None) -> int:
     with ExitStack() as stack:
         dsn = stack.enter_context(postgres(not args.no_postgres))
         sinks = ("file", "postgres") if dsn else ("file",)
-        trials = [draw(rng, i, sinks) for i in range(args.runs)]
+        drawn = [draw(rng, i, sinks) for i in range(args.runs)]
         if args.only is not None:
-            trials = [t for t in trials if t.number in args.only]
+            drawn = [d for d in drawn if d.number in args.only]
         workdir = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="absnb-soak-")))
         spark = quiet_session(args.master)
         stack.callback(spark.stop)
         runtime = SparkRuntime(spark, checkpoint_dir=str(workdir / "checkpoints"))
         soak = Soak(runtime, workdir, dsn)
-        outcomes = run_all(soak.run, trials, args.budget)
+        outcomes = run_all(lambda d: soak.run(soak.trial(d)), drawn, args.budget)
     print(table(outcomes))
     return verdict(outcomes)
 
 
 def run_all(
-    run: Callable[[Trial], Outcome], trials: list[Trial], budget: float | None
+    run: Callable[[Drawn], Outcome], drawn: list[Drawn], budget: float | None
 ) -> list[Outcome]:
-    """Every trial in turn, each printed when done; none started after ``budget`` s."""
+    """Every drawn run in turn, each printed when done; none started after ``budget`` s."""
     began = time.monotonic()
     outcomes: list[Outcome] = []
-    for trial in trials:
+    for d in drawn:
         if budget is not None and time.monotonic() - began > budget:
-            print(f"budget of {budget:g} s spent: {len(outcomes)} of {len(trials)} runs made")
+            print(f"budget of {budget:g} s spent: {len(outcomes)} of {len(drawn)} runs made")
             break
-        outcomes.append(run(trial))
+        outcomes.append(run(d))
         print(line(outcomes[-1]), flush=True)
     return outcomes
 

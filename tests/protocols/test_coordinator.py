@@ -309,3 +309,18 @@ def test_a_clone_shares_no_history_change() -> None:
     assert _history(c) == ([], [1, 3, 4, 5, 2, 6], [(3, TASKS[1], "restoring")], [4])
     for twin, then in clones:
         assert _history(twin) == then
+
+
+def test_tolerable_failed_checkpoints_counts_failures_in_a_row() -> None:
+    from absnb.core.errors import ProtocolSettingError
+
+    c = CheckpointCoordinator((TaskId("a"),), "job", "fp", "abs", tolerable_failed_checkpoints=1)
+    assert not c.failed(1)
+    assert c.failed(2)  # the second in a row is one more than tolerated
+    unlimited = CheckpointCoordinator((TaskId("a"),), "job", "fp", "abs")
+    assert not any(unlimited.failed(n) for n in range(1, 50))
+    for bad in (-1, 1.5, True, "2"):
+        with pytest.raises(ProtocolSettingError, match="tolerable_failed_checkpoints"):
+            CheckpointCoordinator(
+                (TaskId("a"),), "j", "fp", "abs", tolerable_failed_checkpoints=bad
+            )

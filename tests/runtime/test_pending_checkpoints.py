@@ -109,3 +109,96 @@ def test_abort_all_without_telling_hosts_only_records_events() -> None:
     assert p.abort_all("new attempt", tell_hosts=False) == [1]
     assert hosts.sent == sent
     assert events[-1] == (5.0, "aborted", {"checkpoint_id": 1, "reason": "new attempt"})
+
+
+def tolerating(limit: int | None) -> tuple[PendingCheckpoints, Hosts, list[Event], list[Any]]:
+    """Pending checkpoints whose coordinator tolerates ``limit`` failed checkpoints in a row;
+    the last list gets the discarded checkpoints' ids and the stop's error."""
+    coordinator = CheckpointCoordinator(
+        TASKS, "job", "fp", "abs", interval=1.0, tolerable_failed_checkpoints=limit
+    )
+    hosts, events, calls = Hosts(), [], []
+    p = PendingCheckpoints(
+        coordinator,
+        (SRC0, SRC1),
+        None,
+        lambda: 5.0,
+        events,
+        hosts.broadcast,
+        hosts.send,
+        on_failed=calls.append,
+        stop=calls.append,
+    )
+    return p, hosts, events, calls
+
+
+def failed_write(task: TaskId, n: int) -> Ack:
+    reason = f"could not write the snapshot of task {task} for checkpoint {n}: No space left"
+    return Ack(task, n, "", 0, 0.0, declined=reason, write_failed=True)
+
+
+def test_a_failed_write_aborts_is_discarded_and_counted_once() -> None:
+    p, hosts, events, calls = tolerating(1)
+    p.trigger(1.0, TASK_HOST, attempt=0)
+    p.acknowledge(failed_write(SRC0, 1))
+    p.acknowledge(failed_write(SINK, 1))  # the same checkpoint: counted once
+    assert hosts.sent[-1] == (None, Aborted(1))
+    assert calls == [1]  # discarded; not stopped
+    assert p.coordinator.failed_in_a_row == 1
+    assert p.stopped is None
+    (aborted,) = [d for _, kind, d in events if kind == "aborted"]
+    assert "No space left" in aborted["reason"]
+    assert "declined by src[0]" in aborted["reason"]
+
+
+def test_a_completed_checkpoint_starts_the_count_again() -> None:
+    p, _hosts, _events, calls = tolerating(1)
+    for n in (1, 3):
+        p.trigger(1.0, TASK_HOST, attempt=0)
+        p.acknowledge(failed_write(SRC1, n))
+        p.trigger(1.0, TASK_HOST, attempt=0)
+        for task in TASKS:
+            p.acknowledge(ack(task, n + 1))
+    assert p.coordinator.failed_checkpoints == [1, 3]
+    assert [c.checkpoint_id for c in p.coordinator.completed] == [2, 4]
+    assert p.stopped is None
+    assert calls == [1, 3]
+
+
+def test_one_failure_more_than_tolerated_stops_with_the_storage_error() -> None:
+    from absnb.runtime.storage.fs import StorageError
+
+    p, _hosts, events, calls = tolerating(2)
+    for n in (1, 2):
+        p.trigger(1.0, TASK_HOST, attempt=0)
+        p.acknowledge(failed_write(SRC0, n))
+        assert p.stopped is None
+    p.trigger(1.0, TASK_HOST, attempt=0)
+    p.acknowledge(failed_write(SRC1, 3))
+    assert isinstance(p.stopped, StorageError)
+    assert calls == [1, 2, 3, p.stopped]
+    text = str(p.stopped)
+    assert "checkpoint 3: No space left" in text  # the write's own error first
+    assert "3 checkpoints in a row failed (the last 3), more than 2 tolerated" in text
+    assert "tolerable_failed_checkpoints" in text
+    assert "Free space" in text
+    assert events[-1][1] == "stopped"
+
+
+def test_by_default_the_first_failed_manifest_write_stops_the_run() -> None:
+    p, _hosts, _events, calls = tolerating(0)
+    p.on_complete = lambda n, acks: (_ for _ in ()).throw(OSError(28, "No space left on device"))
+    p.trigger(1.0, TASK_HOST, attempt=0)
+    for task in TASKS:
+        p.acknowledge(ack(task, 1))
+    assert calls[0] == 1
+    assert "no failed checkpoint is tolerated" in str(p.stopped)
+
+
+def test_declines_that_are_no_failed_write_are_not_counted() -> None:
+    p, _hosts, _events, calls = tolerating(0)
+    p.trigger(1.0, TASK_HOST, attempt=0)
+    p.acknowledge(ack(SRC0, 1, declined="subsumed"))
+    assert p.stopped is None
+    assert calls == []
+    assert p.coordinator.failed_in_a_row == 0

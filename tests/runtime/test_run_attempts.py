@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 from types import SimpleNamespace
 from typing import Any
 
+import pytest
+
 from absnb.jobs.word_count import word_count
 from absnb.runtime.plan import HostPlan
 from absnb.runtime.spark.recovery import run_attempts
@@ -34,6 +36,7 @@ class Server:
     storage: Storage
     completing: list[int] = field(default_factory=list)
     failures: dict[int, str] = field(default_factory=dict)
+    stopped: Exception | None = None
 
     def fence(self) -> None:
         if self.completing:
@@ -69,3 +72,24 @@ def test_an_attempt_restores_what_storage_holds_once_the_failed_attempt_is_fence
         "fence", "read 820", "attempt 0 restores 820",
         "fence", "read 821", "attempt 1 restores 821",
     ]  # fmt: skip
+
+
+@pytest.mark.parametrize("stage_fails", [False, True])
+def test_a_run_the_server_stopped_raises_its_error_and_is_not_restarted(stage_fails: bool) -> None:
+    from absnb.runtime import StorageError
+
+    log: list[str] = []
+    storage = Storage(log)
+    server = Server(log, storage)
+    plan = HostPlan(word_count(), "abs", 0, (), b"s", ("127.0.0.1", 1), "file:///x", "job")
+
+    def stage(plans: list[HostPlan]) -> list[Any]:
+        server.stopped = StorageError("No space left on device. The run stops")
+        if stage_fails:  # a host failed on its own before the final Stop reached it
+            raise RuntimeError("a host failed")
+        return []  # the hosts ended on the final Stop
+
+    coordinator = SimpleNamespace(completed=[])
+    with pytest.raises(StorageError, match="No space left"):
+        run_attempts(stage, server, plan, storage, coordinator, 2, 3, False)  # type: ignore[arg-type]
+    assert log.count("fence") == 1  # no restart

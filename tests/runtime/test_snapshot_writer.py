@@ -1,5 +1,6 @@
 """The snapshot writer: task snapshots written on a thread of their own, durable before they
-are handed back for acknowledgement, in order, with a failed write surfacing as its error."""
+are handed back for acknowledgement, in order; a write the storage refuses comes back as
+WriteFailed (the host declines the checkpoint), any other error is raised."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from absnb.core.ids import ChannelId, TaskId
 from absnb.core.messages import Record, RecordBatch
 from absnb.core.snapshot import TaskSnapshot
 from absnb.runtime import StorageError
-from absnb.runtime.host.snapshot_writer import SnapshotWriter
+from absnb.runtime.host.snapshot_writer import SnapshotWriter, WriteFailed
 from absnb.runtime.storage.checkpoints import CheckpointStorage
 
 JOB = "job"
@@ -71,14 +72,28 @@ def test_the_write_happens_off_the_caller_thread(tmp_path) -> None:
     assert [w.snapshot.offset for w in written_all(writer, 1)] == [7]
 
 
-def test_a_failed_write_raises_its_error_to_the_caller(tmp_path) -> None:
+def test_a_write_the_storage_refuses_comes_back_as_write_failed(tmp_path) -> None:
     class FullDisk(CheckpointStorage):
         def write_task(self, job_id, snapshot, payload=None):  # type: ignore[no-untyped-def]
-            raise StorageError(f"no space left writing checkpoint {snapshot.checkpoint_id}")
+            if snapshot.checkpoint_id == 3:
+                raise StorageError(f"no space left writing checkpoint {snapshot.checkpoint_id}")
+            return super().write_task(job_id, snapshot, payload)
 
     writer = SnapshotWriter(FullDisk(str(tmp_path)), JOB)
-    writer.submit(TaskSnapshot(SRC, 3, state=None), 0.0)
-    with pytest.raises(StorageError, match="checkpoint 3"):
+    for n in (3, 4):
+        writer.submit(TaskSnapshot(SRC, n, state=None), 0.0)
+    failed, written = written_all(writer, 2)
+    assert isinstance(failed, WriteFailed)
+    assert failed.snapshot.checkpoint_id == 3
+    assert "checkpoint 3" in str(failed.error)
+    assert written.snapshot.checkpoint_id == 4  # the task's next snapshot is written
+    assert writer.pending == 0
+
+
+def test_any_other_error_of_a_write_is_raised_to_the_caller(tmp_path) -> None:
+    writer = SnapshotWriter(CheckpointStorage(str(tmp_path)), JOB)
+    writer.submit(TaskSnapshot(SRC, 3, state=lambda: None), 0.0)  # does not pickle
+    with pytest.raises(Exception, match=r"pickle|lambda"):
         written_all(writer, 1)
     assert writer.pending == 0
 

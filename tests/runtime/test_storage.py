@@ -328,3 +328,15 @@ def test_memory_url() -> None:
     finally:
         storage.discard(JOB)
     assert storage.checkpoints(JOB) == []
+
+
+def test_an_aborted_checkpoint_is_discarded_and_a_complete_one_never(
+    storage: CheckpointStorage, tmp_path: Path
+) -> None:
+    take(storage, 1)
+    take(storage, 2, complete=False)  # a task's write failed: no manifest
+    storage.discard_incomplete(JOB, 2)
+    storage.discard_incomplete(JOB, 1)
+    storage.discard_incomplete(JOB, 3)  # nothing written: nothing to do
+    assert not chk(tmp_path, 2).exists()
+    assert storage.latest(JOB) == expected(1)

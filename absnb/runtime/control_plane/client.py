@@ -269,9 +269,12 @@ class ControlClient:
         """Acknowledge one task's part of a checkpoint (already written to storage)."""
         self._send(ack)
 
-    def decline(self, task: TaskId, checkpoint_id: CheckpointId, reason: str) -> None:
-        """``task`` declined ``checkpoint_id``, for ``reason``: the server aborts it."""
-        self._send(Ack(task, checkpoint_id, "", 0, 0.0, declined=reason))
+    def decline(
+        self, task: TaskId, checkpoint_id: CheckpointId, reason: str, *, write_failed: bool = False
+    ) -> None:
+        """``task`` declined ``checkpoint_id``, for ``reason`` (``write_failed``: its snapshot
+        could not be written to checkpoint storage): the server aborts it."""
+        self._send(Ack(task, checkpoint_id, "", 0, 0.0, declined=reason, write_failed=write_failed))
 
     def failed(self, error: BaseException, *, setup: bool = False) -> None:
         """Tell the server why this host fails (best effort: it may be gone already). Before

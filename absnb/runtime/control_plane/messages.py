@@ -93,7 +93,10 @@ class Trigger:
 class Ack:
     """Host -> server: ``task``'s part of a checkpoint is written to storage; or, when
     ``declined`` gives a reason, ``task`` declined the checkpoint (Flink:
-    ``DeclineCheckpoint``) and nothing was written."""
+    ``DeclineCheckpoint``) and nothing was written; ``write_failed`` when it declined
+    because its snapshot could not be written to checkpoint storage (Flink:
+    ``CHECKPOINT_ASYNC_EXCEPTION``), a failure the coordinator tolerates only so often
+    (``tolerable_failed_checkpoints``)."""
 
     task: TaskId
     checkpoint_id: CheckpointId
@@ -102,6 +105,7 @@ class Ack:
     alignment_s: float
     metrics: dict[str, object] = field(default_factory=dict)
     declined: str = ""
+    write_failed: bool = False
 
 
 @dataclass(frozen=True)
@@ -146,9 +150,12 @@ class Failed:
 @dataclass(frozen=True)
 class Stop:
     """Server -> hosts: stop now, failing (the host's attempt is over, a host of the attempt
-    was lost, or the server is stopping)."""
+    was lost, or the server is stopping); with ``final``, the driver stopped the whole run
+    (more checkpoints failed in a row than it tolerates) and raises the error itself, so
+    the host ends without failing its Spark task."""
 
     reason: str = field(default="", compare=False)
+    final: bool = field(default=False, compare=False)
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,13 @@ checkpoint (Flink: ``PendingCheckpoint``), makes a checkpoint durable before it 
 ``completePendingCheckpoint``), and tells every host when one completes or is aborted.
 It holds no connection: :class:`~absnb.runtime.control_plane.server.CoordinatorServer` decides which
 acknowledgements count and passes the sending in.
+
+A checkpoint aborted because storage refused a write (a task's snapshot, declined with
+``write_failed``, or the manifest ``on_complete`` writes) is a failed checkpoint: its files
+are discarded (``on_failed``) and the coordinator counts it
+(:meth:`~absnb.CheckpointCoordinator.failed`); once more have failed in
+a row than it tolerates, ``stop`` is called with the
+:class:`~absnb.runtime.storage.fs.StorageError` the run ends with.
 """
 
 from __future__ import annotations
@@ -18,6 +25,7 @@ from absnb.core.ids import CheckpointId, TaskId
 from absnb.core.snapshot import TaskSnapshot
 from absnb.protocols.coordinator import CheckpointCoordinator
 from absnb.runtime.control_plane.messages import Aborted, Ack, Notify, Trigger
+from absnb.runtime.storage.fs import StorageError
 
 Event = tuple[float, str, dict[str, object]]
 
@@ -39,6 +47,10 @@ class PendingCheckpoints:
         events: where ``(time, kind, details)`` events go (the server's list).
         broadcast: sends a message to every connected host of the current attempt.
         send: sends a message to one host by id (nothing if it is not connected).
+        on_failed: called with the id of a checkpoint aborted because storage refused a
+            write, to discard what of it was written.
+        stop: called, once, with the error to stop the run with, when more checkpoints
+            failed in a row than the coordinator tolerates.
     """
 
     def __init__(
@@ -50,6 +62,8 @@ class PendingCheckpoints:
         events: list[Event],
         broadcast: Callable[[object], None],
         send: Callable[[int, object], None],
+        on_failed: Callable[[CheckpointId], None] | None = None,
+        stop: Callable[[StorageError], None] | None = None,
     ) -> None:
         unknown = [str(t) for t in initiators if t not in coordinator.tasks]
         if unknown:
@@ -64,6 +78,10 @@ class PendingCheckpoints:
         self.events = events
         self._broadcast = broadcast
         self._send = send
+        self.on_failed = on_failed
+        self.stop = stop
+        self.stopped: StorageError | None = None
+        """The error the run stops with, once more checkpoints failed than tolerated."""
         self._acks: dict[CheckpointId, dict[TaskId, Ack]] = {}
         self._triggered_at: dict[CheckpointId, float] = {}
 
@@ -92,6 +110,8 @@ class PendingCheckpoints:
         n, now = ack.checkpoint_id, self.clock()
         if ack.declined and self.coordinator.decline(n, ack.task, ack.declined):
             self.abort(n, f"declined by {ack.task}: {ack.declined}", now)
+            if ack.write_failed:
+                self._failed(n, ack.declined)
         if ack.declined or n not in self.coordinator.pending:
             return  # declined, or aborted or subsumed meanwhile
         self._acks.setdefault(n, {})[ack.task] = ack
@@ -123,6 +143,8 @@ class PendingCheckpoints:
                 # Not durable: the checkpoint must not count as completed.
                 self.coordinator.store_failed(n)
                 self.abort(n, f"on_complete failed: {e!r}", self.clock())
+                if isinstance(e, OSError):  # StorageError is one
+                    self._failed(n, str(e))
                 return
         now = self.clock()
         decided = self.coordinator.complete(n, now)
@@ -138,6 +160,35 @@ class PendingCheckpoints:
         self._triggered_at.pop(n, None)
         self.events.append((now, "aborted", {"checkpoint_id": n, "reason": reason}))
         self._broadcast(Aborted(n))
+
+    def _failed(self, n: CheckpointId, why: str) -> None:
+        """Checkpoint ``n`` was aborted because storage refused a write (``why``): discard
+        its files, count it, and stop the run once more failed in a row than tolerated."""
+        if self.on_failed is not None:
+            self.on_failed(n)
+        if not self.coordinator.failed(n) or self.stopped is not None:
+            return
+        k, limit = self.coordinator.failed_in_a_row, self.coordinator.tolerable_failed_checkpoints
+        told = (
+            f"checkpoint {n} failed and no failed checkpoint is tolerated"
+            if not limit
+            else f"{k} checkpoints in a row failed (the last {n}), more than {limit} tolerated"
+        )
+        self.stopped = StorageError(
+            f"{why}. The run stops: {told} (tolerable_failed_checkpoints={limit}). Free space "
+            "in checkpoint storage (or make it reachable), or tolerate more failed checkpoints "
+            "in a row: SparkRuntime.run(tolerable_failed_checkpoints=N), or "
+            "--tolerable-failed-checkpoints N"
+        )
+        self.events.append(
+            (
+                self.clock(),
+                "stopped",
+                {"checkpoint_id": n, "reason": str(self.stopped), "failed_in_a_row": k},
+            )
+        )
+        if self.stop is not None:
+            self.stop(self.stopped)
 
     def abort_all(self, reason: str, *, tell_hosts: bool = True) -> list[CheckpointId]:
         """Abort every pending checkpoint; their ids. ``tell_hosts=False`` only records the

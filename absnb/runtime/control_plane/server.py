@@ -54,6 +54,7 @@ from absnb.runtime.control_plane.registration import Registration
 from absnb.runtime.control_plane.server_loop import SelectorServer, _Conn
 from absnb.runtime.control_plane.termination import TerminationDetector
 from absnb.runtime.events.log import EventBatch
+from absnb.runtime.storage.fs import StorageError
 
 
 class CoordinatorServer(Registration, SelectorServer):
@@ -71,6 +72,10 @@ class CoordinatorServer(Registration, SelectorServer):
         initiators: the tasks a trigger is injected into (the sources).
         on_complete: makes a checkpoint durable before it completes
             (:class:`~absnb.runtime.control_plane.pending.PendingCheckpoints`).
+        on_failed: discards what was written of a checkpoint aborted because storage refused
+            a write (:class:`~absnb.runtime.control_plane.pending.PendingCheckpoints`); when
+            more checkpoints failed so in a row than the coordinator tolerates, the server
+            stops the run (:attr:`stopped`).
         bind_host, ports: where to listen (by default the interface of
             ``advertise_host``: loopback for a local job), on the first free port of
             ``ports`` (by default any free port).
@@ -100,6 +105,7 @@ class CoordinatorServer(Registration, SelectorServer):
         hosts: int,
         initiators: Sequence[TaskId],
         on_complete: Callable[[CheckpointId, dict[TaskId, Ack]], None] | None = None,
+        on_failed: Callable[[CheckpointId], None] | None = None,
         bind_host: str | None = None,
         advertise_host: str = "127.0.0.1",
         ports: range | None = None,
@@ -116,7 +122,15 @@ class CoordinatorServer(Registration, SelectorServer):
             raise ValueError(f"a job needs at least one host, not hosts={hosts}")
         self.events: list[Event] = []
         self._pending = PendingCheckpoints(
-            coordinator, initiators, on_complete, clock, self.events, self._broadcast, self._send_to
+            coordinator,
+            initiators,
+            on_complete,
+            clock,
+            self.events,
+            self._broadcast,
+            self._send_to,
+            on_failed=on_failed,
+            stop=self._stop_run,
         )
         super().__init__(
             secret,
@@ -153,6 +167,12 @@ class CoordinatorServer(Registration, SelectorServer):
     def attempt(self) -> int:
         """The current attempt."""
         return self._attempt
+
+    @property
+    def stopped(self) -> StorageError | None:
+        """The error the run stopped with: more checkpoints failed in a row than the
+        coordinator tolerates (None while it runs)."""
+        return self._pending.stopped
 
     @property
     def terminated(self) -> bool:
@@ -341,6 +361,16 @@ class CoordinatorServer(Registration, SelectorServer):
         self._broadcast(Terminate())
 
     # -- attempts -----------------------------------------------------------------------------
+
+    def _stop_run(self, error: StorageError) -> None:
+        """Too many checkpoints failed: abort the pending ones, take no acknowledgement and
+        trigger none, and tell every host to end (a final Stop: the driver raises
+        ``error``, no Spark task fails)."""
+        self._fenced = True
+        self._pending.abort_all("the run is stopped")
+        self._broadcast(Stop(str(error), final=True))
+        with self._cond:
+            self._cond.notify_all()
 
     def _fence(self) -> None:
         self._fenced = True

@@ -38,7 +38,7 @@ from absnb.runtime.data_plane.priority import Overtaking
 from absnb.runtime.data_plane.transport import DataPlane
 from absnb.runtime.events.log import EventLog
 from absnb.runtime.events.memory import release_freed
-from absnb.runtime.failures import Injections, declines
+from absnb.runtime.failures import InjectedFailure, Injections, declines
 from absnb.runtime.host.alignment import Alignments
 from absnb.runtime.host.announce import Announcements
 from absnb.runtime.host.carry_out import CarriesOut
@@ -48,13 +48,23 @@ from absnb.runtime.host.outbox import Outbox
 from absnb.runtime.host.pacing import SourcePacing
 from absnb.runtime.host.report import host_result
 from absnb.runtime.host.restore import restore
-from absnb.runtime.host.snapshot_writer import SnapshotWriter
+from absnb.runtime.host.snapshot_writer import SnapshotWriter, WriteFailed
 from absnb.runtime.plan import HostPlan, HostResult, terminates_by_quiescence
 from absnb.task import Out, StreamTask
+
+RUN_STOP_WAIT = 0.1
+"""Seconds a failing host listens for the coordinator's final Stop before it reports its
+error (``Host._run_stopped``)."""
 
 
 class HostStopped(RuntimeError):
     """The coordinator told this host to stop: its attempt is over or a peer host was lost."""
+
+
+class RunStopped(HostStopped):
+    """The coordinator stopped the whole run (a final
+    :class:`~absnb.runtime.control_plane.messages.Stop`): the driver raises why, and the
+    host's Spark task ends without failing."""
 
 
 class Host(CarriesOut):
@@ -140,6 +150,8 @@ class Host(CarriesOut):
         except HostStopped:
             raise
         except BaseException as e:  # the peers hear why, and stop at once
+            if self._run_stopped(client, e):  # a peer ended on the final Stop first
+                raise RunStopped(f"host {self.plan.host_id}: the run was stopped") from e
             client.failed(e, setup=not running)
             raise
         finally:
@@ -263,11 +275,29 @@ class Host(CarriesOut):
         """``commands``, unless one of them is Stop: then raise :class:`HostStopped`."""
         for cmd in commands:
             if isinstance(cmd, Stop):
-                raise HostStopped(
+                raise (RunStopped if cmd.final else HostStopped)(
                     f"host {self.plan.host_id} of attempt {self.plan.attempt} was stopped by "
                     f"the coordinator: {cmd.reason or 'no reason given'}"
                 )
         return commands
+
+    def _run_stopped(self, client: ControlClient, error: BaseException) -> bool:
+        """Whether the coordinator stopped the whole run (a final Stop came, or comes within
+        :data:`RUN_STOP_WAIT` s), so that ``error``, what a peer ending on that Stop did to
+        this host, is no failure of its own. An injected failure is always one."""
+        if isinstance(error, InjectedFailure | KeyboardInterrupt):
+            return False
+        deadline = time.monotonic() + RUN_STOP_WAIT
+        while True:
+            try:
+                commands = client.poll()
+            except Exception:  # the connection is gone: no Stop to read
+                return False
+            if any(type(c) is Stop and c.final for c in (*self.early, *commands)):
+                return True
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.01)
 
     def _emit(self, client: ControlClient) -> bool:
         busy = False
@@ -346,9 +376,16 @@ class Host(CarriesOut):
         self.metrics[counter] = self.metrics.get(counter, 0) + by
 
     def _acknowledge(self, client: ControlClient, timeout: float = 0.0) -> None:
-        """Acknowledge the snapshots written since the last call (durable ones only)."""
+        """Acknowledge the snapshots written since the last call (durable ones only); decline
+        the checkpoint of a snapshot the storage refused (the coordinator aborts it)."""
         for w in self.writer.written(timeout):
             s = w.snapshot
+            if isinstance(w, WriteFailed):
+                reason = str(w.error)  # could not write the snapshot of task ... : why
+                self.log.add("declined", s.task, None, s.checkpoint_id, detail=reason)
+                client.decline(s.task, s.checkpoint_id, reason, write_failed=True)
+                self._tally("failed_writes")
+                continue
             size = w.stats["state_size"] + w.stats["channel_state_size"]
             self.log.ack(s, size)  # the log reaches the driver before the acknowledgement
             client.ack(Ack(s.task, s.checkpoint_id, w.key, size, w.alignment_s, w.stats))

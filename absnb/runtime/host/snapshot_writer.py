@@ -13,6 +13,12 @@ per checkpoint, as in the paper's cluster, not once per task of a host, one afte
 
 Synchronous snapshots still stop the world for the whole write: their sources stay halted
 until the checkpoint is complete, which needs every acknowledgement.
+
+A write that checkpoint storage refuses (a full disk, a store out of reach:
+:class:`~absnb.runtime.storage.fs.StorageError`) comes back as :class:`WriteFailed`, and the
+host declines the checkpoint instead of failing (Flink: the asynchronous part of a snapshot
+failed, ``CHECKPOINT_ASYNC_EXCEPTION``); any other error (a state that does not pickle) is
+raised to the host.
 """
 
 from __future__ import annotations
@@ -28,6 +34,7 @@ from absnb.core.incremental import IncrementalState
 from absnb.core.messages import count_records
 from absnb.core.snapshot import TaskSnapshot
 from absnb.runtime.connections.wire import dumps
+from absnb.runtime.storage.fs import StorageError
 
 if TYPE_CHECKING:
     from absnb.runtime.storage.checkpoints import CheckpointStorage
@@ -51,6 +58,15 @@ class Written:
     write it all, after a restore)."""
 
 
+@dataclass(frozen=True)
+class WriteFailed:
+    """A task snapshot checkpoint storage refused to store (nothing of it is left there:
+    every write is atomic), and why."""
+
+    snapshot: TaskSnapshot
+    error: StorageError
+
+
 class SnapshotWriter:
     """Writes :class:`~absnb.core.snapshot.TaskSnapshot` objects to a storage on daemon threads, one
     per task, each task's in submission order; not thread-safe on the caller's side (one host thread
@@ -60,7 +76,7 @@ class SnapshotWriter:
         self.storage = storage
         self.job_id = job_id
         self._todo: dict[TaskId, queue.SimpleQueue[tuple[TaskSnapshot, float] | None]] = {}
-        self._done: queue.SimpleQueue[Written | BaseException] = queue.SimpleQueue()
+        self._done: queue.SimpleQueue[Written | WriteFailed | BaseException] = queue.SimpleQueue()
         self._pending = 0
         self._lock = threading.Lock()  # guards the chain sizes, which every thread updates
         self._chain_size: dict[tuple[TaskId, int], int] = {}  # full bytes, for the stats
@@ -80,11 +96,11 @@ class SnapshotWriter:
         """Snapshots submitted and not yet returned by :meth:`written`."""
         return self._pending
 
-    def written(self, timeout: float = 0.0) -> list[Written]:
-        """The snapshots written since the last call, in the order they became durable;
-        waits up to ``timeout`` for the first when there is none. Raises the error of a
-        write that failed."""
-        out: list[Written] = []
+    def written(self, timeout: float = 0.0) -> list[Written | WriteFailed]:
+        """The snapshots written (or refused by the storage) since the last call, in the
+        order they became durable; waits up to ``timeout`` for the first when there is
+        none. Raises any other error of a write."""
+        out: list[Written | WriteFailed] = []
         try:
             item = self._done.get(timeout=timeout) if timeout > 0 else self._done.get_nowait()
             while True:
@@ -111,6 +127,8 @@ class SnapshotWriter:
             snapshot, alignment_s = item
             try:
                 self._done.put(self._write(snapshot, alignment_s))
+            except StorageError as e:  # the host declines the checkpoint
+                self._done.put(WriteFailed(snapshot, e))
             except BaseException as e:  # handed to the host, which fails the attempt
                 self._done.put(e)
 

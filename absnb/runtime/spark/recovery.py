@@ -145,6 +145,8 @@ def run_attempts(
     Raises:
         RestartLimitError: every attempt failed (noted on the user's error, if a host
             reported one).
+        StorageError: more checkpoints failed in a row than the coordinator tolerates
+            (the server stopped the run).
         Exception: a user's error a host reported while setting up, at once: a restart
             would fail the same way.
     """
@@ -169,8 +171,9 @@ def run_attempts(
         ]
         try:
             done.results = stage(plans)
-            return done
         except Exception as e:  # a failed barrier stage is never retried by Spark
+            if server.stopped is not None:
+                raise server.stopped from None
             done.failed_at.append(time.monotonic())
             reported = server.failure(attempt, timeout=REPORT_WAIT)
             done.errors.append(server.failures.get(attempt) or first_line(e))
@@ -180,6 +183,10 @@ def run_attempts(
                     f"a host of job {graph.name!r} failed while setting up, before the job "
                     "ran; not restarted, as a restart would fail the same way",
                 ) from None
+            continue
+        if server.stopped is not None:  # the hosts ended on a final Stop
+            raise server.stopped
+        return done
     limit = RestartLimitError(
         f"job {graph.name!r} failed {max_restarts + 1} times (the limit is "
         f"max_restarts={max_restarts}); last error: {done.errors[-1]}"

@@ -36,6 +36,7 @@ def check_run(
     restore_older: object = False,
     min_pause: object = 0.0,
     keep_states: object = True,
+    tolerable_failed_checkpoints: object = 0,
 ) -> None:
     """The arguments of :meth:`SparkRuntime.run <absnb.runtime.SparkRuntime.run>` (and the
     runtime's ``hosts``), checked before any Spark job starts."""
@@ -50,6 +51,11 @@ def check_run(
     validate.flag("restore_older", restore_older)
     validate.flag("keep_states", keep_states)
     validate.optional_whole("hosts", hosts, minimum=1)
+    validate.whole(
+        "tolerable_failed_checkpoints (how many checkpoints in a row may fail to be written "
+        "before the run stops; 0 stops it at the first, as Flink does by default)",
+        tolerable_failed_checkpoints,
+    )
     validate.positive("source_rate", source_rate, optional=True)
     if isinstance(failures, Failure | str | bytes) or not isinstance(failures, Sequence):
         raise InvalidTypeError(

@@ -143,6 +143,7 @@ class SparkRuntime:
         checkpoint_timeout: float | None = None,
         min_pause: float = 0.0,
         keep_states: bool = True,
+        tolerable_failed_checkpoints: int = 0,
     ) -> SparkRun:
         """Run ``job`` to the end under ``protocol``, restarting after failures.
 
@@ -180,12 +181,25 @@ class SparkRuntime:
         the job's output is made of (its sinks'; ``run.states`` holds just those), not a
         large keyed state that would be pickled, shipped and unpickled only to be dropped.
 
+        A checkpoint whose snapshot (or manifest) checkpoint storage refuses to write, say
+        for a full disk, is aborted and the job goes on, its sinks committing at the next
+        checkpoint that completes, and its output exactly once as ever: the aborted
+        checkpoint's reason is in ``run.metrics.checkpoints()`` and ``run.events``, and what
+        was written of it is removed (storage never restores a checkpoint without its
+        manifest). ``tolerable_failed_checkpoints`` (Flink's
+        ``execution.checkpointing.tolerable-failed-checkpoints``, 0 by default as there) is how
+        many may fail so in a row: one more stops the run with the
+        :class:`~absnb.runtime.storage.fs.StorageError` of the last (Flink fails the job over
+        instead; a restart would find the storage as full).
+
         Raises:
             InvalidTypeError: ``protocol`` is neither a name nor a ``SnapshotProtocol``.
             InvalidValueError: a protocol object that does not pickle.
             ClusterTooSmallError: the stage does not fit the cluster's slots (Spark would
                 wait forever or fail with SPARK-24819).
             RestartLimitError: more than ``max_restarts`` failures.
+            StorageError: more than ``tolerable_failed_checkpoints`` checkpoints in a row
+                could not be written.
             CommittedCheckpointLostError: a failure needs the newest completed checkpoint of
                 a job with two-phase-commit sinks, and it cannot be read.
             SparkInputError: ``inputs`` is not a DataFrame of one string column or a
@@ -207,6 +221,7 @@ class SparkRuntime:
             restore_older,
             min_pause,
             keep_states,
+            tolerable_failed_checkpoints,
         )
         from absnb.runtime.connections.wire import new_secret
 
@@ -230,7 +245,12 @@ class SparkRuntime:
             job = replace(job, inputs={})  # the hosts read their barrier partitions instead
         job_id = f"{graph.name}-{uuid.uuid4().hex[:8]}"
         coordinator = CheckpointCoordinator.for_graph(
-            graph, proto, checkpoint_interval, timeout=checkpoint_timeout, min_pause=min_pause
+            graph,
+            proto,
+            checkpoint_interval,
+            timeout=checkpoint_timeout,
+            min_pause=min_pause,
+            tolerable_failed_checkpoints=tolerable_failed_checkpoints,
         )
         driver_host = self._driver_host()
         secret = new_secret()
@@ -272,6 +292,8 @@ class SparkRuntime:
             server.stop()
             if data is not None:
                 data.release()
+            for n in coordinator.failed_checkpoints:  # what a slow writer left after the abort
+                self.storage.discard_incomplete(job_id, n)
         results = attempts.results
         states = _final_states(graph, results)
         from absnb.runtime.events.table import run_events
@@ -346,12 +368,16 @@ class SparkRuntime:
                 job_id, checkpoint_id, graph.tasks, fingerprint=graph.fingerprint, protocol=protocol
             )
 
+        def on_failed(checkpoint_id: CheckpointId) -> None:  # frees space for the next
+            storage.discard_incomplete(job_id, checkpoint_id)
+
         server = CoordinatorServer(
             coordinator,
             secret,
             hosts=hosts,
             initiators=graph.initiators(),
             on_complete=on_complete,
+            on_failed=on_failed,
             advertise_host=driver_host,
             bind_host=bind_address(driver_host),
             ports=self.ports,
@@ -385,10 +411,15 @@ class SparkRuntime:
         ids = [(p.host_id, p.attempt, p.coordinator, p.secret) for p in plans]
 
         def run_partition(index: int, rows: Any) -> Iterator[HostResult]:
+            from absnb.runtime.host.host import RunStopped
+
             plan = _on_executor(unpickle_plan(pickled[index], *ids[index]))
             if binding is not None:
                 plan = binding.bind(plan, rows)
-            yield run_host(plan)
+            try:
+                yield run_host(plan)
+            except RunStopped:  # the driver stopped the run and raises why itself
+                return
 
         rdd = data.rdd if data is not None else sc.parallelize(range(n), n)
         # collect() of an RDD is untyped: each partition yielded one HostResult

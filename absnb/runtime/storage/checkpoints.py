@@ -362,6 +362,15 @@ class CheckpointStorage:
                 sizes[decode_name(name[: -len(SUFFIX)])] = length
         return sizes
 
+    def discard_incomplete(self, job_id: str, checkpoint_id: CheckpointId) -> None:
+        """Remove what was written of checkpoint ``checkpoint_id`` unless it is complete (an
+        aborted checkpoint: a task's snapshot could not be written). Best effort: a storage
+        that refuses is left as it is, and an incomplete checkpoint is never restored."""
+        if self._layout.is_complete(job_id, checkpoint_id):
+            return
+        with contextlib.suppress(OSError):
+            self._fs.rmtree(self._layout.checkpoint_path(job_id, checkpoint_id))
+
     def discard(self, job_id: str) -> None:
         """Remove every checkpoint of a job."""
         self._known_bases = {k: v for k, v in self._known_bases.items() if k[0] != job_id}
