@@ -206,8 +206,9 @@ def formatted(name: str, message: Message) -> bool:
 
 
 def fields(text: str) -> list[str]:
-    """The ``str.format`` fields ``text`` names, sorted (a translation must name the same)."""
-    return sorted(_FIELD.findall(text))
+    """The ``str.format`` fields ``text`` names, sorted, each once (a translation must name
+    the same, each as often as its sentence needs)."""
+    return sorted(set(_FIELD.findall(text)))
 
 
 def notebook_problems(lang: str, english: Path) -> list[str]:
