@@ -13,17 +13,22 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from absnb.i18n import N_
 from absnb.labs.lab import Lab
 from absnb.labs.registry import lab_for
 from absnb.labs.report import Counterexample, LabReport, PartResult
 from absnb.labs.search import counterexample
 
 PARTS = (
-    "a. scripted cases at one task",
-    "b. random runs, with and without crashes",
-    "c. every interleaving of small jobs",
-    "d. on Spark",
+    N_("a. scripted cases at one task"),
+    N_("b. random runs, with and without crashes"),
+    N_("c. every interleaving of small jobs"),
+    N_("d. on Spark"),
 )
+"""The parts, in English in a report's data (``report.failed_part.part``) and translated
+where the report is shown."""
+EARLIER = N_("an earlier part failed")
+"""The summary of a part not run because an earlier one failed."""
 
 
 def check(handler_class: type[Any], lab: str | None = None, *, spark: bool = False) -> LabReport:
@@ -69,7 +74,7 @@ def check(handler_class: type[Any], lab: str | None = None, *, spark: bool = Fal
             break
     failed = parts[-1].status == "failed"
     stopped = parts[-1].status != "passed"
-    parts.extend(PartResult(p, "not run", "an earlier part failed") for p in PARTS[len(parts) : 3])
+    parts.extend(PartResult(p, "not run", EARLIER) for p in PARTS[len(parts) : 3])
     parts.append(on_spark(spark, stopped))
     if failed and found is None:
         found = shortest(chosen, handler_class)
@@ -114,7 +119,7 @@ def on_spark(spark: bool, failed: bool) -> PartResult:
     if not spark:
         return PartResult(PARTS[3], "not run", "spark=False")
     if failed:
-        return PartResult(PARTS[3], "not run", "an earlier part failed")
+        return PartResult(PARTS[3], "not run", EARLIER)
     java = "Java found" if shutil.which("java") else "no Java"
     return PartResult(
         PARTS[3],
