@@ -4,9 +4,11 @@
 :meth:`LabReport.stepper` opens the stepper widget at the start of the counterexample:
 Step walks to the bug, one step of the shortest run at a time.
 
-The report speaks the language set (:func:`absnb.set_language`) where it is shown: its
-frame (verdict, parts, statuses, headings) through the catalogs; what a part found (a
-case's steps, a run's description, the counterexample's sentences) is in English.
+The report speaks the language set (:func:`absnb.set_language`), through the catalogs: its
+verdict, parts, statuses and headings where it is shown, the counterexample's sentences and
+steps when the check finds them. What a part found in detail (a scripted case's steps and
+differences, a random run's description, a search's bounds, the consistency check's
+finding) is in English.
 """
 
 from __future__ import annotations
