@@ -12,6 +12,10 @@ the first marker of a snapshot and at each later one), then ``check(MyHandler)``
 001's bank at one process, random runs of banks with concurrent snapshots and crashes,
 every interleaving of small banks with snapshots started at any account. Its notebook is
 ``notebooks/labs/chandy_lamport_lab.ipynb``.
+
+Each lab is also in Korean and Chinese (``notebooks/ko/labs/``, ``notebooks/zh/labs/``):
+the prose translated, the code the same, and the report in the language set by
+:func:`absnb.set_language` (see :mod:`absnb.labs.report`).
 """
 
 from __future__ import annotations

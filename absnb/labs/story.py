@@ -73,7 +73,7 @@ class RunTimes:
 
 
 def nth(seq: int) -> str:
-    """``seq`` as an ordinal in the language set: 1st, 2nd, …; 1번째; 第 1 条."""
+    """``seq`` as an ordinal in the language set: 1st, 2nd, …; 1번째; 第 1 个."""
     if get_language() == "en":
         return {1: "1st", 2: "2nd", 3: "3rd"}.get(seq, f"{seq}th")
     return _("{n}th").format(n=seq)
