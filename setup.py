@@ -1,6 +1,6 @@
 """The wheel carries the course: setuptools' build_py also copies the repository's
 ``datasets/`` and ``notebooks/`` (with ``notebooks/ko``, ``notebooks/zh`` and the labs,
-``notebooks/labs``) into the
+``notebooks/labs``, ``notebooks/ko/labs`` and ``notebooks/zh/labs``) into the
 package (``absnb/_course/``), so that an absnb installed anywhere finds its samples
 (:mod:`absnb.datasets`) and writes its notebooks out (``absnb notebooks DIR``). An
 editable install reads the repository's folders instead. Everything else about the
@@ -28,8 +28,8 @@ class BuildWithCourse(build_py):
         course = Path(self.build_lib) / "absnb" / "_course"
         shutil.rmtree(course, ignore_errors=True)
         shutil.copytree(ROOT / "datasets", course / "datasets", ignore=SKIP)
-        # the English course, the Korean and Chinese, and the labs (in English)
-        for folder in ("", "ko", "zh", "labs"):
+        # the English course, the Korean and Chinese, and the labs in each language
+        for folder in ("", "ko", "zh", "labs", "ko/labs", "zh/labs"):
             (course / "notebooks" / folder).mkdir(parents=True, exist_ok=True)
             for notebook in sorted((ROOT / "notebooks" / folder).glob("*.ipynb")):
                 shutil.copy2(notebook, course / "notebooks" / folder / notebook.name)

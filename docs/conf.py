@@ -31,22 +31,19 @@ NAMES = {"en": "English", "ko": "한국어", "zh_CN": "中文"}
 
 def _copy_notebooks(app: object, config: object) -> None:
     """The course lives in notebooks/ at the repository's top (the translations in
-    notebooks/ko and notebooks/zh); the book takes a fresh copy of the language's notebooks
-    as its chapters (docs/notebooks/, ignored by git), so links between notebooks resolve
-    inside the book as they do in JupyterLab."""
+    notebooks/ko and notebooks/zh, each with its labs/); the book takes a fresh copy of
+    the language's notebooks and labs as its chapters (docs/notebooks/, ignored by git),
+    so links between notebooks resolve inside the book as they do in JupyterLab."""
     language = getattr(config, "language", None) or "en"
     source = _HERE.parent / "notebooks" / BOOKS[language]
     shutil.rmtree(_HERE / "notebooks", ignore_errors=True)
     (_HERE / "notebooks").mkdir()
     for notebook in sorted(source.glob("*.ipynb")):
-        # A translated notebook (notebooks/ko/) links the labs as ../labs/; in the book the
-        # labs sit beside every language's chapters, in notebooks/labs/.
-        text = notebook.read_text(encoding="utf-8").replace("](../labs/", "](labs/")
-        (_HERE / "notebooks" / notebook.name).write_text(text, encoding="utf-8")
-    # The labs (notebooks/labs/) are in English in every book: a student's code and the
-    # checker's report are not translated.
+        shutil.copy2(notebook, _HERE / "notebooks" / notebook.name)
+    # The labs in the language, beside its chapters (notebooks/labs/, notebooks/ko/labs/),
+    # as they are linked from notebook 00.
     (_HERE / "notebooks" / "labs").mkdir()
-    for notebook in sorted((_HERE.parent / "notebooks" / "labs").glob("*.ipynb")):
+    for notebook in sorted((source / "labs").glob("*.ipynb")):
         shutil.copy2(notebook, _HERE / "notebooks" / "labs" / notebook.name)
 
 

@@ -609,3 +609,19 @@ def test_word_count_on_spark_with_a_crash_is_exactly_once(
     assert "restart 1: InjectedFailure: injected failure of count[1]" in out
     assert "checkpoint statistics:" in out
     assert "exactly-once: yes" in out
+
+
+@pytest.mark.parametrize("lang", ["en", "ko", "zh"])
+def test_the_course_in_each_language_carries_its_labs(tmp_path: Path, lang: str) -> None:
+    """``absnb notebooks --lang`` writes the labs in the course's language, in ``labs/``
+    beside its chapters (where notebook 00 links them), from the repository's folders."""
+    from absnb.cli.notebooks import labs_dir, notebooks_dir, write_course
+
+    written, _ = write_course(tmp_path, lang=lang)
+    labs = sorted(p.name for p in (ROOT / "notebooks" / "labs").glob("*.ipynb"))
+    assert labs
+    assert sorted(p.name for p in written if p.parent == labs_dir(lang)) == labs
+    start = (tmp_path / notebooks_dir(lang) / "00_start_here.ipynb").read_text(encoding="utf-8")
+    for lab in labs:
+        assert (tmp_path / labs_dir(lang) / lab).is_file()
+        assert f"](labs/{lab})" in start

@@ -116,6 +116,15 @@ def test_the_wheel_carries_the_course_in_korean_and_chinese(
     for notebook in shipped:
         copy = tmp_path / "course" / "notebooks" / lang / notebook.name
         assert copy.read_bytes() == notebook.read_bytes()
+    # the labs in the language, in labs/ beside its chapters (where notebook 00 links them)
+    labs = sorted((ROOT / "notebooks" / lang / "labs").glob("*.ipynb"))
+    assert [lab.name for lab in labs] == sorted(
+        lab.name for lab in (ROOT / "notebooks" / "labs").glob("*.ipynb")
+    )
+    for lab in labs:
+        copy = tmp_path / "course" / "notebooks" / lang / "labs" / lab.name
+        assert copy.read_bytes() == lab.read_bytes()
+    assert f"the labs, where you write the protocols: course/notebooks/{lang}/labs" in wrote
     step = _run(
         python, "-c", f"import absnb; absnb.set_language({lang!r}); "
         "from absnb.i18n import gettext; print(gettext('Step ▶'))", cwd=tmp_path,

@@ -3,7 +3,8 @@ open it.
 
 Writes ``DIR/notebooks/`` (the eight notebooks, stored with their outputs, the labs in
 ``DIR/notebooks/labs/``, and nbval's sanitize rules; with ``--lang ko`` or ``--lang zh`` the
-Korean or Chinese ones, in ``DIR/notebooks/ko/`` or ``DIR/notebooks/zh/``) and
+Korean or Chinese ones, in ``DIR/notebooks/ko/`` or ``DIR/notebooks/zh/``, their labs in
+``labs/`` there) and
 ``DIR/datasets/`` (the samples and trace files they read), laid out as in the repository so
 that every relative path in a notebook holds. The course comes from the installed package (a
 wheel carries it in ``absnb/_course/``) or, in an editable install, from the repository's
@@ -23,8 +24,8 @@ from absnb.views.prose import counted
 PARTS = ("notebooks", "datasets")
 """The course's two folders, written side by side."""
 
-LABS = Path("notebooks") / "labs"
-"""Where the labs are (in English, whatever the course's language)."""
+LABS = "labs"
+"""The labs' folder, inside the notebooks' folder of each language (:func:`labs_dir`)."""
 
 
 class CourseNotFoundError(AbsnbError, FileNotFoundError):
@@ -54,12 +55,17 @@ def notebooks_dir(lang: str) -> Path:
     return Path("notebooks") if lang == "en" else Path("notebooks") / lang
 
 
+def labs_dir(lang: str) -> Path:
+    """Where the labs in ``lang`` are, relative to the course's root."""
+    return notebooks_dir(lang) / LABS
+
+
 def course_files(root: Path, lang: str = "en") -> list[Path]:
     """The course's files in ``lang``, relative to ``root``: notebooks, the labs, sanitize
     rules and datasets."""
     folder = root / notebooks_dir(lang)
     files = [p.relative_to(root) for p in sorted(folder.glob("*.ipynb"))]
-    files += [p.relative_to(root) for p in sorted((root / LABS).glob("*.ipynb"))]
+    files += [p.relative_to(root) for p in sorted((root / labs_dir(lang)).glob("*.ipynb"))]
     files.append(Path("notebooks") / "nbval_sanitize.cfg")
     for p in sorted((root / "datasets").rglob("*")):
         if p.is_file() and "__pycache__" not in p.parts and p.suffix != ".pyc":
@@ -113,5 +119,5 @@ def cmd_notebooks(args: argparse.Namespace) -> int:
         print(f"{target} holds the course already, unchanged ({counted(len(same), 'file')})")
     start = target / notebooks_dir(args.lang) / "00_start_here.ipynb"
     print(f"open it with: jupyter lab {start}")
-    print(f"the labs, where you write the protocols: {target / LABS}")
+    print(f"the labs, where you write the protocols: {target / labs_dir(args.lang)}")
     return 0

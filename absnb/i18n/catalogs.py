@@ -1,7 +1,8 @@
 """The gettext catalogs: where they are and what a language's translations are.
 
 ``absnb/locales/<locale>/LC_MESSAGES/absnb.po`` holds the package's strings, and
-``…/notebooks/<notebook>.po`` each notebook's paragraphs and sentences. A translation
+``…/notebooks/<notebook>.po`` each notebook's paragraphs and sentences (a lab's in
+``…/notebooks/labs/<lab>.po``). A translation
 marked fuzzy (its English changed since it was written, or it is not yet reviewed) is
 never used: the English shows instead, and the catalog check fails until it is updated.
 """
@@ -31,9 +32,11 @@ def locale_of(lang: str) -> str:
 
 
 def catalog_paths(lang: str) -> list[Path]:
-    """Every catalog of ``lang``: the package's first, then the notebooks' by name."""
+    """Every catalog of ``lang``: the package's first, then the notebooks' by name (the
+    labs' in ``notebooks/labs/`` after the chapters')."""
     folder = LOCALES / locale_of(lang) / "LC_MESSAGES"
-    return [folder / "absnb.po", *sorted((folder / "notebooks").glob("*.po"))]
+    notebooks = folder / "notebooks"
+    return [folder / "absnb.po", *sorted(notebooks.glob("*.po")), *sorted(notebooks.glob("*/*.po"))]
 
 
 def read_catalog(path: Path, lang: str) -> Catalog:

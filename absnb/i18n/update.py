@@ -27,7 +27,7 @@ from absnb.i18n.notebooks import (
     write_notebook,
 )
 
-__all__ = ["COMMAND", "build", "problems", "update"]
+__all__ = ["COMMAND", "build", "problems", "translated_path", "update"]
 
 PACKAGE = LOCALES.parent
 NOTEBOOKS = PACKAGE.parent / "notebooks"
@@ -39,14 +39,33 @@ COMMAND = (
 SENTENCE = "a say() template: its translation keeps every {field}"
 """The comment that marks a code cell's sentence in a catalog (Markdown has no fields)."""
 TRANSLATED = tuple(code for code in LANGUAGES if code != "en")
+LABS = "labs"
+"""The labs' folder under notebooks/ and under each ``notebooks/<lang>/``."""
 _FIELD = re.compile(r"\{(\w*)[^{}]*\}")
 
 
 def english_notebooks() -> list[Path]:
     """The English notebooks, the source of the translated ones: the course's chapters at
-    the top of notebooks/ only. The labs (notebooks/labs/) are in English alone, left out
-    on purpose: a student's code and the checker's report are not translated."""
-    return sorted(NOTEBOOKS.glob("[0-9][0-9]_*.ipynb"))
+    the top of notebooks/, then every lab in notebooks/labs/ (a new lab is included)."""
+    return sorted(NOTEBOOKS.glob("[0-9][0-9]_*.ipynb")) + sorted(NOTEBOOKS.glob(f"{LABS}/*.ipynb"))
+
+
+def relative(english: Path) -> Path:
+    """``english``'s place under notebooks/ (``02_abs_word_count.ipynb``,
+    ``labs/abs_lab.ipynb``): the translation's place under ``notebooks/<lang>/`` too."""
+    return english.relative_to(NOTEBOOKS)
+
+
+def catalog_name(english: Path) -> str:
+    """The name of ``english``'s catalog, relative to ``LC_MESSAGES``
+    (``notebooks/labs/abs_lab.po`` for a lab)."""
+    return f"notebooks/{relative(english).with_suffix('.po').as_posix()}"
+
+
+def translated_path(lang: str, english: Path) -> Path:
+    """Where ``english`` in ``lang`` is: ``notebooks/<lang>/`` and its place under
+    notebooks/ (a lab's in ``notebooks/<lang>/labs/``)."""
+    return NOTEBOOKS / lang / relative(english)
 
 
 def _catalog(lang: str | None = None) -> Catalog:
@@ -79,7 +98,7 @@ def notebook_template(path: Path) -> Catalog:
     for block in notebook_messages(read_notebook(path)):
         template.add(
             block.text,
-            locations=[(path.name, block.cell)],
+            locations=[(relative(path).as_posix(), block.cell)],
             auto_comments=[f"cell {block.cell}, id {block.cell_id}"]
             + ([SENTENCE] if block.sentence else []),
         )
@@ -90,7 +109,7 @@ def templates() -> Iterator[tuple[str, Catalog]]:
     """Each catalog's name (relative to ``LC_MESSAGES``) and its template."""
     yield "absnb.po", package_template()
     for path in english_notebooks():
-        yield f"notebooks/{path.stem}.po", notebook_template(path)
+        yield catalog_name(path), notebook_template(path)
 
 
 def catalog_path(lang: str, name: str) -> Path:
@@ -134,11 +153,11 @@ def build(langs: tuple[str, ...] = TRANSLATED) -> list[Path]:
     written = []
     for path in english_notebooks():
         for lang in langs:
-            out = NOTEBOOKS / lang / path.name
+            out = translated_path(lang, path)
             before = read_notebook(out) if out.exists() else None
-            table = reviewed(lang, f"notebooks/{path.stem}.po")
+            table = reviewed(lang, catalog_name(path))
             notebook = translated_notebook(read_notebook(path), lang, table, before)
-            out.parent.mkdir(exist_ok=True)
+            out.parent.mkdir(parents=True, exist_ok=True)
             write_notebook(notebook, out)
             written.append(out)
     return written
@@ -187,17 +206,18 @@ def formatted(name: str, message: Message) -> bool:
 
 
 def fields(text: str) -> list[str]:
-    """The ``str.format`` fields ``text`` names, sorted (a translation must name the same)."""
-    return sorted(_FIELD.findall(text))
+    """The ``str.format`` fields ``text`` names, sorted, each once (a translation must name
+    the same, each as often as its sentence needs)."""
+    return sorted(set(_FIELD.findall(text)))
 
 
 def notebook_problems(lang: str, english: Path) -> list[str]:
     """How ``notebooks/<lang>/`` differs from what :func:`build` would write for ``english``."""
-    out = NOTEBOOKS / lang / english.name
+    out = translated_path(lang, english)
     shown = out.relative_to(NOTEBOOKS.parent)
     if not out.exists():
         return [f"{lang}: {shown} is missing"]
-    table = reviewed(lang, f"notebooks/{english.stem}.po")
+    table = reviewed(lang, catalog_name(english))
     stored = read_notebook(out)
     fresh = translated_notebook(read_notebook(english), lang, table, stored)
     found = [

@@ -31,6 +31,10 @@ writing to the simulator's transaction store, crashes included. Its notebook is
 Once those pass, where Java is present, each lab runs the student's class once on Spark
 (:mod:`absnb.labs.spark`), through the runtime the package's own protocols run on, with a
 failure and a recovery; ``check(MyHandler, spark=False)`` skips that run.
+
+Each lab is also in Korean and Chinese (``notebooks/ko/labs/``, ``notebooks/zh/labs/``):
+the prose translated, the code the same, and the report in the language set by
+:func:`absnb.set_language` (see :mod:`absnb.labs.report`).
 """
 
 from __future__ import annotations

@@ -12,6 +12,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from absnb.i18n import N_
 from absnb.labs.lab import Lab
 from absnb.labs.limit import PartTimeout, time_limit
 from absnb.labs.registry import lab_for
@@ -20,11 +21,15 @@ from absnb.labs.search import counterexample
 from absnb.labs.spark import spark_part
 
 PARTS = (
-    "a. scripted cases at one task",
-    "b. random runs, with and without crashes",
-    "c. every interleaving of small jobs",
-    "d. on Spark",
+    N_("a. scripted cases at one task"),
+    N_("b. random runs, with and without crashes"),
+    N_("c. every interleaving of small jobs"),
+    N_("d. on Spark"),
 )
+"""The parts, in English in a report's data (``report.failed_part.part``) and translated
+where the report is shown."""
+EARLIER = N_("an earlier part failed")
+"""The summary of a part not run because an earlier one failed."""
 
 
 def check(
@@ -92,7 +97,7 @@ def check(
             break
     failed = parts[-1].status == "failed"
     stopped = parts[-1].status != "passed"
-    parts.extend(PartResult(p, "not run", "an earlier part failed") for p in PARTS[len(parts) : 3])
+    parts.extend(PartResult(p, "not run", EARLIER) for p in PARTS[len(parts) : 3])
     parts.append(on_spark(chosen, handler_class, spark=spark, failed=stopped))
     if failed and found is None:
         try:
@@ -150,7 +155,7 @@ def on_spark(lab: Lab, handler_class: type[Any], *, spark: bool, failed: bool) -
     if not spark:
         return PartResult(PARTS[3], "not run", "skipped by spark=False (--no-spark)")
     if failed:
-        return PartResult(PARTS[3], "not run", "an earlier part failed")
+        return PartResult(PARTS[3], "not run", EARLIER)
     if lab.spark is None:
         return PartResult(PARTS[3], "not run", f"the {lab.name} lab has no run on Spark")
     return spark_part(lab.spark, handler_class)

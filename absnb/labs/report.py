@@ -3,6 +3,12 @@
 :class:`LabReport` prints as text (``print(report)``) and shows as HTML in a notebook;
 :meth:`LabReport.stepper` opens the stepper widget at the start of the counterexample:
 Step walks to the bug, one step of the shortest run at a time.
+
+The report speaks the language set (:func:`absnb.set_language`), through the catalogs: its
+verdict, parts, statuses and headings where it is shown, the counterexample's sentences and
+steps when the check finds them. What a part found in detail (a scripted case's steps and
+differences, a random run's description, a search's bounds, the consistency check's
+finding) is in English.
 """
 
 from __future__ import annotations
@@ -13,6 +19,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
 from absnb.core.job import Job
+from absnb.i18n import N_
+from absnb.i18n import gettext as _
 from absnb.sim.actions import Action
 from absnb.sim.schedulers import RandomScheduler, ScriptedScheduler
 from absnb.sim.stepper import Stepper
@@ -32,6 +40,13 @@ MARKS: dict[str, str] = {
     "not run": "-",
     "skipped": "-",
 }
+STATUSES: dict[str, str] = {
+    "passed": N_("passed"),
+    "failed": N_("failed"),
+    "not implemented": N_("not implemented"),
+    "not run": N_("not run"),
+}
+"""Each status as shown (translated where shown)."""
 COLOURS: dict[str, str] = {
     "passed": "#1a7f37",
     "failed": "#c03c00",
@@ -94,14 +109,13 @@ class Counterexample:
         return StepperWidget(self.start(), timeline=timeline)
 
     def lines(self) -> list[str]:
-        head = (
-            f"Shortest run that shows it: {len(self.actions)} steps of job {self.job.graph.name!r}"
-            f" ({self.how})"
+        head = _("Shortest run that shows it: {steps} steps of job {job} ({how})").format(
+            steps=len(self.actions), job=repr(self.job.graph.name), how=self.how
         )
         return [
             head,
             *(f"  {w}" for w in self.words),
-            "  The steps:",
+            "  " + _("The steps:"),
             *(f"    {s}" for s in self.steps),
         ]
 
@@ -129,9 +143,13 @@ class PartResult:
     seconds: float = 0.0
 
     def lines(self) -> list[str]:
-        took = f" ({self.seconds:.1f} s)" if self.status in ("passed", "failed") else ""
-        head = f"{MARKS[self.status]} {self.part}: {self.status}{took}: {self.summary}"
+        head = f"{MARKS[self.status]} {_(self.part)}: {self.shown_status()}: {_(self.summary)}"
         return [head, *(f"    {d}" for d in self.details)]
+
+    def shown_status(self) -> str:
+        """The status in the language set, and how long the part took if it ran."""
+        took = f" ({self.seconds:.1f} s)" if self.status in ("passed", "failed") else ""
+        return _(STATUSES[self.status]) + took
 
 
 @dataclass
@@ -183,20 +201,27 @@ class LabReport:
         return self.counterexample.stepper(timeline=timeline)
 
     def verdict(self) -> str:
+        """One sentence: passes, is not finished (what is missing), or fails which part."""
         failed = self.failed_part
         if failed is None:
-            return f"{self.handler} passes the {self.lab} lab."
+            return _("{handler} passes the {lab} lab.").format(handler=self.handler, lab=self.lab)
         if failed.status == "not implemented":
-            return f"{self.handler} is not finished: {failed.summary}"
-        return f"{self.handler} fails part {failed.part}."
+            return _("{handler} is not finished: {missing}").format(
+                handler=self.handler, missing=failed.summary
+            )
+        return _("{handler} fails part {part}.").format(handler=self.handler, part=_(failed.part))
+
+    def title(self) -> str:
+        """``Lab abs: MyAbs``, in the language set."""
+        return _("Lab {lab}: {handler}").format(lab=self.lab, handler=self.handler)
 
     def lines(self) -> list[str]:
-        out = [f"Lab {self.lab}: {self.handler}", self.verdict()]
+        out = [self.title(), self.verdict()]
         for p in self.parts:
             out.extend(p.lines())
         if self.counterexample is not None:
             out.extend(self.counterexample.lines())
-            out.append("report.stepper() opens the stepper at its start: Step walks to the bug.")
+            out.append(_("report.stepper() opens the stepper at its start: Step walks to the bug."))
         return out
 
     def __str__(self) -> str:
@@ -209,26 +234,26 @@ class LabReport:
         rows = []
         for p in self.parts:
             colour = COLOURS[p.status]
-            took = f" ({p.seconds:.1f} s)" if p.status in ("passed", "failed") else ""
             details = "".join(f"<li>{html.escape(d)}</li>" for d in p.details)
             rows.append(
                 f"<tr><td style='color:{colour};font-weight:bold;text-align:left'>"
-                f"{MARKS[p.status]} {html.escape(p.part)}</td>"
-                f"<td style='text-align:left'>{html.escape(p.status)}{took}: "
-                f"{html.escape(p.summary)}"
+                f"{MARKS[p.status]} {html.escape(_(p.part))}</td>"
+                f"<td style='text-align:left'>{html.escape(p.shown_status())}: "
+                f"{html.escape(_(p.summary))}"
                 + (f"<ul style='margin:2px 0'>{details}</ul>" if details else "")
                 + "</td></tr>"
             )
         body = (
-            f"<p><b>Lab {html.escape(self.lab)}: {html.escape(self.handler)}</b>. "
+            f"<p><b>{html.escape(self.title())}</b>. "
             f"{html.escape(self.verdict())}</p><table>{''.join(rows)}</table>"
         )
         c = self.counterexample
         if c is not None:
             first, *rest = c.lines()
             body += f"<p><b>{html.escape(first)}</b></p><pre>" + html.escape("\n".join(rest))
-            body += (
-                "</pre><p><code>report.stepper()</code> opens the stepper at its start: "
-                "Step walks to the bug.</p>"
+            hint = html.escape(
+                _("report.stepper() opens the stepper at its start: Step walks to the bug.")
             )
+            body += "</pre><p>" + hint.replace("report.stepper()", "<code>report.stepper()</code>")
+            body += "</p>"
         return body

@@ -17,6 +17,7 @@ from functools import cache, partial
 from typing import Any
 
 from absnb.core.job import Job
+from absnb.i18n import gettext as _
 from absnb.jobs.bank_transfer import bank_transfer
 from absnb.jobs.word_count import word_count
 from absnb.labs.handler import LabProtocol
@@ -194,7 +195,7 @@ def words_for(world: World, events: Sequence[Event], problem: str) -> list[str]:
         for n in events[-1].completed:
             snap = next(s for s in world.snapshots if s.checkpoint_id == n)
             if snapshot_problems(world.job, snap):
-                done = f"Checkpoint {n} completed at step {len(events)}."
+                done = _("Checkpoint {n} completed at step {step}.").format(n=n, step=len(events))
                 return [done, *cut_words(world, events, snap)]
     return []
 
@@ -214,7 +215,10 @@ def counterexample(
         actions=actions,
         problem=problem,
         words=(problem, *words(stepper.world, events, problem)),
-        steps=tuple(f"step {e.step + 1}: {e.describe().split(': ', 1)[1]}" for e in events),
+        steps=tuple(
+            _("step {step}: {what}").format(step=e.step + 1, what=e.describe().split(": ", 1)[1])
+            for e in events
+        ),
         how=how,
         make_world=partial(search.world, handler_class),
         max_checkpoints=search.max_checkpoints,

@@ -5,7 +5,8 @@ barrier was sent and delivered, which channels were blocked and unblocked, and t
 every record on every channel. From those, a snapshot that is not a consistent cut is told
 as the records that crossed it, and what the decision did wrong (Alg. 1's lines); a channel
 left blocked as the step that blocked it and the checkpoint that completed without
-unblocking it.
+unblocking it. The sentences are in the language set (:func:`absnb.set_language`), from the
+catalogs.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ from dataclasses import dataclass
 from absnb.core.ids import ChannelId, CheckpointId, TaskId
 from absnb.core.messages import CheckpointBarrier, Record
 from absnb.core.snapshot import GlobalSnapshot
+from absnb.i18n import get_language
+from absnb.i18n import gettext as _
 from absnb.sim.actions import Deliver
 from absnb.sim.events import Event
 from absnb.sim.world import World
@@ -69,8 +72,11 @@ class RunTimes:
         return False
 
 
-def _seq_text(seq: int) -> str:
-    return {1: "1st", 2: "2nd", 3: "3rd"}.get(seq, f"{seq}th")
+def nth(seq: int) -> str:
+    """``seq`` as an ordinal in the language set: 1st, 2nd, …; 1번째; 第 1 个."""
+    if get_language() == "en":
+        return {1: "1st", 2: "2nd", 3: "3rd"}.get(seq, f"{seq}th")
+    return _("{n}th").format(n=seq)
 
 
 def counted_twice(t: RunTimes, c: ChannelId, n: CheckpointId, seqs: range) -> list[str]:
@@ -81,11 +87,24 @@ def counted_twice(t: RunTimes, c: ChannelId, n: CheckpointId, seqs: range) -> li
     for seq in seqs:
         value, sent, consumed = t.record(c, seq)
         out.append(
-            f"Record {value!r}, the {_seq_text(seq)} on {c}, was sent by {c.src} at step {sent}, "
-            f"after its snapshot of checkpoint {n} (step {src_step}), so behind barrier {n}; "
-            f"{c.dst} consumed it at step {consumed}, before its own snapshot (step {dst_step}). "
-            f"It crossed the cut: {c.dst}'s snapshot counts it and {c.src}'s does not, so after "
-            f"a recovery from checkpoint {n} it is sent and counted again."
+            _(
+                "Record {value}, the {nth} on {channel}, was sent by {src} at step {sent}, "
+                "after its snapshot of checkpoint {n} (step {src_step}), so behind barrier {n}; "
+                "{dst} consumed it at step {consumed}, before its own snapshot (step "
+                "{dst_step}). It crossed the cut: {dst}'s snapshot counts it and {src}'s does "
+                "not, so after a recovery from checkpoint {n} it is sent and counted again."
+            ).format(
+                value=repr(value),
+                nth=nth(seq),
+                channel=c,
+                src=c.src,
+                dst=c.dst,
+                sent=sent,
+                n=n,
+                src_step=src_step,
+                consumed=consumed,
+                dst_step=dst_step,
+            )
         )
     first_consumed = t.record(c, seqs[0])[2] or 0
     if (
@@ -94,9 +113,12 @@ def counted_twice(t: RunTimes, c: ChannelId, n: CheckpointId, seqs: range) -> li
         and not t.blocked_between(c, delivered, first_consumed)
     ):
         out.append(
-            f"Barrier {n} arrived on {c} at step {delivered} and {c} was not blocked: {c.dst} "
-            f"went on consuming {c} while it waited for barriers on its other inputs "
-            f"(Alg. 1, lines 7-9: block the input a barrier came on until all have come)."
+            _(
+                "Barrier {n} arrived on {channel} at step {delivered} and {channel} was not "
+                "blocked: {dst} went on consuming {channel} while it waited for barriers on its "
+                "other inputs (Alg. 1, lines 7-9: block the input a barrier came on until all "
+                "have come)."
+            ).format(n=n, channel=c, delivered=delivered, dst=c.dst)
         )
     return out
 
@@ -108,26 +130,49 @@ def lost(t: RunTimes, c: ChannelId, n: CheckpointId, seqs: range) -> list[str]:
     out = []
     for seq in seqs:
         value, sent, consumed = t.record(c, seq)
-        when = f"consumed it at step {consumed}" if consumed else "has not consumed it"
+        when = (
+            _("consumed it at step {consumed}").format(consumed=consumed)
+            if consumed
+            else _("has not consumed it")
+        )
         out.append(
-            f"Record {value!r}, the {_seq_text(seq)} on {c}, was sent by {c.src} at step {sent}, "
-            f"before its snapshot of checkpoint {n} (step {src_step}); {c.dst} took its "
-            f"snapshot at step {dst_step} and {when}: the record is in neither snapshot, so a "
-            f"recovery from checkpoint {n} loses it."
+            _(
+                "Record {value}, the {nth} on {channel}, was sent by {src} at step {sent}, "
+                "before its snapshot of checkpoint {n} (step {src_step}); {dst} took its "
+                "snapshot at step {dst_step} and {when}: the record is in neither snapshot, so "
+                "a recovery from checkpoint {n} loses it."
+            ).format(
+                value=repr(value),
+                nth=nth(seq),
+                channel=c,
+                src=c.src,
+                dst=c.dst,
+                sent=sent,
+                n=n,
+                src_step=src_step,
+                dst_step=dst_step,
+                when=when,
+            )
         )
     if dst_step is not None and (delivered is None or delivered > dst_step):
+        arrived = (
+            _(" (it arrived at step {delivered})").format(delivered=delivered) if delivered else ""
+        )
         out.append(
-            f"{c.dst} took its snapshot of checkpoint {n} at step {dst_step}, before barrier {n} "
-            f"had arrived on {c}"
-            + (f" (it arrived at step {delivered})" if delivered else "")
-            + " (Alg. 1, lines 10-13: snapshot only once barriers have arrived on every input)."
+            _(
+                "{dst} took its snapshot of checkpoint {n} at step {dst_step}, before barrier "
+                "{n} had arrived on {channel}{arrived} (Alg. 1, lines 10-13: snapshot only once "
+                "barriers have arrived on every input)."
+            ).format(dst=c.dst, n=n, dst_step=dst_step, channel=c, arrived=arrived)
         )
     elif sent_at is not None and src_step is not None and sent_at < src_step:
         out.append(
-            f"{c.src} sent barrier {n} on {c} at step {sent_at}, before its own snapshot at "
-            f"step {src_step}, so {c.dst} could take its snapshot before {c.src}'s records "
-            f"reached it (Alg. 1, lines 10-13: broadcast the barrier when all barriers have "
-            f"arrived, with the snapshot)."
+            _(
+                "{src} sent barrier {n} on {channel} at step {sent_at}, before its own snapshot "
+                "at step {src_step}, so {dst} could take its snapshot before {src}'s records "
+                "reached it (Alg. 1, lines 10-13: broadcast the barrier when all barriers have "
+                "arrived, with the snapshot)."
+            ).format(src=c.src, n=n, channel=c, sent_at=sent_at, src_step=src_step, dst=c.dst)
         )
     return out
 
@@ -156,20 +201,26 @@ def blocked_words(world: World, events: Sequence[Event]) -> list[str]:
         since = max((e.step + 1 for e in events if c in e.blocked), default=None)
         done = [(e.step + 1, n) for e in events for n in e.completed]
         held = [m.value if type(m) is Record else str(m) for m in world.channels[c]]
-        text = f"{c.dst} blocked {c} at step {since} and nothing unblocked it"
+        text = _("{dst} blocked {channel} at step {since} and nothing unblocked it").format(
+            dst=c.dst, channel=c, since=since
+        )
         if done:
             step, n = done[-1]
-            text += f", though checkpoint {n} completed at step {step}"
+            text += _(", though checkpoint {n} completed at step {step}").format(n=n, step=step)
         text += (
-            f": {len(held)} message(s) wait there for good ({', '.join(map(repr, held))})."
+            _(": {count} message(s) wait there for good ({held}).").format(
+                count=len(held), held=", ".join(map(repr, held))
+            )
             if held
             else "."
         )
         out.append(text)
     if out:
         out.append(
-            "Alg. 1, lines 14-15: once the barrier is broadcast and the snapshot taken, "
-            "unblock every input the checkpoint blocked."
+            _(
+                "Alg. 1, lines 14-15: once the barrier is broadcast and the snapshot taken, "
+                "unblock every input the checkpoint blocked."
+            )
         )
     return out
 
@@ -181,9 +232,11 @@ def stuck_words(world: World) -> list[str]:
     for n, pending in sorted(world.coordinator.pending.items()):
         missing = [str(t) for t in world.graph.tasks if t not in pending.acknowledged]
         out.append(
-            f"Checkpoint {n} can never complete: {', '.join(missing)} never acknowledged it "
-            "(Alg. 1, line 13: every task, sources included, takes its snapshot once barriers "
-            "have arrived on every input, the coordinator's trigger counting as a source's "
-            "one input, and acknowledges it)."
+            _(
+                "Checkpoint {n} can never complete: {tasks} never acknowledged it (Alg. 1, line "
+                "13: every task, sources included, takes its snapshot once barriers have "
+                "arrived on every input, the coordinator's trigger counting as a source's one "
+                "input, and acknowledges it)."
+            ).format(n=n, tasks=", ".join(missing))
         )
     return out

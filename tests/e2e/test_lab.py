@@ -71,9 +71,11 @@ SCREENSHOTS = HERE / "screenshots"
 TRANSLATED = (
     REPO / "notebooks" / "ko" / "00_start_here.ipynb",
     REPO / "notebooks" / "zh" / "02_abs_word_count.ipynb",
+    REPO / "notebooks" / "zh" / "labs" / "abs_lab.ipynb",
 )
-"""One Korean and one Chinese notebook, each with a stepper: their buttons, graphs and
-legends in the notebook's language, drawn whole (:func:`check_labels`)."""
+"""One Korean and one Chinese notebook, each with a stepper, and a Chinese lab with the
+stepper of its counterexample: their buttons, graphs and legends in the notebook's
+language, drawn whole (:func:`check_labels`)."""
 LABS = sorted((REPO / "notebooks" / "labs").glob("*.ipynb"))
 """The labs (notebooks/labs/): a checker's report and a stepper opened at its counterexample."""
 NOTEBOOKS = sorted((REPO / "notebooks").glob("*.ipynb")) + list(TRANSLATED) + LABS
@@ -234,17 +236,17 @@ def check_outputs(page, notebook: Path, where: str, expected: list[int] | None) 
 
 
 def language_of(notebook: Path) -> str:
-    """The language a notebook speaks: its folder's (``notebooks/ko``) or English."""
-    return notebook.parent.name if notebook.parent.name in ("ko", "zh") else "en"
+    """The language a notebook speaks: its folder's (``notebooks/ko``, ``notebooks/ko/labs``)
+    or English."""
+    under = shown_name(notebook).split("/")
+    return under[0] if under[0] in ("ko", "zh") else "en"
 
 
 def shown_name(notebook: Path) -> str:
     """A notebook's path under notebooks/ (``00_start_here.ipynb``, ``ko/00_start_here.ipynb``,
-    ``labs/abs_lab.ipynb``): its test's id, and where the lab's copy is."""
-    lang = language_of(notebook)
-    if notebook.parent.name == "labs":
-        return f"labs/{notebook.name}"
-    return notebook.name if lang == "en" else f"{lang}/{notebook.name}"
+    ``labs/abs_lab.ipynb``, ``ko/labs/abs_lab.ipynb``): its test's id, and where its copy is."""
+    path, notebooks = notebook.resolve(), REPO / "notebooks"
+    return path.relative_to(notebooks).as_posix() if path.is_relative_to(notebooks) else path.name
 
 
 def check_labels(page, root, where: str) -> None:
@@ -451,7 +453,7 @@ def test_notebook_in_the_browser(lab, notebook, request):
 
     base, folder = lab
     lang = language_of(notebook)
-    (folder / shown_name(notebook)).parent.mkdir(exist_ok=True)
+    (folder / shown_name(notebook)).parent.mkdir(parents=True, exist_ok=True)
     shutil.copy(notebook, folder / shown_name(notebook))
     expected = expected_pictures(notebook)
     stem = notebook.stem if lang == "en" else f"{lang}-{notebook.stem}"
@@ -499,9 +501,9 @@ def test_notebook_in_the_browser(lab, notebook, request):
                     if (width, height) == VIEWPORTS[0]:
                         check_visible(page, root, f"{notebook.name} widget {i} at {size}")
                         shoot(page, f"{stem}-{size}-visible-{i}")
-                    if notebook in LABS and steps_taken(page, root):
-                        # a lab's counterexample is a short run of a tiny job: each size
-                        # drives it from its start
+                    if notebook.parent.name == "labs" and steps_taken(page, root):
+                        # a lab's counterexample (in any language) is a short run of a
+                        # tiny job: each size drives it from its start
                         before = page.evaluate(GRAPHS_JS, root)  # read before the click
                         click(root, "Reset", lang)
                         wait_changed(page, root, before, 0)

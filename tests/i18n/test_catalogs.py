@@ -87,7 +87,7 @@ def test_no_english_prose_is_left_in_a_translated_notebook(lang: str) -> None:
     """Every block with words in it has the language's script (code, names and quoted
     output excepted: they are inside a block that also has translated words)."""
     english_only = []
-    for path in sorted((ROOT / "notebooks" / lang).glob("*.ipynb")):
+    for path in sorted((ROOT / "notebooks" / lang).rglob("*.ipynb")):
         for index, cell in enumerate(read_notebook(path)["cells"]):
             if cell["cell_type"] != "markdown":
                 continue
@@ -101,7 +101,7 @@ def test_the_translated_notebooks_run_the_english_code() -> None:
     for english in i18n.english_notebooks():
         code = [source(c) for c in read_notebook(english)["cells"] if c["cell_type"] == "code"]
         for lang in i18n.TRANSLATED:
-            cells = read_notebook(ROOT / "notebooks" / lang / english.name)["cells"]
+            cells = read_notebook(i18n.translated_path(lang, english))["cells"]
             theirs = [source(c) for c in cells if c["cell_type"] == "code"]
             assert theirs[0] == f'import absnb\n\nabsnb.set_language("{lang}")'
             assert theirs[1:] == code
@@ -114,10 +114,10 @@ def test_every_code_cell_of_a_translated_notebook_has_its_run_s_outputs() -> Non
     for english in i18n.english_notebooks():
         ours = [c for c in read_notebook(english)["cells"] if c["cell_type"] == "code"]
         for lang in i18n.TRANSLATED:
-            cells = read_notebook(ROOT / "notebooks" / lang / english.name)["cells"]
+            cells = read_notebook(i18n.translated_path(lang, english))["cells"]
             theirs = [c for c in cells if c["cell_type"] == "code"][1:]
             missing += [
-                f"{lang}/{english.name}: {source(a)[:40]!r}"
+                f"{lang}/{i18n.relative(english)}: {source(a)[:40]!r}"
                 for a, b in zip(ours, theirs, strict=True)
                 if a["outputs"] and not b["outputs"]
             ]
@@ -138,6 +138,28 @@ def test_a_fenced_block_is_one_block_and_not_translated() -> None:
     markdown = "Run this:\n\n```python\nx = 1\n\ny = 2\n```\n\nThen that."
     assert blocks(markdown) == ["Run this:", "```python\nx = 1\n\ny = 2\n```", "Then that."]
     assert [translatable(b) for b in blocks(markdown)] == [True, False, True]
+
+
+def test_every_lab_is_translated_beside_the_chapters() -> None:
+    """Each lab of notebooks/labs/ (a new one included) has its catalog and its notebook in
+    every language, in ``labs/`` beside the language's chapters, where notebook 00 links it."""
+    labs = sorted((ROOT / "notebooks" / "labs").glob("*.ipynb"))
+    assert labs
+    assert set(labs) <= set(i18n.english_notebooks())
+    for lab in labs:
+        for lang in i18n.TRANSLATED:
+            assert i18n.translated_path(lang, lab) == ROOT / "notebooks" / lang / "labs" / lab.name
+            assert i18n.translated_path(lang, lab).exists()
+            assert i18n.catalog_path(lang, f"notebooks/labs/{lab.stem}.po").exists()
+            start = source_of(ROOT / "notebooks" / lang / "00_start_here.ipynb")
+            assert f"](labs/{lab.name})" in start
+            assert "](../labs/" not in start
+
+
+def source_of(notebook: Path) -> str:
+    """Every markdown cell of ``notebook``, as one text."""
+    cells = read_notebook(notebook)["cells"]
+    return "\n".join(source(c) for c in cells if c["cell_type"] == "markdown")
 
 
 def test_sentences_are_say_templates_counted_nouns_and_pictures_alt_texts() -> None:

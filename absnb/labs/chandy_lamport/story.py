@@ -6,7 +6,8 @@ marker was sent and delivered, and the amount of every transfer on every channel
 snapshot whose money does not add up is told channel by channel: a transfer in neither the
 sender's balance nor the receiver's (lost), or in both one side and a channel state that
 should not hold it (counted twice), with the rule the process broke. A snapshot left
-pending is told as the account that never acknowledged it and the marker it never got.
+pending is told as the account that never acknowledged it and the marker it never got. The
+sentences are in the language set (:func:`absnb.set_language`), from the catalogs.
 """
 
 from __future__ import annotations
@@ -16,17 +17,19 @@ from collections.abc import Sequence
 from absnb.core.ids import ChannelId, CheckpointId
 from absnb.core.messages import Marker, Record
 from absnb.core.snapshot import GlobalSnapshot
-from absnb.labs.story import RunTimes
+from absnb.i18n import N_
+from absnb.i18n import gettext as _
+from absnb.labs.story import RunTimes, nth
 from absnb.sim.actions import Deliver
 from absnb.sim.checks import snapshot_problems
 from absnb.sim.events import Event
 from absnb.sim.world import World
 
-FIRST_MARKER = (
+FIRST_MARKER = N_(
     "record the state when the first marker arrives (or when initiating), in the same step "
     "as sending the markers on"
 )
-UNTIL_MARKER = (
+UNTIL_MARKER = N_(
     "a channel's state is what arrives on it after the process recorded its state and "
     "before the channel's own marker"
 )
@@ -50,10 +53,6 @@ def _amount(value: object) -> str:
     return f"{value:,}" if isinstance(value, int) else repr(value)
 
 
-def _nth(seq: int) -> str:
-    return {1: "1st", 2: "2nd", 3: "3rd"}.get(seq, f"{seq}th")
-
-
 def _recorded(snap: GlobalSnapshot, c: ChannelId) -> list[Record]:
     return list(snap.channel_states.get(c, ()))
 
@@ -70,25 +69,60 @@ def lost(t: MarkerTimes, snap: GlobalSnapshot, c: ChannelId, seqs: Sequence[int]
     out = []
     for seq in seqs:
         value, sent, consumed = t.record(c, seq)
-        when = f"arrived at {c.dst} at step {consumed}" if consumed else "has not arrived yet"
+        when = (
+            _("arrived at {dst} at step {consumed}").format(dst=c.dst, consumed=consumed)
+            if consumed
+            else _("has not arrived yet")
+        )
         out.append(
-            f"Transfer {_amount(value)}, the {_nth(seq)} on {c}, was sent by {c.src} at step "
-            f"{sent}, before {c.src} recorded its state for snapshot {n} (step {src}), and "
-            f"{when}, after {c.dst} recorded its state (step {dst}). The "
-            f"state of {c} in snapshot {n} is {_shown(_recorded(snap, c))}: the "
-            f"{_amount(value)} is in neither balance nor in the channel, so the snapshot "
-            "lost it."
+            _(
+                "Transfer {amount}, the {nth} on {channel}, was sent by {src} at step {sent}, "
+                "before {src} recorded its state for snapshot {n} (step {src_step}), and "
+                "{when}, after {dst} recorded its state (step {dst_step}). The state of "
+                "{channel} in snapshot {n} is {recorded}: the {amount} is in neither balance "
+                "nor in the channel, so the snapshot lost it."
+            ).format(
+                amount=_amount(value),
+                nth=nth(seq),
+                channel=c,
+                src=c.src,
+                dst=c.dst,
+                sent=sent,
+                n=n,
+                src_step=src,
+                dst_step=dst,
+                when=when,
+                recorded=_shown(_recorded(snap, c)),
+            )
         )
     if marker_sent is not None and src is not None and marker_sent < src:
         out.append(
-            f"{c.src} sent marker {n} on {c} at step {marker_sent} but recorded its state only "
-            f"at step {src}: {FIRST_MARKER}."
+            _(
+                "{src} sent marker {n} on {channel} at step {marker_sent} but recorded its "
+                "state only at step {src_step}: {rule}."
+            ).format(
+                src=c.src,
+                n=n,
+                channel=c,
+                marker_sent=marker_sent,
+                src_step=src,
+                rule=_(FIRST_MARKER),
+            )
         )
     elif dst is not None and marker_in is not None and marker_in > dst:
         out.append(
-            f"{c.dst} recorded its state at step {dst} and marker {n} arrived on {c} at step "
-            f"{marker_in}, so the {c} state of snapshot {n} is what arrived on {c} in between, "
-            f"which {c.dst} did not record: {UNTIL_MARKER}."
+            _(
+                "{dst} recorded its state at step {dst_step} and marker {n} arrived on "
+                "{channel} at step {marker_in}, so the {channel} state of snapshot {n} is what "
+                "arrived on {channel} in between, which {dst} did not record: {rule}."
+            ).format(
+                dst=c.dst,
+                dst_step=dst,
+                n=n,
+                channel=c,
+                marker_in=marker_in,
+                rule=_(UNTIL_MARKER),
+            )
         )
     return out
 
@@ -105,26 +139,51 @@ def counted_twice(
     for seq in seqs:
         value, sent, consumed = t.record(c, seq)
         where = (
-            f"the state of {c} in snapshot {n} holds it"
+            _("the state of {channel} in snapshot {n} holds it").format(channel=c, n=n)
             if seq in in_channel
-            else f"{c.dst}'s balance, recorded at step {dst}, holds it (it arrived at step "
-            f"{consumed})"
+            else _(
+                "{dst}'s balance, recorded at step {dst_step}, holds it (it arrived at step "
+                "{consumed})"
+            ).format(dst=c.dst, dst_step=dst, consumed=consumed)
         )
         out.append(
-            f"Transfer {_amount(value)}, the {_nth(seq)} on {c}, was sent by {c.src} at step "
-            f"{sent}, after {c.src} recorded its state for snapshot {n} (step {src}), so "
-            f"{c.src}'s recorded balance still holds it; yet {where}. It crossed the cut: the "
-            "snapshot counts it twice."
+            _(
+                "Transfer {amount}, the {nth} on {channel}, was sent by {src} at step {sent}, "
+                "after {src} recorded its state for snapshot {n} (step {src_step}), so {src}'s "
+                "recorded balance still holds it; yet {where}. It crossed the cut: the "
+                "snapshot counts it twice."
+            ).format(
+                amount=_amount(value),
+                nth=nth(seq),
+                channel=c,
+                src=c.src,
+                sent=sent,
+                n=n,
+                src_step=src,
+                where=where,
+            )
         )
     if in_channel & set(seqs) and marker_in is not None:
         out.append(
-            f"Marker {n} arrived on {c} at step {marker_in}, and {c.dst} went on recording "
-            f"{c} after it: stop recording a channel when its marker arrives ({UNTIL_MARKER})."
+            _(
+                "Marker {n} arrived on {channel} at step {marker_in}, and {dst} went on "
+                "recording {channel} after it: stop recording a channel when its marker "
+                "arrives ({rule})."
+            ).format(n=n, channel=c, marker_in=marker_in, dst=c.dst, rule=_(UNTIL_MARKER))
         )
     elif dst is not None and marker_in is not None and marker_in < dst:
         out.append(
-            f"Marker {n} arrived on {c} at step {marker_in}, but {c.dst} recorded its state "
-            f"only at step {dst}: {FIRST_MARKER}."
+            _(
+                "Marker {n} arrived on {channel} at step {marker_in}, but {dst} recorded its "
+                "state only at step {dst_step}: {rule}."
+            ).format(
+                n=n,
+                channel=c,
+                marker_in=marker_in,
+                dst=c.dst,
+                dst_step=dst,
+                rule=_(FIRST_MARKER),
+            )
         )
     return out
 
@@ -139,10 +198,13 @@ def elsewhere(world: World, snap: GlobalSnapshot, c: ChannelId, seqs: Sequence[i
         held = [r for r in _recorded(other, c) if r.seq in seqs]
         if held:
             out.append(
-                f"The state of {c} in snapshot {other.checkpoint_id} holds "
-                f"{_shown(held)}, and that of snapshot {snap.checkpoint_id} does not: the "
-                "snapshots' recordings are mixed. Each snapshot records its inputs on its "
-                "own, told apart by its id."
+                _(
+                    "The state of {channel} in snapshot {other} holds {held}, and that of "
+                    "snapshot {n} does not: the snapshots' recordings are mixed. Each snapshot "
+                    "records its inputs on its own, told apart by its id."
+                ).format(
+                    channel=c, other=other.checkpoint_id, held=_shown(held), n=snap.checkpoint_id
+                )
             )
     return out
 
@@ -173,27 +235,34 @@ def stuck_words(world: World, events: Sequence[Event]) -> list[str]:
     for n, pending in sorted(world.coordinator.pending.items()):
         missing = [tk for tk in world.graph.tasks if tk not in pending.acknowledged]
         out.append(
-            f"Snapshot {n} can never complete: {', '.join(map(str, missing))} never "
-            "acknowledged it."
+            _("Snapshot {n} can never complete: {tasks} never acknowledged it.").format(
+                n=n, tasks=", ".join(map(str, missing))
+            )
         )
         for c in world.graph.channels:
             recorded = t.snapshot_step(c.src, n)
             if recorded is None or t.marker_sent(c, n) is not None:
                 continue
             heard = t.snapshot_step(c.dst, n) is not None
-            then = f"{c.dst} waits for it for good" if heard else f"{c.dst} never hears of it"
+            then = (
+                _("{dst} waits for it for good") if heard else _("{dst} never hears of it")
+            ).format(dst=c.dst)
             out.append(
-                f"{c.src} recorded its state for snapshot {n} at step {recorded} but never "
-                f"sent marker {n} on {c}, so {then}: send marker {n} on every output "
-                f"(BroadcastEvent(Marker({n}))) when recording the state."
+                _(
+                    "{src} recorded its state for snapshot {n} at step {step} but never sent "
+                    "marker {n} on {channel}, so {then}: send marker {n} on every output "
+                    "(BroadcastEvent(Marker({n}))) when recording the state."
+                ).format(src=c.src, n=n, step=recorded, channel=c, then=then)
             )
         for task in missing:
             if any(
                 w.checkpoint_id == n and not w.channels for w in world.tasks[task].handler.waiting()
             ):
                 out.append(
-                    f"Every marker of snapshot {n} has arrived at {task}, which did not "
-                    f"acknowledge it: Acknowledge({n}) once no input's marker is missing."
+                    _(
+                        "Every marker of snapshot {n} has arrived at {task}, which did not "
+                        "acknowledge it: Acknowledge({n}) once no input's marker is missing."
+                    ).format(n=n, task=task)
                 )
     return out
 
@@ -206,6 +275,6 @@ def marker_words(world: World, events: Sequence[Event], problem: str) -> list[st
         for n in events[-1].completed:
             snap = next(s for s in world.snapshots if s.checkpoint_id == n)
             if snapshot_problems(world.job, snap):
-                done = f"Snapshot {n} completed at step {len(events)}."
+                done = _("Snapshot {n} completed at step {step}.").format(n=n, step=len(events))
                 return [done, *cut_words(world, events, snap)]
     return []
