@@ -16,7 +16,7 @@ from collections.abc import Sequence
 
 from absnb.core.ids import ChannelId, CheckpointId
 from absnb.core.snapshot import GlobalSnapshot
-from absnb.labs.story import RunTimes, _seq_text, blocked_words, counted_twice, lost
+from absnb.labs.story import RunTimes, blocked_words, counted_twice, lost, nth
 from absnb.sim.checks import snapshot_problems
 from absnb.sim.events import Event
 from absnb.sim.world import World
@@ -41,7 +41,7 @@ def loop_lost(t: RunTimes, c: ChannelId, n: CheckpointId, seqs: range) -> list[s
         value, sent, consumed = t.record(c, seq)
         when = f"consumed it at step {consumed}" if consumed else "had not consumed it"
         out.append(
-            f"Record {value!r}, the {_seq_text(seq)} on the back-edge {c}, was sent by {c.src} "
+            f"Record {value!r}, the {nth(seq)} on the back-edge {c}, was sent by {c.src} "
             f"at step {sent}, before its snapshot of checkpoint {n} (step {src}); {c.dst} "
             f"copied its state at step {dst} and {when}, but the backup log of {c} in "
             f"checkpoint {n} does not hold it: the record is in no part of the snapshot, so a "
@@ -64,14 +64,14 @@ def loop_twice(
         value, sent, consumed = t.record(c, seq)
         if seq <= received and seq in logged:
             out.append(
-                f"Record {value!r}, the {_seq_text(seq)} on the back-edge {c}, arrived at "
+                f"Record {value!r}, the {nth(seq)} on the back-edge {c}, arrived at "
                 f"{c.dst} at step {consumed}, before its state copy of checkpoint {n} (step "
                 f"{dst}), so the copy counts it; yet the backup log of {c} holds it too: it is "
                 f"counted twice. Log only what arrives after the copy ({LOG})."
             )
         else:
             out.append(
-                f"Record {value!r}, the {_seq_text(seq)} on the back-edge {c}, was sent by "
+                f"Record {value!r}, the {nth(seq)} on the back-edge {c}, was sent by "
                 f"{c.src} at step {sent}, after its snapshot of checkpoint {n} (step {src}), "
                 f"so behind barrier {n}"
                 + (f", which arrived at step {barrier}" if barrier else "")
