@@ -23,6 +23,7 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from absnb.core.array_snapshot import ArraySnapshot
 from absnb.core.ids import TaskId
 from absnb.core.incremental import IncrementalState
 from absnb.core.messages import count_records
@@ -127,26 +128,33 @@ class SnapshotWriter:
             "channel_state_records": sum(count_records(rs) for rs in recorded),
             "async_duration": written,
         }
-        if isinstance(snapshot.state, IncrementalState):
+        if isinstance(snapshot.state, IncrementalState | ArraySnapshot):
             with self._lock:
                 stats.update(self._keyed_stats(snapshot, int(stats["state_size"])))
         return Written(snapshot, key, alignment_s, stats)
 
     def _keyed_stats(self, snapshot: TaskSnapshot, size: int) -> dict[str, Any]:
-        """Incremental against full sizes of a snapshot of keyed state of ``size`` bytes."""
+        """Incremental against full sizes of a snapshot of keyed state of ``size`` bytes.
+
+        The full size of a dict's increment is the whole chain's bytes (what a restore
+        reads); of an array's, this snapshot's bytes and the keys below it in the chain
+        (what a full snapshot would write: the values once, every key once)."""
         state = snapshot.state
+        own = state.key_bytes if isinstance(state, ArraySnapshot) else size
         full: int | None = size
+        chained: int | None = own
         if state.base is not None:
             below = self._chain_size.get((snapshot.task, state.base))
             full = None if below is None else below + size
-        if full is not None:  # a later snapshot of the task may build on this one
-            self._chain_size[(snapshot.task, snapshot.checkpoint_id)] = full
+            chained = None if below is None else below + own
+        if chained is not None:  # a later snapshot of the task may build on this one
+            self._chain_size[(snapshot.task, snapshot.checkpoint_id)] = chained
         mine = sorted(k for k in self._chain_size if k[0] == snapshot.task)
         for k in mine[:-8]:  # bases are recent: the last checkpoint confirmed complete
             del self._chain_size[k]
         return {
             "incremental": state.incremental,
-            "state_entries": len(state.entries),
+            "state_entries": state.entries_stored,
             "full_state_entries": state.size,
             "full_state_size": full,
         }

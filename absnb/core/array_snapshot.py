@@ -1,0 +1,264 @@
+"""Keyed state held in arrays, as a checkpoint stores it: every value, and the keys added
+since a base.
+
+An array-backed keyed state (:class:`~absnb.operators.array_state.ArrayKeyedState`) keeps
+its keys in slot order (an index that only grows) and one value per slot in a NumPy array.
+Its snapshot, an :class:`ArraySnapshot`, is a copy of the value array (a memcpy) and the
+keys added since its ``base``, the task's snapshot in an earlier completed checkpoint: an
+increment stores the new keys, and the values whole (eight bytes a key, cheap to copy and
+to write). Restoring takes the keys of the chain from the full snapshot up, in order, and
+the values of the newest (:func:`merge_array_chain`).
+
+A snapshot pickles as its encoding (:meth:`ArraySnapshot.encode`, done by the snapshot
+writer's thread, not the task's): a fixed header, the keys (little-endian int64, or
+Arrow's UTF-8 offsets and bytes, when they all are ints or all strs; else a pickle of the
+list), then the raw little-endian values; a CRC-32 of
+what follows the header. :func:`decode` refuses a truncated or damaged encoding with an
+:class:`ArraySnapshotError` saying what is wrong.
+"""
+
+from __future__ import annotations
+
+import pickle
+import struct
+import zlib
+from collections.abc import Hashable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+    Values = npt.NDArray[np.int64] | npt.NDArray[np.float64]
+
+MAGIC = b"ABSNBARR"
+VERSION = 1
+HEAD = struct.Struct(">8sH1sBqqIqqqqqI")
+"""Magic, version, value dtype (``q`` int64, ``d`` float64), key encoding, first slot,
+base (-1: none), depth, chain entries, checkpoint (-1: none), keys, values, key bytes,
+CRC-32 of the rest."""
+
+INT_KEYS, STR_KEYS, PICKLED_KEYS = 0, 1, 2
+_DTYPES = {b"q": "int64", b"d": "float64"}
+
+
+class ArraySnapshotError(ValueError):
+    """An encoded :class:`ArraySnapshot` that is truncated, damaged or inconsistent."""
+
+
+@dataclass(frozen=True, eq=False)
+class ArraySnapshot:
+    """One task's array-backed keyed state in one checkpoint.
+
+    Attributes:
+        keys: the keys of slots ``start`` on, in slot order (all of them when full).
+        values: every slot's value, a copy (int64 or float64).
+        start: the first slot of ``keys``: how many keys the base's chain holds (0: full).
+        base: the checkpoint whose snapshot of the same task this one extends; None: full.
+        depth: incremental links down to the full snapshot (0 for a full one).
+        chain_entries: keys stored along the chain, this snapshot's included.
+        checkpoint_id: the checkpoint these values are as of, once read back from storage
+            (a restored task bases its next snapshot on it); None when taken.
+    """
+
+    keys: Sequence[Hashable]
+    values: Values
+    start: int = 0
+    base: int | None = None
+    depth: int = 0
+    chain_entries: int = 0
+    checkpoint_id: int | None = None
+    _encoded: list[bytes] = field(default_factory=list, repr=False)
+
+    @property
+    def incremental(self) -> bool:
+        """True when this snapshot holds only the keys added since ``base``."""
+        return self.base is not None
+
+    @property
+    def size(self) -> int:
+        """Keys the state held when the snapshot was taken."""
+        return len(self.values)
+
+    @property
+    def entries_stored(self) -> int:
+        """Keys this snapshot stores (its values are always all of them)."""
+        return len(self.keys)
+
+    @property
+    def key_bytes(self) -> int:
+        """Bytes of the encoded keys (:meth:`encode` first)."""
+        key_bytes: int = HEAD.unpack_from(self.encode())[11]
+        return key_bytes
+
+    def entries(self) -> dict[Hashable, object]:
+        """``{key: value}`` of a full snapshot."""
+        if self.incremental:
+            raise ValueError("an incremental snapshot holds only the keys added since its base")
+        return dict(zip(self.keys, self.values.tolist(), strict=True))
+
+    def encode(self) -> bytes:
+        """The bytes storage keeps (computed once; :func:`decode` reads them back)."""
+        if not self._encoded:
+            self._encoded.append(_encode(self))
+        return self._encoded[0]
+
+    def __reduce__(self) -> tuple[Any, tuple[bytes]]:
+        return decode, (self.encode(),)
+
+
+def merge_array_chain(chain: Sequence[ArraySnapshot], checkpoint_id: int) -> ArraySnapshot:
+    """The full state that ``chain`` (the full snapshot first, then each increment on the
+    one before) adds up to, as of ``checkpoint_id``: every link's keys, the last one's
+    values. Raises :class:`ArraySnapshotError` when the links do not fit together."""
+    if not chain or chain[0].incremental:
+        raise ArraySnapshotError("a chain of array snapshots starts with a full one")
+    slots = 0
+    for link in chain:
+        if link.start != slots:
+            raise ArraySnapshotError(
+                f"a link of the chain starts at slot {link.start}, after {slots} keys"
+            )
+        slots += len(link.keys)
+    top = chain[-1]
+    if slots != len(top.values):
+        raise ArraySnapshotError(f"the chain holds {slots} keys and {len(top.values)} values")
+    keys: Sequence[Hashable] = top.keys
+    if len(chain) > 1:
+        keys = [k for link in chain for k in link.keys]
+    return ArraySnapshot(keys, top.values, 0, None, top.depth, top.chain_entries, checkpoint_id)
+
+
+# -- encoding ---------------------------------------------------------------------------
+
+
+def _encode(s: ArraySnapshot) -> bytes:
+    import numpy as np
+
+    values = np.ascontiguousarray(s.values)
+    code = next((c for c, name in _DTYPES.items() if values.dtype == name), None)
+    if code is None:
+        raise TypeError(f"array snapshots hold int64 or float64 values, not {values.dtype}")
+    kind, keys = _encode_keys(s.keys)
+    raw: Any = values.astype(values.dtype.newbyteorder("<"), copy=False)
+    body = (keys, memoryview(raw))
+    crc = zlib.crc32(body[1], zlib.crc32(keys))
+    head = HEAD.pack(
+        MAGIC,
+        VERSION,
+        code,
+        kind,
+        s.start,
+        -1 if s.base is None else s.base,
+        s.depth,
+        s.chain_entries,
+        -1 if s.checkpoint_id is None else s.checkpoint_id,
+        len(s.keys),
+        len(values),
+        len(keys),
+        crc,
+    )
+    return b"".join((head, *body))
+
+
+def _encode_keys(keys: Sequence[Hashable]) -> tuple[int, bytes]:
+    import numpy as np
+
+    types = set(map(type, keys))
+    if types <= {int}:
+        try:
+            return INT_KEYS, np.array(keys, dtype="<i8").tobytes()
+        except OverflowError:
+            pass
+    elif types == {str}:
+        import pyarrow as pa
+
+        try:
+            array = pa.array(keys, pa.large_string())
+        except (pa.ArrowException, UnicodeError):
+            pass  # a lone surrogate, say: pickled below
+        else:
+            offsets, data = array.buffers()[1:]
+            assert offsets is not None
+            assert data is not None
+            ends = np.frombuffer(offsets, "<i8", len(keys) + 1)
+            return STR_KEYS, b"".join((ends.tobytes(), memoryview(data)[: int(ends[-1])]))
+    return PICKLED_KEYS, pickle.dumps(list(keys), protocol=5)
+
+
+def decode(data: bytes) -> ArraySnapshot:
+    """The :class:`ArraySnapshot` ``data`` encodes (:class:`ArraySnapshotError` if it is
+    truncated, damaged, or not one)."""
+    import numpy as np
+
+    if len(data) < HEAD.size:
+        raise ArraySnapshotError(
+            f"the array snapshot is truncated ({len(data)} bytes, its header has {HEAD.size})"
+        )
+    (magic, version, code, kind, start, base, depth, chained, checkpoint, n_keys, n_values,
+     key_bytes, crc) = HEAD.unpack_from(data)  # fmt: skip
+    if magic != MAGIC:
+        raise ArraySnapshotError(f"not an array snapshot (magic {magic!r})")
+    if version != VERSION:
+        raise ArraySnapshotError(f"array snapshot version {version}, this absnb reads {VERSION}")
+    if code not in _DTYPES or kind not in (INT_KEYS, STR_KEYS, PICKLED_KEYS):
+        raise ArraySnapshotError(f"unknown value type {code!r} or key encoding {kind}")
+    if min(start, depth, chained, n_keys, n_values, key_bytes) < 0:
+        raise ArraySnapshotError("the array snapshot's header holds a negative count")
+    expected = HEAD.size + key_bytes + 8 * n_values
+    if len(data) != expected:
+        what = "truncated" if len(data) < expected else "longer than its header says"
+        raise ArraySnapshotError(
+            f"the array snapshot is {what}: {len(data)} bytes, its header says {expected}"
+        )
+    body = memoryview(data)[HEAD.size :]
+    if zlib.crc32(body) != crc:
+        raise ArraySnapshotError("the array snapshot fails its CRC-32 check")
+    keys = _decode_keys(kind, body[:key_bytes], n_keys)
+    values = np.frombuffer(body[key_bytes:], "<" + code.decode(), n_values)  # read-only
+    return ArraySnapshot(
+        keys,
+        values,
+        start,
+        None if base < 0 else base,
+        depth,
+        chained,
+        None if checkpoint < 0 else checkpoint,
+    )
+
+
+def _decode_keys(kind: int, blob: memoryview, n: int) -> list[Hashable]:
+    import numpy as np
+
+    keys: list[Hashable]
+    if kind == INT_KEYS:
+        if len(blob) != 8 * n:
+            raise ArraySnapshotError(f"{len(blob)} bytes of int keys for {n} keys")
+        keys = np.frombuffer(blob, "<i8", n).tolist()
+        return keys
+    if kind == STR_KEYS:
+        import pyarrow as pa
+
+        if len(blob) < 8 * (n + 1):
+            raise ArraySnapshotError(f"{len(blob)} bytes of str keys for {n} keys")
+        ends = np.frombuffer(blob, "<i8", n + 1)
+        data = blob[8 * (n + 1) :]
+        if ends[0] != 0 or ends[-1] != len(data) or (np.diff(ends) < 0).any():
+            raise ArraySnapshotError("the str keys' offsets do not fit their bytes")
+        array = pa.Array.from_buffers(
+            pa.large_string(), n, [None, pa.py_buffer(ends.tobytes()), pa.py_buffer(data)]
+        )
+        try:
+            array.validate(full=True)
+        except pa.ArrowException as e:
+            raise ArraySnapshotError(f"the str keys are malformed: {e}") from None
+        keys = array.to_pylist()
+        return keys
+    try:
+        keys = pickle.loads(blob)
+    except Exception as e:
+        raise ArraySnapshotError(f"the pickled keys cannot be read: {e}") from None
+    if not isinstance(keys, list) or len(keys) != n:
+        raise ArraySnapshotError(f"the pickled keys are not a list of {n} keys")
+    return keys
