@@ -10,9 +10,9 @@ to write). Restoring takes the keys of the chain from the full snapshot up, in o
 the values of the newest (:func:`merge_array_chain`).
 
 A snapshot pickles as its encoding (:meth:`ArraySnapshot.encode`, done by the snapshot
-writer's thread, not the task's): a fixed header, the keys (little-endian int64, or
-Arrow's UTF-8 offsets and bytes, when they all are ints or all strs; else a pickle of the
-list), then the raw little-endian values; a CRC-32 of
+writer's thread, not the task's): a fixed header, the keys (little-endian int64 when they
+are an int64 array or all ints, Arrow's UTF-8 offsets and bytes when all strs, else a
+pickle of the list), then the raw little-endian values; a CRC-32 of
 what follows the header. :func:`decode` refuses a truncated or damaged encoding with an
 :class:`ArraySnapshotError` saying what is wrong.
 """
@@ -39,7 +39,7 @@ HEAD = struct.Struct(">8sH1sBqqIqqqqqI")
 base (-1: none), depth, chain entries, checkpoint (-1: none), keys, values, key bytes,
 CRC-32 of the rest."""
 
-INT_KEYS, STR_KEYS, PICKLED_KEYS = 0, 1, 2
+INT_KEYS, STR_KEYS, PICKLED_KEYS, INT64_ARRAY_KEYS = 0, 1, 2, 3
 _DTYPES = {b"q": "int64", b"d": "float64"}
 
 
@@ -52,7 +52,9 @@ class ArraySnapshot:
     """One task's array-backed keyed state in one checkpoint.
 
     Attributes:
-        keys: the keys of slots ``start`` on, in slot order (all of them when full).
+        keys: the keys of slots ``start`` on, in slot order (all of them when full): a
+            list, or an int64 array (the keys of an
+            :class:`~absnb.operators.array_state.IntArrayKeyedState`).
         values: every slot's value, a copy (int64 or float64).
         start: the first slot of ``keys``: how many keys the base's chain holds (0: full).
         base: the checkpoint whose snapshot of the same task this one extends; None: full.
@@ -62,7 +64,7 @@ class ArraySnapshot:
             (a restored task bases its next snapshot on it); None when taken.
     """
 
-    keys: Sequence[Hashable]
+    keys: Sequence[Hashable] | npt.NDArray[np.int64]
     values: Values
     start: int = 0
     base: int | None = None
@@ -96,7 +98,8 @@ class ArraySnapshot:
         """``{key: value}`` of a full snapshot."""
         if self.incremental:
             raise ValueError("an incremental snapshot holds only the keys added since its base")
-        return dict(zip(self.keys, self.values.tolist(), strict=True))
+        keys = self.keys.tolist() if hasattr(self.keys, "tolist") else self.keys
+        return dict(zip(keys, self.values.tolist(), strict=True))
 
     def encode(self) -> bytes:
         """The bytes storage keeps (computed once; :func:`decode` reads them back)."""
@@ -124,9 +127,16 @@ def merge_array_chain(chain: Sequence[ArraySnapshot], checkpoint_id: int) -> Arr
     top = chain[-1]
     if slots != len(top.values):
         raise ArraySnapshotError(f"the chain holds {slots} keys and {len(top.values)} values")
-    keys: Sequence[Hashable] = top.keys
+    keys = top.keys
     if len(chain) > 1:
-        keys = [k for link in chain for k in link.keys]
+        parts = [link.keys for link in chain]
+        import numpy as np
+
+        arrays = [p for p in parts if isinstance(p, np.ndarray)]
+        if len(arrays) == len(parts):
+            keys = np.concatenate(arrays)
+        else:
+            keys = [k for p in parts for k in p]
     return ArraySnapshot(keys, top.values, 0, None, top.depth, top.chain_entries, checkpoint_id)
 
 
@@ -162,9 +172,13 @@ def _encode(s: ArraySnapshot) -> bytes:
     return b"".join((head, *body))
 
 
-def _encode_keys(keys: Sequence[Hashable]) -> tuple[int, bytes]:
+def _encode_keys(keys: Sequence[Hashable] | npt.NDArray[np.int64]) -> tuple[int, bytes]:
     import numpy as np
 
+    if isinstance(keys, np.ndarray):
+        if keys.dtype != np.int64:
+            raise TypeError(f"array snapshots hold keys in lists or int64 arrays, not {keys.dtype}")
+        return INT64_ARRAY_KEYS, keys.astype("<i8", copy=False).tobytes()
     types = set(map(type, keys))
     if types <= {int}:
         try:
@@ -202,7 +216,7 @@ def decode(data: bytes) -> ArraySnapshot:
         raise ArraySnapshotError(f"not an array snapshot (magic {magic!r})")
     if version != VERSION:
         raise ArraySnapshotError(f"array snapshot version {version}, this absnb reads {VERSION}")
-    if code not in _DTYPES or kind not in (INT_KEYS, STR_KEYS, PICKLED_KEYS):
+    if code not in _DTYPES or kind not in (INT_KEYS, STR_KEYS, PICKLED_KEYS, INT64_ARRAY_KEYS):
         raise ArraySnapshotError(f"unknown value type {code!r} or key encoding {kind}")
     if min(start, depth, chained, n_keys, n_values, key_bytes) < 0:
         raise ArraySnapshotError("the array snapshot's header holds a negative count")
@@ -228,14 +242,17 @@ def decode(data: bytes) -> ArraySnapshot:
     )
 
 
-def _decode_keys(kind: int, blob: memoryview, n: int) -> list[Hashable]:
+def _decode_keys(kind: int, blob: memoryview, n: int) -> list[Hashable] | npt.NDArray[np.int64]:
     import numpy as np
 
     keys: list[Hashable]
-    if kind == INT_KEYS:
+    if kind in (INT_KEYS, INT64_ARRAY_KEYS):
         if len(blob) != 8 * n:
             raise ArraySnapshotError(f"{len(blob)} bytes of int keys for {n} keys")
-        keys = np.frombuffer(blob, "<i8", n).tolist()
+        array = np.frombuffer(blob, "<i8", n).astype(np.int64)
+        if kind == INT64_ARRAY_KEYS:
+            return array
+        keys = array.tolist()
         return keys
     if kind == STR_KEYS:
         import pyarrow as pa

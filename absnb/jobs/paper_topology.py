@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, cast, overload
 
 from absnb.core.graph import Hash, JobGraph, Rebalance
 from absnb.core.job import Job
-from absnb.operators.array_state import ArrayKeyedState
+from absnb.operators.array_state import ArrayKeyedState, IntArrayKeyedState
 from absnb.operators.base import Operator
 from absnb.operators.keyed_state import IncrementalKeyed, KeyedState
 from absnb.operators.library import Map, Source
@@ -162,7 +162,7 @@ class FastMap(Map):
 class KeyedSum(IncrementalKeyed[MutableMapping[int, int]]):
     """``sum_per_key``: the running total of the amounts per key; emits ``(key, total)``.
     State: ``{key: total}``, a per-key aggregate (the paper's operator state); with
-    ``array``, an :class:`~absnb.operators.array_state.ArrayKeyedState` (a batch applied
+    ``array``, an :class:`~absnb.operators.array_state.IntArrayKeyedState` (a batch applied
     at once, a snapshot a copy of its value array); else with ``incremental``, a
     :class:`~absnb.operators.keyed_state.KeyedState`. With ``incremental``, snapshots hold
     only the keys changed (an array state: added) since the last completed checkpoint."""
@@ -175,7 +175,7 @@ class KeyedSum(IncrementalKeyed[MutableMapping[int, int]]):
 
     def initial_state(self) -> MutableMapping[int, int]:
         if self.array:
-            return ArrayKeyedState()
+            return IntArrayKeyedState()
         return KeyedState() if self.incremental else {}
 
     def process(

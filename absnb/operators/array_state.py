@@ -221,7 +221,8 @@ class ArrayKeyedState(MutableMapping[K, V], Generic[K, V]):
                 "restore it through CheckpointStorage, which reads its chain (the simulator "
                 "keeps whole snapshots: build the job without incremental snapshots for it)"
             )
-        state = _rebuilt(list(snapshot.keys), snapshot.values)
+        keys = snapshot.keys
+        state = _rebuilt(keys if hasattr(keys, "dtype") else list(keys), snapshot.values)
         if snapshot.checkpoint_id is not None:
             state._bases[snapshot.checkpoint_id] = (
                 snapshot.depth,
@@ -232,18 +233,129 @@ class ArrayKeyedState(MutableMapping[K, V], Generic[K, V]):
         return state
 
 
-def _rebuilt(keys: list[Any], values: npt.NDArray[Any]) -> ArrayKeyedState[Any, Any]:
-    """An array state of ``keys`` and their ``values`` (slot by slot)."""
+def _rebuilt(
+    keys: Sequence[Any] | npt.NDArray[np.int64], values: npt.NDArray[Any]
+) -> ArrayKeyedState[Any, Any]:
+    """An array state of ``keys`` and their ``values`` (slot by slot): an
+    :class:`IntArrayKeyedState` when ``keys`` is an int64 array."""
     import numpy as np
 
     n = len(keys)
     if len(values) != n:
         raise ValueError(f"{n} keys and {len(values)} values")
-    state: ArrayKeyedState[Any, Any] = ArrayKeyedState(dtype=str(values.dtype.newbyteorder("=")))
-    state.index = dict(zip(keys, range(n), strict=True))
-    if len(state.index) != n:
-        raise ValueError(f"{n - len(state.index)} keys appear twice")
-    state.keys_in_order = keys
+    dtype = str(values.dtype.newbyteorder("="))
+    state: ArrayKeyedState[Any, Any]
+    if isinstance(keys, np.ndarray):
+        state = IntArrayKeyedState(dtype=dtype)
+        state.slots(keys)
+    else:
+        state = ArrayKeyedState(dtype=dtype)
+        state.index = dict(zip(keys, range(n), strict=True))
+        state.keys_in_order = list(keys)
+    if len(state) != n:
+        raise ValueError(f"{n - len(state)} keys appear twice")
     state._values = np.zeros(max(16, 1 << (n - 1).bit_length()), state._values.dtype)
     state._values[:n] = values
     return state
+
+
+class IntArrayKeyedState(ArrayKeyedState[int, V]):
+    """An :class:`ArrayKeyedState` whose keys are int64 (the Figure 5 job's): the index is
+    a C hash table looked up a batch at a time (pandas' ``Int64HashTable``, the one
+    ``pandas.factorize`` uses), the keys an int64 array; a snapshot copies both arrays.
+    A key must be an int in the int64 range."""
+
+    __slots__ = ("_keys", "_n", "_table")
+
+    def __init__(
+        self, entries: Mapping[int, V] | Iterable[tuple[int, V]] = (), /, dtype: str = "int64"
+    ) -> None:
+        import numpy as np
+        from pandas._libs.hashtable import Int64HashTable
+
+        self._table = Int64HashTable()
+        self._keys: npt.NDArray[np.int64] = np.zeros(16, np.int64)
+        self._n = 0
+        super().__init__(entries, dtype=dtype)  # type: ignore[arg-type]
+
+    def __len__(self) -> int:
+        return self._n
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self._keys[: self._n].tolist())
+
+    def __contains__(self, key: object) -> bool:
+        return isinstance(key, int) and key in self._table
+
+    def __getitem__(self, key: int) -> V:
+        value: V = self._values[self._table.get_item(key)].item()
+        return value
+
+    def get(self, key: int, default: Any = None) -> Any:
+        if key not in self:
+            return default
+        return self[key]
+
+    def __setitem__(self, key: int, value: V) -> None:
+        self._values[int(self.slots([key])[0])] = value
+
+    def items(self) -> Any:
+        return list(zip(self._keys[: self._n].tolist(), self.values_array.tolist(), strict=True))
+
+    @property
+    def values_array(self) -> npt.NDArray[Any]:
+        return self._values[: self._n]
+
+    @property
+    def keys_array(self) -> npt.NDArray[np.int64]:
+        """The keys slot by slot (a view)."""
+        return self._keys[: self._n]
+
+    def slots(self, keys: Sequence[int] | npt.NDArray[Any]) -> npt.NDArray[np.intp]:
+        import numpy as np
+        from pandas._libs.hashtable import Int64Vector
+
+        added = Int64Vector()
+        n = self._n
+        found = self._table.get_labels(np.asarray(keys, np.int64), added, n, -1)
+        new = added.to_array()
+        if len(new):
+            end = n + len(new)
+            size = len(self._values)
+            if end > size:
+                size = 1 << (end - 1).bit_length()
+                values = np.zeros(size, self._values.dtype)
+                values[:n] = self._values[:n]
+                self._values = values
+            if end > len(self._keys):
+                keys_ = np.zeros(size, np.int64)
+                keys_[:n] = self._keys[:n]
+                self._keys = keys_
+            self._keys[n:end] = new
+            self._n = end
+        slots: npt.NDArray[np.intp] = found.astype(np.intp, copy=False)
+        return slots
+
+    def take(self, checkpoint_id: int, incremental: bool = True) -> ArraySnapshot:
+        n = self._n
+        values = self._values[:n].copy()
+        base = self._base
+        known = self._bases.get(base) if incremental and base is not None else None
+        if known is None or known[0] >= MAX_DEPTH:
+            snapshot = ArraySnapshot(self._keys[:n].copy(), values, 0, None, 0, n)
+        else:
+            depth, chained, start = known
+            new = self._keys[start:n].copy()
+            snapshot = ArraySnapshot(new, values, start, base, depth + 1, chained + len(new))
+        self._bases[checkpoint_id] = (snapshot.depth, snapshot.chain_entries, n)
+        return snapshot
+
+    def copy(self) -> IntArrayKeyedState[V]:
+        new = _rebuilt(self.keys_array.copy(), self.values_array)
+        assert isinstance(new, IntArrayKeyedState)
+        new._bases = dict(self._bases)
+        new._base = self._base
+        return new
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, npt.NDArray[Any]]]:
+        return _rebuilt, (self.keys_array.copy(), self.values_array)

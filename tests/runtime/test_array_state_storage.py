@@ -16,7 +16,7 @@ from absnb.core.array_snapshot import ArraySnapshot
 from absnb.core.ids import TaskId
 from absnb.core.snapshot import TaskSnapshot
 from absnb.jobs.paper_topology import KeyedSum
-from absnb.operators.array_state import MAX_DEPTH, ArrayKeyedState
+from absnb.operators.array_state import MAX_DEPTH, ArrayKeyedState, IntArrayKeyedState
 from absnb.operators.library import KeyedCount
 from absnb.runtime.host.snapshot_writer import SnapshotWriter
 from absnb.runtime.storage.checkpoints import CheckpointStorage, CorruptCheckpointWarning
@@ -65,6 +65,7 @@ class Driver:
         assert isinstance(self.state, ArrayKeyedState)
         self.plain = dict(self.truth[snapshot.checkpoint_id])
         assert dict(self.state.items()) == self.plain
+        assert {type(k) for k in self.state} == {type(k) for k in self.plain}  # no np.int64
         return snapshot.checkpoint_id
 
 
@@ -139,6 +140,7 @@ def test_increments_hold_the_new_keys_and_every_value(tmp_path: Path) -> None:
     fourth = d.checkpoint()
     assert (list(fourth.keys), fourth.base, fourth.depth) == ([600], 2, 2)
     assert d.restore() == 4
+    assert isinstance(d.state, IntArrayKeyedState)  # int keys in a C hash table again
 
 
 def test_a_chain_longer_than_max_depth_starts_again_with_a_full_snapshot(tmp_path: Path) -> None:
@@ -216,6 +218,26 @@ def test_an_array_state_shows_as_the_dict_it_holds_and_never_loses_a_key() -> No
     for _ in range(5):  # grows by doubling past the first 16 slots
         state.accumulate([f"k{i}" for i in range(20)], list(range(20)))
     assert state["k19"] == 5 * 19
+
+
+def test_an_int_keyed_state_is_a_mapping_of_python_ints_and_clones_apart() -> None:
+    state: IntArrayKeyedState = IntArrayKeyedState({5: 1, -2: 3})
+    state[2**40] = 7
+    assert state == {5: 1, -2: 3, 2**40: 7}
+    assert repr(state) == repr({5: 1, -2: 3, 2**40: 7})
+    assert (5 in state, "5" in state, state.get(6, 0), list(state)) == (
+        True,
+        False,
+        0,
+        [5, -2, 2**40],
+    )
+    assert all(type(k) is int for k in state)
+    clone = KeyedSum(array=True).copy_state(state)
+    assert isinstance(clone, IntArrayKeyedState)
+    clone.accumulate([5, 99], [10, 1])
+    assert (state[5], 99 in state, clone[5], clone[99]) == (1, False, 11, 1)
+    with pytest.raises(KeyError):
+        state[6]
 
 
 def test_the_simulator_cannot_restore_an_increment_alone() -> None:
