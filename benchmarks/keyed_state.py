@@ -26,6 +26,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
+import pyarrow  # noqa: F401  (imported before timing: the first str keys encoded need it)
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 

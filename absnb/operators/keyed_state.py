@@ -11,10 +11,13 @@ when it has no base yet, or when the chain of incremental snapshots since the la
 one would store more entries than the state holds (so the chain holds at most twice the
 state's entries, and restoring reads at most that).
 
-An operator opts in with :class:`IncrementalKeyed`. Restoring an incremental snapshot needs
-its chain, which :class:`~absnb.runtime.storage.checkpoints.CheckpointStorage` reads: it is for the
-Spark runtime; the simulator keeps its snapshots in memory, whole, so a job meant for it
-keeps plain dict states.
+Per-key numbers (sums, counts) have a cheaper state still: an
+:class:`~absnb.operators.array_state.ArrayKeyedState`, whose snapshot is a copy of its
+value array. An operator opts in with :class:`IncrementalKeyed`. Restoring an
+incremental snapshot needs its chain, which
+:class:`~absnb.runtime.storage.checkpoints.CheckpointStorage` reads: it is for the Spark
+runtime; the simulator keeps its snapshots in memory, whole, so a job meant for it keeps
+plain dict states (or array states without incremental snapshots).
 """
 
 from __future__ import annotations

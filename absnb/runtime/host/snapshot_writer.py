@@ -45,11 +45,15 @@ class Written:
     """``state_size`` (bytes: the pickled snapshot less its channel state),
     ``channel_state_size`` (bytes, pickled), ``channel_state_records``,
     ``async_duration`` (seconds spent writing: the asynchronous part of the snapshot);
-    for keyed state snapshotted incrementally (:mod:`absnb.core.incremental`), also
-    ``incremental`` (only what changed since a base), ``state_entries`` (entries
-    written), ``full_state_entries`` (entries the state held) and ``full_state_size``
-    (bytes of the whole chain down to the full snapshot; None when this writer did not
-    write it all, after a restore)."""
+    for keyed state snapshotted incrementally (:mod:`absnb.core.incremental`,
+    :mod:`absnb.core.array_snapshot`), also ``incremental`` (only what changed since a
+    base), ``state_entries`` (entries written; of an array state, keys written: its
+    values are written whole), ``full_state_entries`` (entries the state held) and
+    ``full_state_size`` (bytes of the whole chain down to the full snapshot; of an array
+    state, this snapshot's bytes and the keys below it: what a full one would write; None
+    when this writer did not write it all, after a restore). An array state's snapshot is
+    encoded here, on the writer's thread
+    (:meth:`~absnb.core.array_snapshot.ArraySnapshot.encode`)."""
 
 
 class SnapshotWriter:
