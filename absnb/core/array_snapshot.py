@@ -30,8 +30,6 @@ if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
-    Values = npt.NDArray[np.int64] | npt.NDArray[np.float64]
-
 MAGIC = b"ABSNBARR"
 VERSION = 1
 HEAD = struct.Struct(">8sH1sBqqIqqqqqI")
@@ -65,7 +63,7 @@ class ArraySnapshot:
     """
 
     keys: Sequence[Hashable] | npt.NDArray[np.int64]
-    values: Values
+    values: npt.NDArray[Any]
     start: int = 0
     base: int | None = None
     depth: int = 0

@@ -86,6 +86,7 @@ class ArrayKeyedState(MutableMapping[K, V], Generic[K, V]):
         return value
 
     def get(self, key: K, default: Any = None) -> Any:
+        """The value of ``key``, or ``default`` when it has none."""
         slot = self.index.get(key)
         return default if slot is None else self._values[slot].item()
 
@@ -101,7 +102,8 @@ class ArrayKeyedState(MutableMapping[K, V], Generic[K, V]):
     def __repr__(self) -> str:
         return repr(dict(self.items()))
 
-    def items(self) -> Any:  # a list of pairs: one pass over the array, not a lookup a key
+    def items(self) -> Any:
+        """The ``(key, value)`` pairs in slot order, a list (one pass over the array)."""
         return list(zip(self.keys_in_order, self.values_array.tolist(), strict=True))
 
     @property
@@ -292,6 +294,7 @@ class IntArrayKeyedState(ArrayKeyedState[int, V]):
         return value
 
     def get(self, key: int, default: Any = None) -> Any:
+        """The value of ``key``, or ``default`` when it has none."""
         if key not in self:
             return default
         return self[key]
@@ -300,6 +303,7 @@ class IntArrayKeyedState(ArrayKeyedState[int, V]):
         self._values[int(self.slots([key])[0])] = value
 
     def items(self) -> Any:
+        """The ``(key, value)`` pairs in slot order, a list."""
         return list(zip(self._keys[: self._n].tolist(), self.values_array.tolist(), strict=True))
 
     @property
