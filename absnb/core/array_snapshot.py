@@ -4,10 +4,10 @@ since a base.
 An array-backed keyed state (:class:`~absnb.operators.array_state.ArrayKeyedState`) keeps
 its keys in slot order (an index that only grows) and one value per slot in a NumPy array.
 Its snapshot, an :class:`ArraySnapshot`, is a copy of the value array (a memcpy) and the
-keys added since its ``base``, the task's snapshot in an earlier completed checkpoint: an
-increment stores the new keys, and the values whole (eight bytes a key, cheap to copy and
-to write). Restoring takes the keys of the chain from the full snapshot up, in order, and
-the values of the newest (:func:`merge_array_chain`).
+keys, or, based on the task's snapshot in an earlier completed checkpoint (its ``base``),
+the keys added since and the values of the slots changed since (``slots``; every value,
+when most changed). Restoring takes the keys of the chain from the full snapshot up, in
+order, and applies each link's values in turn (:func:`merge_array_chain`).
 
 A snapshot pickles as its encoding (:meth:`ArraySnapshot.encode`, done by the snapshot
 writer's thread, not the task's): a fixed header, the keys (little-endian int64 when they
@@ -32,10 +32,10 @@ if TYPE_CHECKING:
 
 MAGIC = b"ABSNBARR"
 VERSION = 1
-HEAD = struct.Struct(">8sH1sBqqIqqqqqI")
+HEAD = struct.Struct(">8sH1sBqqIqqqqqqI")
 """Magic, version, value dtype (``q`` int64, ``d`` float64), key encoding, first slot,
-base (-1: none), depth, chain entries, checkpoint (-1: none), keys, values, key bytes,
-CRC-32 of the rest."""
+base (-1: none), depth, chain entries, checkpoint (-1: none), keys, values, changed slots
+(-1: every value), key bytes, CRC-32 of the rest (the keys, the slots, the values)."""
 
 INT_KEYS, STR_KEYS, PICKLED_KEYS, INT64_ARRAY_KEYS = 0, 1, 2, 3
 _DTYPES = {b"q": "int64", b"d": "float64"}
@@ -53,13 +53,16 @@ class ArraySnapshot:
         keys: the keys of slots ``start`` on, in slot order (all of them when full): a
             list, or an int64 array (the keys of an
             :class:`~absnb.operators.array_state.IntArrayKeyedState`).
-        values: every slot's value, a copy (int64 or float64).
+        values: every slot's value, a copy (int64 or float64); with ``slots``, the values
+            of those slots, then of the slots of ``keys``.
         start: the first slot of ``keys``: how many keys the base's chain holds (0: full).
         base: the checkpoint whose snapshot of the same task this one extends; None: full.
         depth: incremental links down to the full snapshot (0 for a full one).
         chain_entries: keys stored along the chain, this snapshot's included.
         checkpoint_id: the checkpoint these values are as of, once read back from storage
             (a restored task bases its next snapshot on it); None when taken.
+        slots: the slots below ``start`` changed since the base, ascending (int64); None:
+            ``values`` holds every slot's value.
     """
 
     keys: Sequence[Hashable] | npt.NDArray[np.int64]
@@ -69,6 +72,7 @@ class ArraySnapshot:
     depth: int = 0
     chain_entries: int = 0
     checkpoint_id: int | None = None
+    slots: npt.NDArray[np.int64] | None = None
     _encoded: list[bytes] = field(default_factory=list, repr=False)
 
     @property
@@ -79,17 +83,17 @@ class ArraySnapshot:
     @property
     def size(self) -> int:
         """Keys the state held when the snapshot was taken."""
-        return len(self.values)
+        return self.start + len(self.keys)
 
     @property
     def entries_stored(self) -> int:
-        """Keys this snapshot stores (its values are always all of them)."""
-        return len(self.keys)
+        """Values this snapshot stores."""
+        return len(self.values)
 
     @property
     def key_bytes(self) -> int:
         """Bytes of the encoded keys (:meth:`encode` first)."""
-        key_bytes: int = HEAD.unpack_from(self.encode())[11]
+        key_bytes: int = HEAD.unpack_from(self.encode())[12]
         return key_bytes
 
     def entries(self) -> dict[Hashable, object]:
@@ -115,27 +119,43 @@ def merge_array_chain(chain: Sequence[ArraySnapshot], checkpoint_id: int) -> Arr
     values. Raises :class:`ArraySnapshotError` when the links do not fit together."""
     if not chain or chain[0].incremental:
         raise ArraySnapshotError("a chain of array snapshots starts with a full one")
-    slots = 0
+    import numpy as np
+
+    values = chain[0].values
+    n = 0
     for link in chain:
-        if link.start != slots:
+        if link.start != n:
             raise ArraySnapshotError(
-                f"a link of the chain starts at slot {link.start}, after {slots} keys"
+                f"a link of the chain starts at slot {link.start}, after {n} keys"
             )
-        slots += len(link.keys)
+        end = n + len(link.keys)
+        changed = link.slots
+        stored = end if changed is None else len(changed) + end - n
+        if len(link.values) != stored:
+            raise ArraySnapshotError(
+                f"a link of the chain holds {end} keys and {len(link.values)} values"
+            )
+        if changed is None:
+            values = link.values
+        else:
+            if len(changed) and (changed.min() < 0 or changed.max() >= n):
+                raise ArraySnapshotError(f"a link of the chain changes a slot outside 0-{n - 1}")
+            merged = np.empty(end, link.values.dtype)
+            merged[:n] = values
+            merged[changed] = link.values[: len(changed)]
+            merged[n:] = link.values[len(changed) :]
+            values = merged
+        n = end
     top = chain[-1]
-    if slots != len(top.values):
-        raise ArraySnapshotError(f"the chain holds {slots} keys and {len(top.values)} values")
     keys = top.keys
     if len(chain) > 1:
         parts = [link.keys for link in chain]
-        import numpy as np
-
         arrays = [p for p in parts if isinstance(p, np.ndarray)]
         if len(arrays) == len(parts):
             keys = np.concatenate(arrays)
         else:
             keys = [k for p in parts for k in p]
-    return ArraySnapshot(keys, top.values, 0, None, top.depth, top.chain_entries, checkpoint_id)
+    return ArraySnapshot(keys, values, 0, None, top.depth, top.chain_entries, checkpoint_id)
 
 
 # -- encoding ---------------------------------------------------------------------------
@@ -150,8 +170,9 @@ def _encode(s: ArraySnapshot) -> bytes:
         raise TypeError(f"array snapshots hold int64 or float64 values, not {values.dtype}")
     kind, keys = _encode_keys(s.keys)
     raw: Any = values.astype(values.dtype.newbyteorder("<"), copy=False)
-    body = (keys, memoryview(raw))
-    crc = zlib.crc32(body[1], zlib.crc32(keys))
+    slots = b"" if s.slots is None else s.slots.astype("<i8", copy=False).tobytes()
+    body = (keys, slots, memoryview(raw))
+    crc = zlib.crc32(body[2], zlib.crc32(slots, zlib.crc32(keys)))
     head = HEAD.pack(
         MAGIC,
         VERSION,
@@ -164,6 +185,7 @@ def _encode(s: ArraySnapshot) -> bytes:
         -1 if s.checkpoint_id is None else s.checkpoint_id,
         len(s.keys),
         len(values),
+        -1 if s.slots is None else len(s.slots),
         len(keys),
         crc,
     )
@@ -209,16 +231,17 @@ def decode(data: bytes) -> ArraySnapshot:
             f"the array snapshot is truncated ({len(data)} bytes, its header has {HEAD.size})"
         )
     (magic, version, code, kind, start, base, depth, chained, checkpoint, n_keys, n_values,
-     key_bytes, crc) = HEAD.unpack_from(data)  # fmt: skip
+     n_slots, key_bytes, crc) = HEAD.unpack_from(data)  # fmt: skip
     if magic != MAGIC:
         raise ArraySnapshotError(f"not an array snapshot (magic {magic!r})")
     if version != VERSION:
         raise ArraySnapshotError(f"array snapshot version {version}, this absnb reads {VERSION}")
     if code not in _DTYPES or kind not in (INT_KEYS, STR_KEYS, PICKLED_KEYS, INT64_ARRAY_KEYS):
         raise ArraySnapshotError(f"unknown value type {code!r} or key encoding {kind}")
-    if min(start, depth, chained, n_keys, n_values, key_bytes) < 0:
+    if min(start, depth, chained, n_keys, n_values, n_slots + 1, key_bytes) < 0:
         raise ArraySnapshotError("the array snapshot's header holds a negative count")
-    expected = HEAD.size + key_bytes + 8 * n_values
+    slot_bytes = 8 * max(n_slots, 0)
+    expected = HEAD.size + key_bytes + slot_bytes + 8 * n_values
     if len(data) != expected:
         what = "truncated" if len(data) < expected else "longer than its header says"
         raise ArraySnapshotError(
@@ -228,7 +251,9 @@ def decode(data: bytes) -> ArraySnapshot:
     if zlib.crc32(body) != crc:
         raise ArraySnapshotError("the array snapshot fails its CRC-32 check")
     keys = _decode_keys(kind, body[:key_bytes], n_keys)
-    values = np.frombuffer(body[key_bytes:], "<" + code.decode(), n_values)  # read-only
+    at = key_bytes + slot_bytes
+    slots = None if n_slots < 0 else np.frombuffer(body[key_bytes:at], "<i8", n_slots)
+    values = np.frombuffer(body[at:], "<" + code.decode(), n_values)  # read-only
     return ArraySnapshot(
         keys,
         values,
@@ -237,6 +262,7 @@ def decode(data: bytes) -> ArraySnapshot:
         depth,
         chained,
         None if checkpoint < 0 else checkpoint,
+        slots,
     )
 
 

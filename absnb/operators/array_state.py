@@ -48,7 +48,16 @@ class ArrayKeyedState(MutableMapping[K, V], Generic[K, V]):
         dtype: ``"int64"`` or ``"float64"``.
     """
 
-    __slots__ = ("_base", "_bases", "_values", "index", "keys_in_order", "taking")
+    __slots__ = (
+        "_base",
+        "_bases",
+        "_changed",
+        "_pending",
+        "_values",
+        "index",
+        "keys_in_order",
+        "taking",
+    )
 
     def __init__(
         self, entries: Mapping[K, V] | Iterable[tuple[K, V]] = (), /, dtype: str = "int64"
@@ -61,6 +70,9 @@ class ArrayKeyedState(MutableMapping[K, V], Generic[K, V]):
         self.keys_in_order: list[K] = []
         """The keys, slot by slot (append-only)."""
         self._values: npt.NDArray[Any] = np.zeros(16, dtype)
+        self._changed: npt.NDArray[np.bool_] = np.zeros(16, bool)  # since the last snapshot
+        # the slots changed before each snapshot not yet confirmed
+        self._pending: dict[int, npt.NDArray[np.intp]] = {}
         self.taking: int | None = None
         """The checkpoint whose snapshot the next
         :meth:`Operator.copy_state <absnb.operators.base.Operator.copy_state>` takes."""
@@ -95,6 +107,7 @@ class ArrayKeyedState(MutableMapping[K, V], Generic[K, V]):
         if slot is None:
             slot = self._add(key)
         self._values[slot] = value
+        self._changed[slot] = True
 
     def __delitem__(self, key: K) -> None:
         raise TypeError("array state keys are never removed (snapshots hold the new keys)")
@@ -116,14 +129,24 @@ class ArrayKeyedState(MutableMapping[K, V], Generic[K, V]):
         """The values slot by slot (a view: later updates show in it)."""
         return self._values[: len(self.keys_in_order)]
 
+    def _grow(self, end: int) -> None:
+        """Room for ``end`` slots: the arrays doubled until they hold them."""
+        import numpy as np
+
+        size = len(self._values)
+        if end <= size:
+            return
+        size = 1 << (end - 1).bit_length()
+        n = len(self)
+        values = np.zeros(size, self._values.dtype)
+        values[:n] = self._values[:n]
+        changed = np.zeros(size, bool)
+        changed[:n] = self._changed[:n]
+        self._values, self._changed = values, changed
+
     def _add(self, key: K) -> int:
         slot = len(self.keys_in_order)
-        if slot == len(self._values):
-            import numpy as np
-
-            grown = np.zeros(2 * slot, self._values.dtype)
-            grown[:slot] = self._values
-            self._values = grown
+        self._grow(slot + 1)
         self.index[key] = slot
         self.keys_in_order.append(key)
         return slot
@@ -170,6 +193,7 @@ class ArrayKeyedState(MutableMapping[K, V], Generic[K, V]):
         offset = values[ordered[starts]] - (run[starts] - step[starts])
         run += np.repeat(offset, ends - starts)
         values[ordered[ends - 1]] = run[ends - 1]
+        self._changed[slots] = True
         out = np.empty_like(run)
         out[order] = run
         return out
@@ -177,21 +201,39 @@ class ArrayKeyedState(MutableMapping[K, V], Generic[K, V]):
     # -- snapshots
 
     def take(self, checkpoint_id: int, incremental: bool = True) -> ArraySnapshot:
-        """The snapshot for ``checkpoint_id``: the values copied, and the keys added since
-        the base (all of them without one, with ``incremental`` false, or after
-        :data:`MAX_DEPTH` increments)."""
-        n = len(self.keys_in_order)
-        values = self._values[:n].copy()
+        """The snapshot for ``checkpoint_id``: the keys added since the base, and the
+        values of the slots changed since (all of them when that is more than half the
+        state); all keys and values without a base, with ``incremental`` false, or after
+        :data:`MAX_DEPTH` increments."""
+        import numpy as np
+
+        n = len(self)
+        changed = np.flatnonzero(self._changed[:n])
+        self._changed[:n] = False
         base = self._base
         known = self._bases.get(base) if incremental and base is not None else None
+        if incremental:
+            self._pending[checkpoint_id] = changed
         if known is None or known[0] >= MAX_DEPTH:
-            snapshot = ArraySnapshot(self.keys_in_order[:], values, 0, None, 0, n)
+            snapshot = ArraySnapshot(self._key_slice(0, n), self._values[:n].copy(), 0, None, 0, n)
         else:
             depth, chained, start = known
-            new = self.keys_in_order[start:]
-            snapshot = ArraySnapshot(new, values, start, base, depth + 1, chained + len(new))
+            since = [c for cid, c in self._pending.items() if base is not None and cid > base]
+            slots = np.unique(np.concatenate(since)) if len(since) > 1 else since[0]
+            slots = slots[slots < start]
+            new = self._key_slice(start, n)
+            link = (start, base, depth + 1, chained + n - start)
+            if 2 * (len(slots) + n - start) > n:  # most changed: every value
+                snapshot = ArraySnapshot(new, self._values[:n].copy(), *link)
+            else:
+                values = np.concatenate((self._values[slots], self._values[start:n]))
+                snapshot = ArraySnapshot(new, values, *link, None, slots.astype(np.int64))
         self._bases[checkpoint_id] = (snapshot.depth, snapshot.chain_entries, n)
         return snapshot
+
+    def _key_slice(self, start: int, stop: int) -> Any:
+        """The keys of slots ``start`` to ``stop``, a copy."""
+        return self.keys_in_order[start:stop]
 
     def confirm(self, checkpoint_id: int) -> None:
         """Checkpoint ``checkpoint_id`` is complete: the next snapshot may build on it."""
@@ -199,6 +241,7 @@ class ArrayKeyedState(MutableMapping[K, V], Generic[K, V]):
             return  # not one this state took
         self._base = checkpoint_id
         self._bases = {n: b for n, b in self._bases.items() if n >= checkpoint_id}
+        self._pending = {n: c for n, c in self._pending.items() if n > checkpoint_id}
 
     def copy(self) -> ArrayKeyedState[K, V]:
         """A copy with the same base (a cloned task's state)."""
@@ -206,6 +249,8 @@ class ArrayKeyedState(MutableMapping[K, V], Generic[K, V]):
         new.index = dict(self.index)
         new.keys_in_order = self.keys_in_order[:]
         new._values = self._values.copy()
+        new._changed = self._changed.copy()
+        new._pending = dict(self._pending)
         new._bases = dict(self._bases)
         new._base = self._base
         return new
@@ -256,8 +301,10 @@ def _rebuilt(
         state.keys_in_order = list(keys)
     if len(state) != n:
         raise ValueError(f"{n - len(state)} keys appear twice")
-    state._values = np.zeros(max(16, 1 << (n - 1).bit_length()), state._values.dtype)
+    size = max(16, 1 << (n - 1).bit_length())
+    state._values = np.zeros(size, state._values.dtype)
     state._values[:n] = values
+    state._changed = np.zeros(size, bool)
     return state
 
 
@@ -300,7 +347,9 @@ class IntArrayKeyedState(ArrayKeyedState[int, V]):
         return self[key]
 
     def __setitem__(self, key: int, value: V) -> None:
-        self._values[int(self.slots([key])[0])] = value
+        slot = int(self.slots([key])[0])
+        self._values[slot] = value
+        self._changed[slot] = True
 
     def items(self) -> Any:
         """The ``(key, value)`` pairs in slot order, a list."""
@@ -325,14 +374,9 @@ class IntArrayKeyedState(ArrayKeyedState[int, V]):
         new = added.to_array()
         if len(new):
             end = n + len(new)
-            size = len(self._values)
-            if end > size:
-                size = 1 << (end - 1).bit_length()
-                values = np.zeros(size, self._values.dtype)
-                values[:n] = self._values[:n]
-                self._values = values
+            self._grow(end)
             if end > len(self._keys):
-                keys_ = np.zeros(size, np.int64)
+                keys_ = np.zeros(len(self._values), np.int64)
                 keys_[:n] = self._keys[:n]
                 self._keys = keys_
             self._keys[n:end] = new
@@ -340,23 +384,14 @@ class IntArrayKeyedState(ArrayKeyedState[int, V]):
         slots: npt.NDArray[np.intp] = found.astype(np.intp, copy=False)
         return slots
 
-    def take(self, checkpoint_id: int, incremental: bool = True) -> ArraySnapshot:
-        n = self._n
-        values = self._values[:n].copy()
-        base = self._base
-        known = self._bases.get(base) if incremental and base is not None else None
-        if known is None or known[0] >= MAX_DEPTH:
-            snapshot = ArraySnapshot(self._keys[:n].copy(), values, 0, None, 0, n)
-        else:
-            depth, chained, start = known
-            new = self._keys[start:n].copy()
-            snapshot = ArraySnapshot(new, values, start, base, depth + 1, chained + len(new))
-        self._bases[checkpoint_id] = (snapshot.depth, snapshot.chain_entries, n)
-        return snapshot
+    def _key_slice(self, start: int, stop: int) -> Any:
+        return self._keys[start:stop].copy()
 
     def copy(self) -> IntArrayKeyedState[V]:
         new = _rebuilt(self.keys_array.copy(), self.values_array)
         assert isinstance(new, IntArrayKeyedState)
+        new._changed[: self._n] = self._changed[: self._n]
+        new._pending = dict(self._pending)
         new._bases = dict(self._bases)
         new._base = self._base
         return new

@@ -47,10 +47,14 @@ def snapshot_of(keys: list, floats: bool, **fields: int | None) -> ArraySnapshot
     base=st.none() | st.integers(0, 10**6),
     depth=st.integers(0, 8),
     checkpoint=st.none() | st.integers(0, 10**6),
+    slots=st.none() | st.lists(st.integers(0, 2), unique=True).map(sorted),
 )
-def test_an_encoded_snapshot_decodes_to_the_same_one(keys, floats, base, depth, checkpoint) -> None:
-    values = snapshot_of(keys, floats).values
-    s = ArraySnapshot(keys, values, 3, base, depth, 9, checkpoint)
+def test_an_encoded_snapshot_decodes_to_the_same_one(
+    keys, floats, base, depth, checkpoint, slots
+) -> None:
+    values = snapshot_of([*keys, *(slots or [])], floats).values
+    changed = None if slots is None else np.array(slots, dtype=np.int64)
+    s = ArraySnapshot(keys, values, 3, base, depth, 9, checkpoint, changed)
     back = pickle.loads(pickle.dumps(s, protocol=5))  # how storage writes it: its encoding
     assert isinstance(back, ArraySnapshot)
     assert type(back.keys) is type(keys)
@@ -62,6 +66,8 @@ def test_an_encoded_snapshot_decodes_to_the_same_one(keys, floats, base, depth, 
         assert [type(k) for k in back.keys] == [type(k) for k in keys]
     assert back.values.dtype == s.values.dtype
     assert back.values.tolist() == s.values.tolist()
+    assert (back.slots is None) == (slots is None)
+    assert slots is None or back.slots.tolist() == slots
     assert (back.start, back.base, back.depth, back.chain_entries, back.checkpoint_id) == (
         3,
         base,
@@ -129,6 +135,11 @@ def test_a_chain_merges_every_links_keys_and_the_newest_values() -> None:
     gap = ArraySnapshot(["c"], np.array([5, 2, 9, 4]), 3, 1, 1, 3)
     with pytest.raises(ArraySnapshotError, match="starts at slot 3, after 2 keys"):
         merge_array_chain([full, gap], 2)
+    sparse = ArraySnapshot(["c"], np.array([7, 9]), 2, 1, 1, 3, None, np.array([0]))
+    assert merge_array_chain([full, sparse], 2).entries() == {"a": 7, "b": 2, "c": 9}
+    outside = ArraySnapshot(["c"], np.array([7, 9]), 2, 1, 1, 3, None, np.array([2]))
+    with pytest.raises(ArraySnapshotError, match="changes a slot outside 0-1"):
+        merge_array_chain([full, outside], 2)
     ints = [np.array([7, 8]), np.array([9])]
     merged = merge_array_chain(
         [
@@ -140,5 +151,5 @@ def test_a_chain_merges_every_links_keys_and_the_newest_values() -> None:
     assert merged.keys.tolist() == [7, 8, 9]
     assert merged.entries() == {7: 5, 8: 2, 9: 9}
     short = ArraySnapshot(["c"], np.array([5, 2]), 2, 1, 1, 3)
-    with pytest.raises(ArraySnapshotError, match="3 keys and 2 values"):
+    with pytest.raises(ArraySnapshotError, match="holds 3 keys and 2 values"):
         merge_array_chain([full, short], 2)

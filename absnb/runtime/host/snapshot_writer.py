@@ -23,6 +23,7 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from absnb.core.array_snapshot import HEAD as ARRAY_HEAD
 from absnb.core.array_snapshot import ArraySnapshot
 from absnb.core.ids import TaskId
 from absnb.core.incremental import IncrementalState
@@ -47,10 +48,10 @@ class Written:
     ``async_duration`` (seconds spent writing: the asynchronous part of the snapshot);
     for keyed state snapshotted incrementally (:mod:`absnb.core.incremental`,
     :mod:`absnb.core.array_snapshot`), also ``incremental`` (only what changed since a
-    base), ``state_entries`` (entries written; of an array state, keys written: its
-    values are written whole), ``full_state_entries`` (entries the state held) and
+    base), ``state_entries`` (entries written; of an array state, values written),
+    ``full_state_entries`` (entries the state held) and
     ``full_state_size`` (bytes of the whole chain down to the full snapshot; of an array
-    state, this snapshot's bytes and the keys below it: what a full one would write; None
+    state, what a full snapshot would write: every key and every value; None
     when this writer did not write it all, after a restore). An array state's snapshot is
     encoded here, on the writer's thread
     (:meth:`~absnb.core.array_snapshot.ArraySnapshot.encode`)."""
@@ -141,16 +142,19 @@ class SnapshotWriter:
         """Incremental against full sizes of a snapshot of keyed state of ``size`` bytes.
 
         The full size of a dict's increment is the whole chain's bytes (what a restore
-        reads); of an array's, this snapshot's bytes and the keys below it in the chain
-        (what a full snapshot would write: the values once, every key once)."""
+        reads); of an array's, what a full snapshot would write: every key of the chain
+        once, every value."""
         state = snapshot.state
         own = state.key_bytes if isinstance(state, ArraySnapshot) else size
-        full: int | None = size
         chained: int | None = own
         if state.base is not None:
             below = self._chain_size.get((snapshot.task, state.base))
-            full = None if below is None else below + size
             chained = None if below is None else below + own
+        full = chained
+        if isinstance(state, ArraySnapshot) and chained is not None:
+            # every key once, every value, and this snapshot's header and framing
+            framing = size - len(state.encode()) + ARRAY_HEAD.size
+            full = chained + 8 * state.size + framing
         if chained is not None:  # a later snapshot of the task may build on this one
             self._chain_size[(snapshot.task, snapshot.checkpoint_id)] = chained
         mine = sorted(k for k in self._chain_size if k[0] == snapshot.task)
