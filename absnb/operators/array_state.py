@@ -3,13 +3,17 @@
 :class:`ArrayKeyedState` holds a per-key numeric aggregate (a sum, a count) as an index
 from key to slot, the keys in slot order, and one int64 (or float64) value per slot in an
 array that doubles when full. Keys are never removed, so the index only grows and the keys
-added since any checkpoint are a tail of the key list. A snapshot
-(:class:`~absnb.core.array_snapshot.ArraySnapshot`, Alg. 1 line 9, "copy state") is a copy
-of the value array and that tail: the task's thread copies, the snapshot writer's thread
-encodes and writes. Based on the last checkpoint confirmed complete (as
-:class:`~absnb.operators.keyed_state.KeyedState` and Flink's incremental checkpoints), a
-snapshot stores only the keys added since; after :data:`MAX_DEPTH` increments it is full
-again (a restore reads one value array per link).
+added since any checkpoint are a tail of the key list; a bitmap marks the slots a batch
+changed. A snapshot (:class:`~absnb.core.array_snapshot.ArraySnapshot`, Alg. 1 line 9,
+"copy state") is a copy of the value array and the keys: the task's thread copies, the
+snapshot writer's thread encodes and writes. Based on the last checkpoint confirmed
+complete (as :class:`~absnb.operators.keyed_state.KeyedState` and Flink's incremental
+checkpoints), a snapshot stores only the keys added since and the values of the slots
+changed since (every value when most changed); after :data:`MAX_DEPTH` increments it is
+full again.
+
+:class:`IntArrayKeyedState` keeps int keys in a C hash table and an int64 array instead of
+a dict and a list (the Figure 5 job's keys): a batch's keys are looked up at once.
 
 :meth:`ArrayKeyedState.accumulate` applies a batch at once: the keys looked up in one pass,
 then a stable group-by-slot and cumulative sum give every record its own running value,
