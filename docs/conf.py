@@ -107,13 +107,13 @@ napoleon_use_ivar = True
 # every Python reference to absnb's own names: docs/api.md documents the public names and
 # docs/api/ every module. The exception is other packages' names (the standard library's,
 # pandas', pyspark's, ...): their inventories cannot be read by the offline build, so a
-# reference to one stays plain text. ``pd`` and ``go`` are the names pandas and
-# plotly.graph_objects are imported as, which annotations of imports made only for type
-# checking keep.
+# reference to one stays plain text. ``pd``, ``go``, ``np`` and ``npt`` are the names
+# pandas, plotly.graph_objects, numpy and numpy.typing are imported as, which annotations
+# of imports made only for type checking keep.
 EXTERNAL = (
     *sorted(sys.stdlib_module_names),
     *("babel", "fsspec", "go", "graphviz", "ipywidgets", "pandas", "pd", "plotly"),
-    *("psycopg", "pyarrow", "pyspark"),
+    *("psycopg", "pyarrow", "pyspark", "numpy", "np", "npt"),
 )
 nitpick_ignore_regex = [
     ("py:.*", rf"({'|'.join(EXTERNAL)})(\..+)?"),

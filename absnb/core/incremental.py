@@ -42,6 +42,11 @@ class IncrementalState:
         """True when this snapshot holds only what changed since ``base``."""
         return self.base is not None
 
+    @property
+    def entries_stored(self) -> int:
+        """Entries this snapshot stores."""
+        return len(self.entries)
+
 
 def merge_chain(chain: Sequence[IncrementalState], checkpoint_id: int) -> IncrementalState:
     """The full state that ``chain`` (the full snapshot first, then each incremental one

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, MutableMapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from absnb.core.graph import Hash, JobGraph, stable_hash
@@ -84,14 +84,14 @@ class SlowKeyedCount(KeyedCount):
         self.delay = delay
 
     def process(
-        self, state: dict[Hashable, int], value: object
-    ) -> tuple[dict[Hashable, int], Sequence[object]]:
+        self, state: MutableMapping[Hashable, int], value: object
+    ) -> tuple[MutableMapping[Hashable, int], Sequence[object]]:
         time.sleep(self.delay)
         return super().process(state, value)
 
     def process_batch(
-        self, state: dict[Hashable, int], values: Sequence[Any]
-    ) -> tuple[dict[Hashable, int], list[object]]:
+        self, state: MutableMapping[Hashable, int], values: Sequence[Any]
+    ) -> tuple[MutableMapping[Hashable, int], list[object]]:
         time.sleep(self.delay * len(values))
         return super().process_batch(state, values)
 

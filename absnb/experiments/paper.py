@@ -147,25 +147,37 @@ class FinalCountSink(Operator[dict[str, int]]):
 
 
 def paper_job(
-    scale: float = 1.0, parallelism: int = 2, seed: int = 1, *, incremental: bool = True
+    scale: float = 1.0,
+    parallelism: int = 2,
+    seed: int = 1,
+    *,
+    incremental: bool = True,
+    array: bool = True,
 ) -> Job:
     """The Figure 5 job (:func:`~absnb.jobs.paper_topology.paper_topology`) at ``scale``:
     :data:`BASE_RECORDS` and :data:`BASE_KEYS` times ``scale``, ``parallelism`` tasks per
-    operator; with ``incremental`` (the default), its large per-key state takes
-    incremental snapshots (:mod:`absnb.operators.keyed_state`), whatever the protocol."""
+    operator; with ``array`` (the default), its large per-key state is held in an array
+    (:mod:`absnb.operators.array_state`), and with ``incremental`` (the default) it takes
+    incremental snapshots, whatever the protocol."""
     if scale <= 0:
         raise ValueError(f"scale must be > 0, not {scale}")
     records = max(1, round(BASE_RECORDS * scale))
     keys = max(1, round(BASE_KEYS * scale))
-    return paper_topology(parallelism, records, keys, seed=seed, incremental=incremental)
+    return paper_topology(
+        parallelism, records, keys, seed=seed, incremental=incremental, array=array
+    )
 
 
-def text_job(scale: float = 1.0, parallelism: int = 4, *, collect: bool = False) -> Job:
+def text_job(
+    scale: float = 1.0, parallelism: int = 4, *, collect: bool = False, array: bool = True
+) -> Job:
     """Word count over :func:`text_lines`, every operator with ``parallelism`` tasks, into
-    :class:`FinalCountSink` (or, with ``collect``, the teaching sink keeping every record)."""
+    :class:`FinalCountSink` (or, with ``collect``, the teaching sink keeping every record);
+    with ``array`` (the default), the counters hold their counts in an array
+    (:mod:`absnb.operators.array_state`)."""
     lines = text_lines(scale, parallelism)
     sink: str | Operator = "collect" if collect else FinalCountSink()
-    return word_count(lines, counters=parallelism, sinks=parallelism, sink=sink)
+    return word_count(lines, counters=parallelism, sinks=parallelism, sink=sink, array=array)
 
 
 def run_row(

@@ -24,11 +24,12 @@ is small enough for the simulator; :func:`paper_topology` with ``records=4_000_0
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, MutableMapping, Sequence
 from typing import TYPE_CHECKING, cast, overload
 
 from absnb.core.graph import Hash, JobGraph, Rebalance
 from absnb.core.job import Job
+from absnb.operators.array_state import ArrayKeyedState, IntArrayKeyedState
 from absnb.operators.base import Operator
 from absnb.operators.keyed_state import IncrementalKeyed, KeyedState
 from absnb.operators.library import Map, Source
@@ -158,23 +159,28 @@ class FastMap(Map):
         return state, [fn(v) for v in values]
 
 
-class KeyedSum(IncrementalKeyed[dict[int, int]]):
+class KeyedSum(IncrementalKeyed[MutableMapping[int, int]]):
     """``sum_per_key``: the running total of the amounts per key; emits ``(key, total)``.
     State: ``{key: total}``, a per-key aggregate (the paper's operator state); with
-    ``incremental``, a :class:`~absnb.operators.keyed_state.KeyedState` whose snapshots
-    hold only the keys changed since the last completed checkpoint."""
+    ``array``, an :class:`~absnb.operators.array_state.IntArrayKeyedState` (a batch applied
+    at once, a snapshot a copy of its value array); else with ``incremental``, a
+    :class:`~absnb.operators.keyed_state.KeyedState`. With ``incremental``, snapshots hold
+    only the keys changed (an array state: added) since the last completed checkpoint."""
 
     emits_to = False
 
-    def __init__(self, incremental: bool = False) -> None:
+    def __init__(self, incremental: bool = False, array: bool = False) -> None:
         self.incremental = incremental
+        self.array = array
 
-    def initial_state(self) -> dict[int, int]:
+    def initial_state(self) -> MutableMapping[int, int]:
+        if self.array:
+            return IntArrayKeyedState()
         return KeyedState() if self.incremental else {}
 
     def process(
-        self, state: dict[int, int], value: tuple[int, int]
-    ) -> tuple[dict[int, int], Sequence[object]]:
+        self, state: MutableMapping[int, int], value: tuple[int, int]
+    ) -> tuple[MutableMapping[int, int], Sequence[object]]:
         key, amount = value
         total = state[key] = state.get(key, 0) + amount
         if isinstance(state, KeyedState):
@@ -182,8 +188,12 @@ class KeyedSum(IncrementalKeyed[dict[int, int]]):
         return state, ((key, total),)
 
     def process_batch(
-        self, state: dict[int, int], values: Sequence[tuple[int, int]]
-    ) -> tuple[dict[int, int], list[object]]:
+        self, state: MutableMapping[int, int], values: Sequence[tuple[int, int]]
+    ) -> tuple[MutableMapping[int, int], list[object]]:
+        if isinstance(state, ArrayKeyedState):
+            keys = [v[0] for v in values]
+            totals = state.accumulate(keys, [v[1] for v in values]).tolist()
+            return state, list(zip(keys, totals, strict=True))
         get = state.get
         outs: list[object] = []
         append = outs.append
@@ -195,7 +205,8 @@ class KeyedSum(IncrementalKeyed[dict[int, int]]):
         return state, outs
 
     def __repr__(self) -> str:
-        return f"KeyedSum(incremental={self.incremental})" if self.incremental else "KeyedSum()"
+        args = [f"{n}=True" for n in ("incremental", "array") if getattr(self, n)]
+        return f"KeyedSum({', '.join(args)})"
 
 
 class GroupCount(Operator[dict[int, int]]):
@@ -283,6 +294,7 @@ def paper_topology(
     groups: int | None = None,
     seed: int = 1,
     incremental: bool = False,
+    array: bool = False,
 ) -> Job:
     """The paper's Figure 5 job: 6 operators of ``parallelism`` tasks, 3 full shuffles.
 
@@ -296,6 +308,9 @@ def paper_topology(
         incremental: ``sum_per_key`` (the large state) takes incremental snapshots
             (:mod:`absnb.operators.keyed_state`): for the Spark runtime, whose checkpoint
             storage reads their chains; the simulator needs whole snapshots.
+        array: ``sum_per_key`` holds its totals in an array
+            (:mod:`absnb.operators.array_state`): a batch applied at once, a snapshot a
+            copy of the values and the keys added.
 
     Raises:
         ValueError: a parallelism, key or group count below 1, or negative ``records``.
@@ -313,7 +328,7 @@ def paper_topology(
     g = JobGraph("paper_topology")
     g.add("source", "source", Source(), p)
     g.add("parse", "operator", FastMap(Parse(keys)), p)
-    g.add("sum_per_key", "operator", KeyedSum(incremental), p)
+    g.add("sum_per_key", "operator", KeyedSum(incremental, array), p)
     g.add("to_group", "operator", FastMap(ToGroup(groups)), p)
     g.add("count_per_group", "operator", GroupCount(), p)
     g.add("sink", "sink", LatestCountSink(), p)
@@ -336,6 +351,8 @@ def paper_topology(
     }
     if incremental:
         params["incremental"] = True
+    if array:
+        params["array"] = True
     return Job("paper_topology", params, graph, inputs)
 
 

@@ -11,10 +11,13 @@ when it has no base yet, or when the chain of incremental snapshots since the la
 one would store more entries than the state holds (so the chain holds at most twice the
 state's entries, and restoring reads at most that).
 
-An operator opts in with :class:`IncrementalKeyed`. Restoring an incremental snapshot needs
-its chain, which :class:`~absnb.runtime.storage.checkpoints.CheckpointStorage` reads: it is for the
-Spark runtime; the simulator keeps its snapshots in memory, whole, so a job meant for it
-keeps plain dict states.
+Per-key numbers (sums, counts) have a cheaper state still: an
+:class:`~absnb.operators.array_state.ArrayKeyedState`, whose snapshot is a copy of its
+value array. An operator opts in with :class:`IncrementalKeyed`. Restoring an
+incremental snapshot needs its chain, which
+:class:`~absnb.runtime.storage.checkpoints.CheckpointStorage` reads: it is for the Spark
+runtime; the simulator keeps its snapshots in memory, whole, so a job meant for it keeps
+plain dict states (or array states without incremental snapshots).
 """
 
 from __future__ import annotations
@@ -22,7 +25,9 @@ from __future__ import annotations
 from collections.abc import Hashable, Iterable, Mapping
 from typing import Any, Generic, TypeVar
 
+from absnb.core.array_snapshot import ArraySnapshot
 from absnb.core.incremental import IncrementalState
+from absnb.operators.array_state import ArrayKeyedState
 from absnb.operators.base import Operator, S
 
 K = TypeVar("K", bound=Hashable)
@@ -141,13 +146,16 @@ def _merged(parts: list[dict[K, V] | None]) -> dict[K, V] | None:
 
 class IncrementalKeyed(Operator[S]):
     """An operator whose state is a :class:`KeyedState` snapshotted incrementally, when
-    its ``incremental`` is set; its :meth:`~absnb.operators.base.Operator.process_batch` must hand
-    the keys it updates to :meth:`KeyedState.note`."""
+    its ``incremental`` is set (its :meth:`~absnb.operators.base.Operator.process_batch`
+    must hand the keys it updates to :meth:`KeyedState.note`), or an
+    :class:`~absnb.operators.array_state.ArrayKeyedState`, whose snapshots hold its values
+    and, when ``incremental`` is set, only the keys added since the last completed
+    checkpoint."""
 
     incremental = False
 
     def snapshot_state(self, state: S, checkpoint_id: int) -> S:
-        if isinstance(state, KeyedState):
+        if isinstance(state, KeyedState | ArrayKeyedState):
             state.taking = checkpoint_id
         return state
 
@@ -156,14 +164,23 @@ class IncrementalKeyed(Operator[S]):
         # type S), and restoring copies such a snapshot back into a KeyedState
         if isinstance(state, IncrementalState):  # restoring
             return KeyedState.restored(state)
-        if isinstance(state, KeyedState):
+        if isinstance(state, ArraySnapshot):
+            return ArrayKeyedState.restored(state)
+        if isinstance(state, KeyedState | ArrayKeyedState):
             if state.taking is None:
                 return state.copy()
             checkpoint_id, state.taking = state.taking, None
+            if isinstance(state, ArrayKeyedState):
+                return state.take(checkpoint_id, self.incremental)
             return state.take(checkpoint_id)
         return super().copy_state(state)
 
+    def freeze(self, state: S) -> object:
+        if isinstance(state, ArrayKeyedState):
+            return super().freeze(dict(state.items()))  # type: ignore[arg-type]
+        return super().freeze(state)
+
     def notify_checkpoint_complete(self, state: S, checkpoint_id: int) -> S:
-        if isinstance(state, KeyedState):
+        if isinstance(state, KeyedState | ArrayKeyedState):
             state.confirm(checkpoint_id)
         return state

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable, MutableMapping, Sequence
 from itertools import chain
 from typing import Any
 
 from absnb.core.errors import GraphError, OperatorOutputError, TransferRefusedError
 from absnb.core.graph import identity as identity  # re-exported: absnb.operators.identity
+from absnb.operators.array_state import ArrayKeyedState
 from absnb.operators.base import Operator, To
+from absnb.operators.keyed_state import IncrementalKeyed
 
 _PARTS = frozenset({list, tuple})
 """What a source's ``split`` returns in the common case (anything else is checked)."""
@@ -88,32 +90,45 @@ class Filter(Operator[None]):
         return state, ((value,) if self.predicate(value) else ())
 
 
-class KeyedCount(Operator[dict[Hashable, int]]):
-    """Counts records per key; emits ``(key, count so far)``. State: ``{key: count}``."""
+class KeyedCount(IncrementalKeyed[MutableMapping[Hashable, int]]):
+    """Counts records per key; emits ``(key, count so far)``. State: ``{key: count}``; with
+    ``array``, an :class:`~absnb.operators.array_state.ArrayKeyedState` (a batch counted at
+    once, a snapshot a copy of its counts), whose snapshots with ``incremental`` hold only
+    the keys added since the last completed checkpoint (for the Spark runtime)."""
 
     emits_to = False
 
-    def __init__(self, key: Callable[[Any], Hashable] = identity) -> None:
+    def __init__(
+        self,
+        key: Callable[[Any], Hashable] = identity,
+        array: bool = False,
+        incremental: bool = False,
+    ) -> None:
         self.key = key
+        self.array = array
+        self.incremental = incremental
 
-    def initial_state(self) -> dict[Hashable, int]:
-        return {}
+    def initial_state(self) -> MutableMapping[Hashable, int]:
+        return ArrayKeyedState() if self.array else {}
 
     def process(
-        self, state: dict[Hashable, int], value: object
-    ) -> tuple[dict[Hashable, int], Sequence[object]]:
+        self, state: MutableMapping[Hashable, int], value: object
+    ) -> tuple[MutableMapping[Hashable, int], Sequence[object]]:
         k = self.key(value)
         n = state.get(k, 0) + 1
         state[k] = n
         return state, ((k, n),)
 
     def process_batch(
-        self, state: dict[Hashable, int], values: Sequence[Any]
-    ) -> tuple[dict[Hashable, int], list[object]]:
+        self, state: MutableMapping[Hashable, int], values: Sequence[Any]
+    ) -> tuple[MutableMapping[Hashable, int], list[object]]:
         """One running count update per record, in order (no pre-aggregation); the keys
         are taken for the whole batch first, without a call when the key is
-        :func:`~absnb.core.graph.identity`."""
+        :func:`~absnb.core.graph.identity`. An array state counts the batch at once
+        (:meth:`~absnb.operators.array_state.ArrayKeyedState.accumulate`)."""
         keys = values if self.key is identity else list(map(self.key, values))
+        if isinstance(state, ArrayKeyedState):
+            return state, list(zip(keys, state.accumulate(keys).tolist(), strict=True))
         get = state.get
         outs: list[object] = []
         append = outs.append
@@ -122,6 +137,10 @@ class KeyedCount(Operator[dict[Hashable, int]]):
             state[k] = n
             append((k, n))
         return state, outs
+
+    def __repr__(self) -> str:
+        args = [f"{n}=True" for n in ("array", "incremental") if getattr(self, n)]
+        return f"KeyedCount({', '.join(args)})"
 
 
 class KeyedReduce(Operator[dict[Hashable, object]]):

@@ -121,3 +121,18 @@ def test_a_crash_after_a_checkpoint_restores_it_and_stays_exactly_once() -> None
     assert event.restored[0] >= 1  # from a completed checkpoint, not from the beginning
     stepper.run()
     assert stepper.world.output() == expected_output(job)
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 10_000), crash_at=st.integers(1, 900))
+def test_an_array_state_gives_the_same_run_in_the_simulator(seed, crash_at) -> None:
+    """``sum_per_key`` in an array (whole snapshots, as the simulator keeps them): the same
+    output, exactly once, after a crash."""
+    job = paper_topology(parallelism=2, records=120, keys=32, groups=4, seed=seed, array=True)
+    stepper = run_with_crash(
+        lambda: absnb.World(job, "abs", checkpoint_interval=15),
+        lambda at: absnb.RandomScheduler(seed=seed, crash_at=at),
+        crash_at,
+    )
+    assert stepper.world.output() == expected_output(job)
+    assert absnb.exactly_once(stepper.world)

@@ -76,12 +76,14 @@ def test_synchronous_checkpoints_after_a_source_finished_complete(runtime) -> No
     assert sum(n for _, n in run.output) == 40_300
 
 
-def test_incremental_snapshots_restore_exactly_once_after_a_failure(runtime) -> None:
-    """``sum_per_key`` snapshots only the keys changed since the last completed checkpoint;
-    a restart restores its chain (full snapshot plus increments) and the answer is exact.
-    The checkpoint statistics show what each checkpoint wrote against the whole chain."""
+@pytest.mark.parametrize("array", [False, True], ids=["dict", "array"])
+def test_incremental_snapshots_restore_exactly_once_after_a_failure(runtime, array) -> None:
+    """``sum_per_key`` snapshots only the keys changed (an array state: its values and the
+    keys added) since the last completed checkpoint; a restart restores its chain (full
+    snapshot plus increments) and the answer is exact. The checkpoint statistics show what
+    each checkpoint wrote against a full one."""
     job = paper_topology(
-        parallelism=2, records=80_000, keys=50_000, groups=97, seed=3, incremental=True
+        parallelism=2, records=80_000, keys=50_000, groups=97, seed=3, incremental=True, array=array
     )
     failure = Failure("sum_per_key[1]", after_records=30_000, kind="raise")
     with quiet_task_failures(runtime.spark):

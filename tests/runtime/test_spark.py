@@ -54,17 +54,19 @@ def test_word_count_without_failures_equals_sparks_answer(runtime, answer) -> No
 
 
 @pytest.mark.parametrize(
-    ("protocol", "failure"),
+    ("protocol", "failure", "array"),
     [
-        ("abs", Failure("count[1]", after_records=3_000, kind="raise")),
-        ("abs", Failure("sink[0]", after_records=2_000, kind="kill")),
-        ("chandy-lamport", Failure("count[0]", after_records=4_000, kind="raise")),
-        ("synchronous", Failure("source[1]", after_records=600, kind="kill")),
+        ("abs", Failure("count[1]", after_records=3_000, kind="raise"), True),
+        ("abs", Failure("sink[0]", after_records=2_000, kind="kill"), False),
+        ("chandy-lamport", Failure("count[0]", after_records=4_000, kind="raise"), False),
+        ("synchronous", Failure("source[1]", after_records=600, kind="kill"), False),
     ],
-    ids=["abs-raise", "abs-kill", "chandy-lamport-raise", "synchronous-kill"],
+    ids=["abs-raise-array-state", "abs-kill", "chandy-lamport-raise", "synchronous-kill"],
 )
-def test_exactly_once_after_a_failure(runtime, answer, protocol, failure) -> None:
-    job = absnb.word_count(text())
+def test_exactly_once_after_a_failure(runtime, answer, protocol, failure, array) -> None:
+    """With ``array``, the counters count in arrays and restore their chains of
+    increments (the counts and the words added)."""
+    job = absnb.word_count(text(), array=array)
     # about 0.25 s a run: checkpoints complete before the failure, recovery restores one
     run = runtime.run(
         job, protocol, checkpoint_interval=0.02, failures=[failure], source_rate=4_000

@@ -29,6 +29,8 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from absnb.core.array_snapshot import HEAD as ARRAY_HEAD
+from absnb.core.array_snapshot import ArraySnapshot
 from absnb.core.ids import TaskId
 from absnb.core.incremental import IncrementalState
 from absnb.core.messages import count_records
@@ -51,11 +53,15 @@ class Written:
     """``state_size`` (bytes: the pickled snapshot less its channel state),
     ``channel_state_size`` (bytes, pickled), ``channel_state_records``,
     ``async_duration`` (seconds spent writing: the asynchronous part of the snapshot);
-    for keyed state snapshotted incrementally (:mod:`absnb.core.incremental`), also
-    ``incremental`` (only what changed since a base), ``state_entries`` (entries
-    written), ``full_state_entries`` (entries the state held) and ``full_state_size``
-    (bytes of the whole chain down to the full snapshot; None when this writer did not
-    write it all, after a restore)."""
+    for keyed state snapshotted incrementally (:mod:`absnb.core.incremental`,
+    :mod:`absnb.core.array_snapshot`), also ``incremental`` (only what changed since a
+    base), ``state_entries`` (entries written; of an array state, values written),
+    ``full_state_entries`` (entries the state held) and
+    ``full_state_size`` (bytes of the whole chain down to the full snapshot; of an array
+    state, what a full snapshot would write: every key and every value; None
+    when this writer did not write it all, after a restore). An array state's snapshot is
+    encoded here, on the writer's thread
+    (:meth:`~absnb.core.array_snapshot.ArraySnapshot.encode`)."""
 
 
 @dataclass(frozen=True)
@@ -145,26 +151,36 @@ class SnapshotWriter:
             "channel_state_records": sum(count_records(rs) for rs in recorded),
             "async_duration": written,
         }
-        if isinstance(snapshot.state, IncrementalState):
+        if isinstance(snapshot.state, IncrementalState | ArraySnapshot):
             with self._lock:
                 stats.update(self._keyed_stats(snapshot, int(stats["state_size"])))
         return Written(snapshot, key, alignment_s, stats)
 
     def _keyed_stats(self, snapshot: TaskSnapshot, size: int) -> dict[str, Any]:
-        """Incremental against full sizes of a snapshot of keyed state of ``size`` bytes."""
+        """Incremental against full sizes of a snapshot of keyed state of ``size`` bytes.
+
+        The full size of a dict's increment is the whole chain's bytes (what a restore
+        reads); of an array's, what a full snapshot would write: every key of the chain
+        once, every value."""
         state = snapshot.state
-        full: int | None = size
+        own = state.key_bytes if isinstance(state, ArraySnapshot) else size
+        chained: int | None = own
         if state.base is not None:
             below = self._chain_size.get((snapshot.task, state.base))
-            full = None if below is None else below + size
-        if full is not None:  # a later snapshot of the task may build on this one
-            self._chain_size[(snapshot.task, snapshot.checkpoint_id)] = full
+            chained = None if below is None else below + own
+        full = chained
+        if isinstance(state, ArraySnapshot) and chained is not None:
+            # every key once, every value, and this snapshot's header and framing
+            framing = size - len(state.encode()) + ARRAY_HEAD.size
+            full = chained + 8 * state.size + framing
+        if chained is not None:  # a later snapshot of the task may build on this one
+            self._chain_size[(snapshot.task, snapshot.checkpoint_id)] = chained
         mine = sorted(k for k in self._chain_size if k[0] == snapshot.task)
         for k in mine[:-8]:  # bases are recent: the last checkpoint confirmed complete
             del self._chain_size[k]
         return {
             "incremental": state.incremental,
-            "state_entries": len(state.entries),
+            "state_entries": state.entries_stored,
             "full_state_entries": state.size,
             "full_state_size": full,
         }

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import replace
 
+from absnb.core.array_snapshot import ArraySnapshot, ArraySnapshotError, merge_array_chain
 from absnb.core.incremental import IncrementalState, merge_chain
 from absnb.core.snapshot import TaskSnapshot
 from absnb.runtime.storage.format import Corrupt
@@ -23,10 +24,14 @@ def resolve(snapshot: TaskSnapshot, read_base: Callable[[int], TaskSnapshot]) ->
     """``snapshot`` with an incremental state merged with its chain into the full state
     as of its checkpoint (other snapshots as they are). ``read_base(b)`` is the same
     task's snapshot in checkpoint ``b``, verified (it raises
-    :class:`~absnb.runtime.storage.format.Corrupt` naming the file that is missing or damaged)."""
+    :class:`~absnb.runtime.storage.format.Corrupt` naming the file that is missing or damaged).
+    The state is an :class:`~absnb.core.incremental.IncrementalState` (a dict's entries) or
+    an :class:`~absnb.core.array_snapshot.ArraySnapshot` (keys and a value array); every
+    link of a chain is of the same kind."""
     state = snapshot.state
-    if not isinstance(state, IncrementalState):
+    if not isinstance(state, IncrementalState | ArraySnapshot):
         return snapshot
+    kind = type(state)
     chain = [state]
     at = snapshot.checkpoint_id
     while chain[-1].base is not None:
@@ -34,13 +39,22 @@ def resolve(snapshot: TaskSnapshot, read_base: Callable[[int], TaskSnapshot]) ->
         if base >= at:
             raise Corrupt(f"checkpoint {at} builds on checkpoint {base}, which is not older")
         link = read_base(base).state
-        if not isinstance(link, IncrementalState):
+        if not isinstance(link, kind):
             raise Corrupt(
-                f"checkpoint {at} builds on checkpoint {base}, which holds no keyed state"
+                f"checkpoint {at} builds on checkpoint {base}, which holds no keyed state "
+                f"of the same kind ({kind.__name__})"
             )
         chain.append(link)
         at = base
-    return replace(snapshot, state=merge_chain(chain[::-1], snapshot.checkpoint_id))
+    if isinstance(state, IncrementalState):
+        dicts = [c for c in chain if isinstance(c, IncrementalState)]
+        return replace(snapshot, state=merge_chain(dicts[::-1], snapshot.checkpoint_id))
+    arrays = [c for c in chain if isinstance(c, ArraySnapshot)]
+    try:
+        merged = merge_array_chain(arrays[::-1], snapshot.checkpoint_id)
+    except ArraySnapshotError as e:
+        raise Corrupt(f"the chain of checkpoint {snapshot.checkpoint_id} is broken: {e}") from None
+    return replace(snapshot, state=merged)
 
 
 def needed(keep: Iterable[int], bases_of: Callable[[int], dict[str, int]]) -> set[int]:

@@ -30,6 +30,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from absnb.core import validate
+from absnb.core.array_snapshot import ArraySnapshot
 from absnb.core.errors import SnapshotMismatchError
 from absnb.core.ids import CheckpointId, TaskId
 from absnb.core.incremental import IncrementalState
@@ -117,7 +118,8 @@ class CheckpointStorage:
         ``payload``: ``snapshot`` already pickled, by a caller that also measures it."""
         key = self._layout.key(job_id, snapshot.checkpoint_id, snapshot.task)
         payload = dumps(snapshot) if payload is None else payload
-        base = snapshot.state.base if isinstance(snapshot.state, IncrementalState) else None
+        state = snapshot.state
+        base = state.base if isinstance(state, IncrementalState | ArraySnapshot) else None
         header = pack_header(hashlib.sha256(payload).digest(), len(payload), base)
         path = self._layout.path(key)
         try:
