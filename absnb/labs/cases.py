@@ -266,28 +266,56 @@ def run_case(case: Case, handler_class: type[AligningHandler]) -> list[str] | No
     protocol = LabProtocol(logging_class(handler_class, calls))
     student = TaskHarness(protocol, case.inputs, KeyedCount(key=str))
     names = {c: n for n, c in student.channels.items()}
-    for i, step in enumerate(case.steps):
-        calls.clear()
+
+    def do(step: Step) -> None:
         _do(reference, step)
         _do(student, step)
+
+    return first_difference(
+        case.steps,
+        do,
+        lambda: (observe(reference), observe(student)),
+        calls,
+        f"case: {case.title} ({case.follows}); the task has inputs in0..in{case.inputs - 1}",
+        say_step,
+        lambda c: _say_call(c, names),
+    )
+
+
+T = TypeVar("T")
+"""A lab's scripted step."""
+
+
+def first_difference(
+    steps: Sequence[T],
+    do: Callable[[T], None],
+    observe: Callable[[], tuple[dict[str, Any], dict[str, Any]]],
+    calls: list[Call],
+    header: str,
+    say_step: Callable[[T], str],
+    say_call: Callable[[Call], str],
+) -> list[str] | None:
+    """Part a's comparison, step by step, of any lab: ``do`` applies a step to the reference
+    and the student's task, ``observe`` gives what each shows (expected, yours), ``calls``
+    the student's decisions in the step. The lines of the first step where they differ or
+    a decision raised (``header``, the steps so far, then the difference), or None."""
+    for i, step in enumerate(steps):
+        calls.clear()
+        do(step)
         raised = [c for c in calls if isinstance(c[3], str)]
-        expected, got = observe(reference), observe(student)
+        expected, got = observe()
         if not raised and expected == got:
             continue
-        lines = [
-            f"case: {case.title} ({case.follows}); the task has inputs in0..in{case.inputs - 1}"
-        ]
-        lines.extend(f"step {k + 1}: {say_step(s)}" for k, s in enumerate(case.steps[: i + 1]))
+        lines = [header]
+        lines.extend(f"step {k + 1}: {say_step(s)}" for k, s in enumerate(steps[: i + 1]))
         if raised:  # what the decision raised is the difference
-            lines.append(f"at step {i + 1}, {_say_call(raised[0], names)}")
+            lines.append(f"at step {i + 1}, {say_call(raised[0])}")
             return lines
         for what in expected:
             if expected[what] != got[what]:
                 lines.append(f"after step {i + 1}, {what}: expected {expected[what]}")
                 lines.append(f"{' ' * len(f'after step {i + 1}, {what}:')} yours    {got[what]}")
-        lines.extend(
-            f"in step {i + 1} your {_say_call(c, names)}" for c in calls if c not in raised
-        )
+        lines.extend(f"in step {i + 1} your {say_call(c)}" for c in calls)
         return lines
     return None
 

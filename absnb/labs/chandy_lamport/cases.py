@@ -29,7 +29,7 @@ from absnb.core.job import Job
 from absnb.core.messages import Marker, Record, RecordBatch, as_records
 from absnb.core.snapshot import TaskSnapshot
 from absnb.jobs.bank_transfer import SEED_001, bank_transfer
-from absnb.labs.cases import Call, logging_class, scripted_part
+from absnb.labs.cases import Call, first_difference, logging_class, scripted_part
 from absnb.labs.chandy_lamport.handler import MarkerLabProtocol
 from absnb.labs.report import PartResult
 from absnb.protocols.base import BarrierHandler, SnapshotProtocol
@@ -266,28 +266,20 @@ def run_case(case: Case, handler_class: type[BarrierHandler]) -> list[str] | Non
     protocol = MarkerLabProtocol(logging_class(handler_class, calls))
     student = OneProcess(job, case.process, protocol)
     inputs = ", ".join(map(str, student.task.inputs)) or "none"
-    for i, step in enumerate(case.steps):
-        calls.clear()
+
+    def do(step: Step) -> None:
         reference.do(step)
         student.do(step)
-        raised = [c for c in calls if isinstance(c[3], str)]
-        expected, got = reference.observe(), student.observe()
-        if not raised and expected == got:
-            continue
-        lines = [f"case: {case.title}; process {case.process}, inputs {inputs}"]
-        lines.extend(
-            f"step {k + 1}: {say_step(s, case.process)}" for k, s in enumerate(case.steps[: i + 1])
-        )
-        if raised:
-            lines.append(f"at step {i + 1}, {_say_call(raised[0])}")
-            return lines
-        for what in expected:
-            if expected[what] != got[what]:
-                lines.append(f"after step {i + 1}, {what}: expected {expected[what]}")
-                lines.append(f"{' ' * len(f'after step {i + 1}, {what}:')} yours    {got[what]}")
-        lines.extend(f"in step {i + 1} your {_say_call(c)}" for c in calls)
-        return lines
-    return None
+
+    return first_difference(
+        case.steps,
+        do,
+        lambda: (reference.observe(), student.observe()),
+        calls,
+        f"case: {case.title}; process {case.process}, inputs {inputs}",
+        lambda s: say_step(s, case.process),
+        _say_call,
+    )
 
 
 def scripted_cases(handler_class: type[BarrierHandler]) -> PartResult:

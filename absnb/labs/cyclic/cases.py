@@ -25,7 +25,7 @@ from absnb.core.job import Job
 from absnb.core.messages import CheckpointBarrier, Message, Record, as_records
 from absnb.core.snapshot import TaskSnapshot
 from absnb.jobs.cyclic import cyclic
-from absnb.labs.cases import Call, logging_class, scripted_part, show_effect
+from absnb.labs.cases import Call, first_difference, logging_class, scripted_part, show_effect
 from absnb.labs.cyclic.handler import CyclicLabProtocol, _shown
 from absnb.labs.report import PartResult
 from absnb.protocols.aligning import AligningHandler
@@ -260,29 +260,21 @@ def run_case(case: Case, handler_class: type[AligningHandler]) -> list[str] | No
     handler = student.task.handler
     loops = [str(c) for c in handler.inputs if c in handler.loop_inputs]
     regular = [str(c) for c in handler.inputs if c not in handler.loop_inputs]
-    for i, step in enumerate(case.steps):
-        calls.clear()
+
+    def do(step: Step) -> None:
         reference.do(step)
         student.do(step)
-        raised = [c for c in calls if isinstance(c[3], str)]
-        expected, got = reference.observe(), student.observe()
-        if not raised and expected == got:
-            continue
-        lines = [
-            f"case: {case.title}; task {case.task}, regular inputs {', '.join(regular)}, loop "
-            f"inputs {', '.join(loops) or 'none'}"
-        ]
-        lines.extend(f"step {k + 1}: {say_step(s)}" for k, s in enumerate(case.steps[: i + 1]))
-        if raised:
-            lines.append(f"at step {i + 1}, {_say_call(raised[0])}")
-            return lines
-        for what in expected:
-            if expected[what] != got[what]:
-                lines.append(f"after step {i + 1}, {what}: expected {expected[what]}")
-                lines.append(f"{' ' * len(f'after step {i + 1}, {what}:')} yours    {got[what]}")
-        lines.extend(f"in step {i + 1} your {_say_call(c)}" for c in calls)
-        return lines
-    return None
+
+    return first_difference(
+        case.steps,
+        do,
+        lambda: (reference.observe(), student.observe()),
+        calls,
+        f"case: {case.title}; task {case.task}, regular inputs {', '.join(regular)}, loop "
+        f"inputs {', '.join(loops) or 'none'}",
+        say_step,
+        _say_call,
+    )
 
 
 def scripted_cases(handler_class: type[AligningHandler]) -> PartResult:
