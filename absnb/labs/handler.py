@@ -21,6 +21,7 @@ from __future__ import annotations
 import copy
 import linecache
 import os
+import sysconfig
 import traceback
 from collections.abc import Callable, Sequence
 from functools import partial
@@ -60,15 +61,27 @@ class LabError(ProtocolError):
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
+_OURS = (_PACKAGE + os.sep, sysconfig.get_paths()["stdlib"] + os.sep)
+
+
 def student_line(error: BaseException) -> tuple[str, int, str] | None:
     """Where in the student's code ``error`` was raised: the file, line and function of the
-    innermost frame of its traceback outside absnb (None: it was raised in absnb itself)."""
+    innermost frame of its traceback outside absnb, Python's library and generated code
+    (``<string>``, a dataclass's methods) (None: absnb raised it)."""
     found = None
     for frame, line in traceback.walk_tb(error.__traceback__):
         path = frame.f_code.co_filename
-        if not os.path.abspath(path).startswith(_PACKAGE + os.sep):
+        if not (path.startswith("<") or os.path.abspath(path).startswith(_OURS)):
             found = (path, line, frame.f_code.co_name)
     return found
+
+
+def raised_text(call: str, error: Exception) -> str:
+    """``call raised Error: message``, and where in the student's code (not for a
+    NotImplementedError: that is a decision not written yet, which its message says)."""
+    where = None if isinstance(error, NotImplementedError) else student_line(error)
+    text = f"{call} raised {type(error).__name__}: {error}"
+    return text + (f" ({say_where(where)})" if where else "")
 
 
 def say_where(where: tuple[str, int, str]) -> str:
@@ -222,7 +235,7 @@ class AbsHandler(AligningHandler):
             if not self.catches:
                 located(e, self.task, f"{hook}({n}, {arg})")
                 raise
-            self.fault = f"{hook}({n}, {arg}) raised {type(e).__name__}: {e}"
+            self.fault = raised_text(f"{hook}({n}, {arg})", e)
             return []
 
     def _checked(self, hook: str, result: object) -> list[Effect]:

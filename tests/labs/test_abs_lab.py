@@ -243,3 +243,27 @@ def test_part_d_is_skipped_without_java_and_not_run_when_asked_not_to(monkeypatc
     assert part.status == "skipped"
     assert part.summary.startswith("no Java")
     assert "- d. on Spark: skipped: no Java" in part.lines()[0]
+
+
+class UnblocksTheLastName(absnb.labs.AbsHandler):
+    """Algorithm 1 that finds the input to unblock with max(), which an empty tuple refuses."""
+
+    def waiting_for_more(self, n, channel):
+        return [absnb.labs.Block(channel)]
+
+    def all_arrived(self, n, blocked):
+        last = max(blocked, key=str)
+        return [
+            absnb.labs.BroadcastEvent(absnb.CheckpointBarrier(n)),
+            absnb.labs.SnapshotState(n),
+            absnb.labs.Acknowledge(n),
+            *map(absnb.labs.Unblock, blocked[:-1]),
+            absnb.labs.Unblock(last),
+        ]
+
+
+def test_a_decision_that_raises_is_reported_with_the_student_s_line():
+    report = check(UnblocksTheLastName, spark=False)
+    said = "\n".join(report.failed_part.details)
+    assert "raised ValueError: max() " in said
+    assert "of test_abs_lab.py, in all_arrived: last = max(blocked, key=str))" in said

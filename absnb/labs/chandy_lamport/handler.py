@@ -35,7 +35,7 @@ from absnb.core.effects import (
 from absnb.core.graph import ExecutionGraph
 from absnb.core.ids import ChannelId, CheckpointId, TaskId
 from absnb.core.messages import CheckpointBarrier, Marker, Record, RecordBatch, as_records
-from absnb.labs.handler import LabError, located
+from absnb.labs.handler import LabError, located, raised_text
 from absnb.protocols.base import NO_EFFECTS, BarrierHandler, Waiting, task_handler_args
 from absnb.protocols.chandy_lamport import ChandyLamportProtocol
 
@@ -207,7 +207,7 @@ class MarkerHandler(BarrierHandler):
             if not self.catches:
                 located(raised, self.task, f"{hook}({n}, {arg})")
                 raise
-            self.fault = f"{hook}({n}, {arg}) raised {type(raised).__name__}: {raised}"
+            self.fault = raised_text(f"{hook}({n}, {arg})", raised)
             return []
         for e in effects:
             self._track(e)

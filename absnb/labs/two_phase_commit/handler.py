@@ -26,15 +26,12 @@ the failure.
 
 from __future__ import annotations
 
-import os
-import sysconfig
-import traceback
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields, replace
 from typing import Any, ClassVar
 
 from absnb.core.ids import CheckpointId, TaskId
-from absnb.labs.handler import LabError
+from absnb.labs.handler import LabError, raised_text
 from absnb.protocols.two_phase_commit import TwoPhaseCommitState
 from absnb.sinks.memory import MemorySink, TransactionError, TransactionStore
 
@@ -49,23 +46,6 @@ class Faulted(TwoPhaseCommitState[str]):
     given, with what it raised (the task goes on with it; the checks stop there)."""
 
     fault: str = ""
-
-
-def student_line(error: BaseException) -> str:
-    """Where in the student's code ``error`` was raised (the innermost line outside absnb
-    and Python's own library), as `` (line 12: self.commit(txn))``; empty when absnb
-    raised it."""
-    absnb_root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    ours = (absnb_root + os.sep, sysconfig.get_paths()["stdlib"] + os.sep, "<")
-    frames = [
-        f
-        for f in traceback.extract_tb(error.__traceback__)
-        if not (f.filename.startswith("<") or os.path.abspath(f.filename).startswith(ours))
-    ]
-    if not frames:
-        return ""
-    last = frames[-1]
-    return f" (line {last.lineno}: {last.line.strip()})" if last.line else f" (line {last.lineno})"
 
 
 def fault_of(state: object) -> str | None:
@@ -200,8 +180,7 @@ class TransactionalSink(MemorySink):
             if not self.catches:
                 raise
             given = {f.name: getattr(state, f.name) for f in fields(TwoPhaseCommitState)}
-            where = "" if isinstance(e, NotImplementedError) else student_line(e)
-            said = f"{hook}{args} raised {type(e).__name__}: {e}{where}"
+            said = raised_text(f"{hook}{args}", e)
             return Faulted(**given, fault=said)
 
     def _checked(self, hook: str, given: State, result: object) -> State:
