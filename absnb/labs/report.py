@@ -45,6 +45,7 @@ STATUSES: dict[str, str] = {
     "failed": N_("failed"),
     "not implemented": N_("not implemented"),
     "not run": N_("not run"),
+    "skipped": N_("skipped"),
 }
 """Each status as shown (translated where shown)."""
 COLOURS: dict[str, str] = {
