@@ -115,8 +115,10 @@ def _timed_out(part: str, timeout: float | None) -> PartResult:
     return PartResult(
         part,
         "failed",
-        f"stopped after {timeout:g} s, its time limit: does a decision loop forever, or wait "
-        "for something that never comes?",
+        _(
+            "stopped after {seconds} s, its time limit: does a decision loop forever, or wait "
+            "for something that never comes?"
+        ).format(seconds=f"{timeout:g}"),
     )
 
 

@@ -284,7 +284,9 @@ def _auditing_storage(url: str, job: Job) -> CheckpointStorage:
             snapshot: GlobalSnapshot | None = self.latest(job_id, job.graph.fingerprint)
             if snapshot is None or snapshot.checkpoint_id != checkpoint_id:
                 got = None if snapshot is None else snapshot.checkpoint_id
-                self.audited[checkpoint_id] = [f"read back checkpoint {got} instead"]
+                self.audited[checkpoint_id] = [
+                    _("read back checkpoint {got} instead").format(got=got)
+                ]
             else:
                 self.audited[checkpoint_id] = snapshot_problems(job, snapshot)
 
