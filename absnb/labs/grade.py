@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from absnb.i18n import N_
+from absnb.i18n import gettext as _
 from absnb.labs.lab import Lab
 from absnb.labs.limit import PartTimeout, time_limit
 from absnb.labs.registry import lab_for
@@ -30,6 +31,8 @@ PARTS = (
 where the report is shown."""
 EARLIER = N_("an earlier part failed")
 """The summary of a part not run because an earlier one failed."""
+NO_SPARK = N_("skipped by spark=False (--no-spark)")
+"""The summary of part d when the check was asked to skip it."""
 
 
 def check(
@@ -112,8 +115,10 @@ def _timed_out(part: str, timeout: float | None) -> PartResult:
     return PartResult(
         part,
         "failed",
-        f"stopped after {timeout:g} s, its time limit: does a decision loop forever, or wait "
-        "for something that never comes?",
+        _(
+            "stopped after {seconds} s, its time limit: does a decision loop forever, or wait "
+            "for something that never comes?"
+        ).format(seconds=f"{timeout:g}"),
     )
 
 
@@ -153,9 +158,11 @@ def on_spark(lab: Lab, handler_class: type[Any], *, spark: bool, failed: bool) -
     """Part d: the lab's run on Spark, unless ``spark`` is False, an earlier part
     ``failed`` or the lab has none."""
     if not spark:
-        return PartResult(PARTS[3], "not run", "skipped by spark=False (--no-spark)")
+        return PartResult(PARTS[3], "not run", NO_SPARK)
     if failed:
         return PartResult(PARTS[3], "not run", EARLIER)
     if lab.spark is None:
-        return PartResult(PARTS[3], "not run", f"the {lab.name} lab has no run on Spark")
+        return PartResult(
+            PARTS[3], "not run", _("the {lab} lab has no run on Spark").format(lab=lab.name)
+        )
     return spark_part(lab.spark, handler_class)

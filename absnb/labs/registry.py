@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from absnb import datasets
 from absnb.core.job import Job
+from absnb.i18n import N_
 from absnb.jobs.word_count import word_count
 from absnb.labs.cases import scripted_cases
 from absnb.labs.chandy_lamport.lab import CHANDY_LAMPORT
@@ -51,7 +52,7 @@ ABS = Lab(
     random_runs=random_runs,
     searches=SEARCHES,
     spark=SparkCase(
-        title="word count 2 x 2 x 2 over 2,000 lines",
+        title=N_("word count 2 x 2 x 2 over 2,000 lines"),
         job=spark_word_count,
         protocol=LabProtocol,
         failure=Failure("count[1]", after_checkpoint=2),

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from absnb.core.job import Job
+from absnb.i18n import gettext as _
 from absnb.labs.handler import say_where
 from absnb.labs.report import PartResult
 from absnb.protocols.base import SnapshotProtocol
@@ -69,13 +70,18 @@ class SparkCase:
         ``hosts``)."""
         f = self.failure
         when = (
-            f"once checkpoint {f.after_checkpoint} completed"
+            _("once checkpoint {n} completed").format(n=f.after_checkpoint)
             if f.after_checkpoint is not None
-            else f"after {f.after_records} records"
+            else _("after {records} records").format(records=f.after_records)
         )
-        return (
-            f"{self.title} on {hosts or self.hosts} Spark tasks, a checkpoint every "
-            f"{self.checkpoint_interval:g} s, {f.task} failing {when}"
+        return _(
+            "{job} on {hosts} Spark tasks, a checkpoint every {interval} s, {task} failing {when}"
+        ).format(
+            job=_(self.title),
+            hosts=hosts or self.hosts,
+            interval=f"{self.checkpoint_interval:g}",
+            task=f.task,
+            when=when,
         )
 
 
@@ -85,12 +91,12 @@ def missing() -> str | None:
     from absnb.runtime.spark.jvm_archive import java_path
 
     if java_path() is None:
-        return (
+        return _(
             "no Java: Spark needs Java 17 (apt-get install openjdk-17-jre-headless, or set "
             "JAVA_HOME)"
         )
     if importlib.util.find_spec("pyspark") is None:
-        return "no PySpark: pip install pyspark"
+        return _("no PySpark: pip install pyspark")
     return None
 
 
@@ -178,36 +184,51 @@ def _judge(case: SparkCase, job: Job, storage: Any, outcome: _Outcome) -> PartRe
         return PartResult(
             PART,
             "failed",
-            f"{what}: no end after {outcome.timeout:g} s",
+            _("{run}: no end after {seconds} s").format(run=what, seconds=f"{outcome.timeout:g}"),
             [
-                "the run was cancelled: something in it never ended (an input blocked for "
-                "good, a decision that loops, a checkpoint that never completes)"
+                _(
+                    "the run was cancelled: something in it never ended (an input blocked for "
+                    "good, a decision that loops, a checkpoint that never completes)"
+                )
             ],
         )
     if outcome.error is not None:
-        return PartResult(PART, "failed", f"{what}: the run failed", _said(outcome.error))
+        return PartResult(
+            PART, "failed", _("{run}: the run failed").format(run=what), _said(outcome.error)
+        )
     run = outcome.run
     assert run is not None  # neither an error nor a timeout
     for attempt, error in enumerate(run.errors):
         if "injected failure of" not in error:  # the student's code failed, then recovered
             return PartResult(
-                PART, "failed", f"{what}: attempt {attempt} failed", [error, *_restarted(run)]
+                PART,
+                "failed",
+                _("{run}: attempt {attempt} failed").format(run=what, attempt=attempt),
+                [error, *_restarted(run)],
             )
     problems: list[str] = []
     if run.restarts != 1 or run.failures_not_fired:
         problems.append(
-            f"{case.failure} did not fire once ({run.restarts} restarts): "
-            + "; ".join(run.failures_not_fired.values())
+            _("{failure} did not fire once ({restarts} restarts): {why}").format(
+                failure=case.failure,
+                restarts=run.restarts,
+                why="; ".join(run.failures_not_fired.values()),
+            )
         )
     if not run.checkpoints:
-        problems.append("no checkpoint completed")
+        problems.append(_("no checkpoint completed"))
     for n, found in sorted(storage.audited.items()):
-        problems.extend(f"checkpoint {n} read back from storage: {p}" for p in found)
+        problems.extend(
+            _("checkpoint {n} read back from storage: {problem}").format(n=n, problem=p)
+            for p in found
+        )
     problems.extend(run.check_cuts())
     expected = reference_output(job)
     if run.output != expected:
         problems.append(
-            f"the output {_short(run.output)} is not the failure-free {_short(expected)}"
+            _("the output {output} is not the failure-free {expected}").format(
+                output=_short(run.output), expected=_short(expected)
+            )
         )
     if problems:
         return PartResult(PART, "failed", f"{what}: {problems[0]}", problems[1:6])
@@ -215,14 +236,18 @@ def _judge(case: SparkCase, job: Job, storage: Any, outcome: _Outcome) -> PartRe
     return PartResult(
         PART,
         "passed",
-        f"{what}: {len(run.checkpoints)} checkpoints, every one a consistent cut; a restart "
-        f"from checkpoint {restored}; output exactly once",
+        _(
+            "{run}: {checkpoints} checkpoints, every one a consistent cut; a restart from "
+            "checkpoint {restored}; output exactly once"
+        ).format(run=what, checkpoints=len(run.checkpoints), restored=restored),
     )
 
 
 def _restarted(run: SparkRun) -> list[str]:
     """What the run did after that failure."""
-    return [f"(the run then restarted from checkpoint {run.restored[-1]} and went on)"]
+    return [
+        _("(the run then restarted from checkpoint {n} and went on)").format(n=run.restored[-1])
+    ]
 
 
 def _said(error: BaseException) -> list[str]:
@@ -231,7 +256,10 @@ def _said(error: BaseException) -> list[str]:
     call = getattr(error, "student_call", None)
     where = getattr(error, "student_line", None)
     if call:
-        lines.append(f"raised by your {call}" + (f", {say_where(where)}" if where else ""))
+        lines.append(
+            _("raised by your {call}").format(call=call)
+            + (f", {say_where(where)}" if where else "")
+        )
     return lines
 
 
@@ -256,7 +284,9 @@ def _auditing_storage(url: str, job: Job) -> CheckpointStorage:
             snapshot: GlobalSnapshot | None = self.latest(job_id, job.graph.fingerprint)
             if snapshot is None or snapshot.checkpoint_id != checkpoint_id:
                 got = None if snapshot is None else snapshot.checkpoint_id
-                self.audited[checkpoint_id] = [f"read back checkpoint {got} instead"]
+                self.audited[checkpoint_id] = [
+                    _("read back checkpoint {got} instead").format(got=got)
+                ]
             else:
                 self.audited[checkpoint_id] = snapshot_problems(job, snapshot)
 

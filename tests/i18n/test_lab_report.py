@@ -10,17 +10,23 @@ import pytest
 
 from absnb.i18n import gettext, language
 from absnb.labs import check
+from absnb.labs.grade import on_spark
+from absnb.labs.registry import lab_for
+from tests.labs.cyclic_handlers import AcknowledgesAtTheCopy
 from tests.labs.handlers import ForgetsToBlock
 from tests.labs.marker_handlers import NoChannelState
+from tests.labs.sink_handlers import CommitsAtTheSnapshot
 
 SCRIPTS = {"ko": re.compile(r"[\uac00-\ud7a3]"), "zh": re.compile(r"[\u4e00-\u9fff]")}
 
 
 @pytest.mark.parametrize("lang", ["ko", "zh"])
-@pytest.mark.parametrize("handler", [ForgetsToBlock, NoChannelState])
+@pytest.mark.parametrize(
+    "handler", [ForgetsToBlock, NoChannelState, AcknowledgesAtTheCopy, CommitsAtTheSnapshot]
+)
 def test_a_failing_check_is_reported_in_the_language_set(lang: str, handler: type) -> None:
     with language(lang):
-        report = check(handler)
+        report = check(handler, spark=False)
         text = str(report)
         html = report._repr_html_()
         verdict = report.verdict()
@@ -49,3 +55,16 @@ def test_in_english_the_report_is_unchanged(handler: type) -> None:
     assert "Shortest run that shows it: " in text
     assert "  The steps:" in text
     assert re.search(r"(Record|Transfer) \S+, the 1st on ", text)
+
+
+@pytest.mark.parametrize("lang", ["ko", "zh"])
+def test_part_d_not_run_is_said_in_the_language_set(lang: str) -> None:
+    abs_lab, sink_lab = lab_for(ForgetsToBlock, None), lab_for(CommitsAtTheSnapshot, None)
+    with language(lang):
+        asked = on_spark(abs_lab, ForgetsToBlock, spark=False, failed=False).lines()[0]
+        none = on_spark(sink_lab, CommitsAtTheSnapshot, spark=True, failed=False).lines()[0]
+    assert asked.endswith(gettext("skipped by spark=False (--no-spark)", lang))
+    assert SCRIPTS[lang].search(none)
+    assert "two-phase-commit" in none
+    assert gettext("not run", lang) in asked
+    assert gettext("not run", lang) in none

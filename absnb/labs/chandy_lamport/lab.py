@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from absnb.core.job import Job
+from absnb.i18n import N_
 from absnb.jobs.bank_transfer import bank_transfer
 from absnb.labs.chandy_lamport.cases import scripted_cases
 from absnb.labs.chandy_lamport.handler import MarkerHandler, MarkerLabProtocol
@@ -29,7 +30,7 @@ CHANDY_LAMPORT = Lab(
     random_runs=random_runs,
     searches=SEARCHES,
     spark=SparkCase(
-        title="bank A, B, D (every pair linked), 1,500 transfers",
+        title=N_("bank A, B, D (every pair linked), 1,500 transfers"),
         job=spark_bank,
         protocol=MarkerLabProtocol,
         failure=Failure("D", after_checkpoint=2),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from absnb.core.job import Job
+from absnb.i18n import N_
 from absnb.jobs.cyclic import cyclic
 from absnb.labs.cyclic.cases import scripted_cases
 from absnb.labs.cyclic.handler import CyclicAbsHandler, CyclicLabProtocol
@@ -28,7 +29,7 @@ CYCLIC = Lab(
     random_runs=random_runs,
     searches=SEARCHES,
     spark=SparkCase(
-        title="the Collatz loop over 1..1,000, 2 sources, 2 tasks a stage",
+        title=N_("the Collatz loop over 1..1,000, 2 sources, 2 tasks a stage"),
         job=spark_loop,
         protocol=CyclicLabProtocol,
         failure=Failure("head[1]", after_checkpoint=2),

@@ -16,17 +16,19 @@ from collections.abc import Sequence
 
 from absnb.core.ids import ChannelId, CheckpointId
 from absnb.core.snapshot import GlobalSnapshot
+from absnb.i18n import N_
+from absnb.i18n import gettext as _
 from absnb.labs.story import RunTimes, blocked_words, counted_twice, lost, nth
 from absnb.sim.checks import snapshot_problems
 from absnb.sim.events import Event
 from absnb.sim.world import World
 
-LOG = (
+LOG = N_(
     "Alg. 2, lines 24-26: from the state copy on, log every record arriving on a loop "
     "input until that input's barrier comes back, and hand the log in "
     "(RecordChannelState) before acknowledging"
 )
-OWN_BARRIER = (
+OWN_BARRIER = N_(
     "each loop input's log ends at its own barrier (the records behind it are sent again "
     "by the restored sender), not at the last loop barrier"
 )
@@ -39,13 +41,31 @@ def loop_lost(t: RunTimes, c: ChannelId, n: CheckpointId, seqs: range) -> list[s
     out = []
     for seq in seqs:
         value, sent, consumed = t.record(c, seq)
-        when = f"consumed it at step {consumed}" if consumed else "had not consumed it"
+        when = (
+            _("consumed it at step {consumed}").format(consumed=consumed)
+            if consumed
+            else _("had not consumed it")
+        )
         out.append(
-            f"Record {value!r}, the {nth(seq)} on the back-edge {c}, was sent by {c.src} "
-            f"at step {sent}, before its snapshot of checkpoint {n} (step {src}); {c.dst} "
-            f"copied its state at step {dst} and {when}, but the backup log of {c} in "
-            f"checkpoint {n} does not hold it: the record is in no part of the snapshot, so a "
-            f"recovery from checkpoint {n} loses it ({LOG})."
+            _(
+                "Record {value}, the {nth} on the back-edge {channel}, was sent by {src} at "
+                "step {sent}, before its snapshot of checkpoint {n} (step {src_step}); {dst} "
+                "copied its state at step {dst_step} and {when}, but the backup log of "
+                "{channel} in checkpoint {n} does not hold it: the record is in no part of the "
+                "snapshot, so a recovery from checkpoint {n} loses it ({rule})."
+            ).format(
+                value=repr(value),
+                nth=nth(seq),
+                channel=c,
+                src=c.src,
+                sent=sent,
+                n=n,
+                src_step=src,
+                dst=c.dst,
+                dst_step=dst,
+                when=when,
+                rule=_(LOG),
+            )
         )
     return out
 
@@ -64,19 +84,52 @@ def loop_twice(
         value, sent, consumed = t.record(c, seq)
         if seq <= received and seq in logged:
             out.append(
-                f"Record {value!r}, the {nth(seq)} on the back-edge {c}, arrived at "
-                f"{c.dst} at step {consumed}, before its state copy of checkpoint {n} (step "
-                f"{dst}), so the copy counts it; yet the backup log of {c} holds it too: it is "
-                f"counted twice. Log only what arrives after the copy ({LOG})."
+                _(
+                    "Record {value}, the {nth} on the back-edge {channel}, arrived at {dst} at "
+                    "step {consumed}, before its state copy of checkpoint {n} (step {dst_step}), "
+                    "so the copy counts it; yet the backup log of {channel} holds it too: it is "
+                    "counted twice. Log only what arrives after the copy ({rule})."
+                ).format(
+                    value=repr(value),
+                    nth=nth(seq),
+                    channel=c,
+                    dst=c.dst,
+                    consumed=consumed,
+                    n=n,
+                    dst_step=dst,
+                    rule=_(LOG),
+                )
             )
         else:
+            behind = (
+                _(
+                    "Record {value}, the {nth} on the back-edge {channel}, was sent by {src} at "
+                    "step {sent}, after its snapshot of checkpoint {n} (step {src_step}), so "
+                    "behind barrier {n}, which arrived at step {barrier}; yet the backup log of "
+                    "{channel} holds it: after a recovery the restored {src} sends it again, "
+                    "and it is counted twice: {rule}."
+                )
+                if barrier
+                else _(
+                    "Record {value}, the {nth} on the back-edge {channel}, was sent by {src} at "
+                    "step {sent}, after its snapshot of checkpoint {n} (step {src_step}), so "
+                    "behind barrier {n}; yet the backup log of {channel} holds it: after a "
+                    "recovery the restored {src} sends it again, and it is counted twice: "
+                    "{rule}."
+                )
+            )
             out.append(
-                f"Record {value!r}, the {nth(seq)} on the back-edge {c}, was sent by "
-                f"{c.src} at step {sent}, after its snapshot of checkpoint {n} (step {src}), "
-                f"so behind barrier {n}"
-                + (f", which arrived at step {barrier}" if barrier else "")
-                + f"; yet the backup log of {c} holds it: after a recovery the restored "
-                f"{c.src} sends it again, and it is counted twice: {OWN_BARRIER}."
+                behind.format(
+                    value=repr(value),
+                    nth=nth(seq),
+                    channel=c,
+                    src=c.src,
+                    sent=sent,
+                    n=n,
+                    src_step=src,
+                    barrier=barrier,
+                    rule=_(OWN_BARRIER),
+                )
             )
     return out
 
@@ -113,8 +166,9 @@ def stuck_words(world: World, events: Sequence[Event]) -> list[str]:
     for n, pending in sorted(world.coordinator.pending.items()):
         missing = [task for task in world.graph.tasks if task not in pending.acknowledged]
         out.append(
-            f"Checkpoint {n} can never complete: {', '.join(map(str, missing))} never "
-            "acknowledged it."
+            _("Checkpoint {n} can never complete: {tasks} never acknowledged it.").format(
+                n=n, tasks=", ".join(map(str, missing))
+            )
         )
         heads = {c.dst for c in world.graph.back_edges}
         for head in sorted(heads, key=str):
@@ -126,12 +180,14 @@ def stuck_words(world: World, events: Sequence[Event]) -> list[str]:
             arrived = [str(r) for r in regular if t.barrier_delivered(r, n) is not None]
             if len(arrived) == len(regular):
                 out.append(
-                    f"Barrier {n} arrived on every regular input of {head} "
-                    f"({', '.join(arrived)}), and {head} did not copy its state and broadcast "
-                    f"it: it waits for barrier {n} on {', '.join(loops)}, which can only come "
-                    f"round the loop after {head} broadcasts it (Alg. 2, lines 13-17: copy the "
-                    "state and broadcast once barriers have arrived on every regular input; "
-                    "the loop inputs are not awaited)."
+                    _(
+                        "Barrier {n} arrived on every regular input of {head} ({arrived}), and "
+                        "{head} did not copy its state and broadcast it: it waits for barrier "
+                        "{n} on {loops}, which can only come round the loop after {head} "
+                        "broadcasts it (Alg. 2, lines 13-17: copy the state and broadcast once "
+                        "barriers have arrived on every regular input; the loop inputs are not "
+                        "awaited)."
+                    ).format(n=n, head=head, arrived=", ".join(arrived), loops=", ".join(loops))
                 )
     return out
 
@@ -143,8 +199,10 @@ def loop_blocked_words(world: World, events: Sequence[Event]) -> list[str]:
         if all(c in world.graph.back_edges for c in world.blocked):
             out.pop()  # Alg. 1's rule for the inputs a checkpoint blocked: not this one
         out.append(
-            "Alg. 2, lines 11-12 and 16-17: a loop input is not blocked for its barrier: the "
-            "barrier can only arrive on it while it is consumed."
+            _(
+                "Alg. 2, lines 11-12 and 16-17: a loop input is not blocked for its barrier: the "
+                "barrier can only arrive on it while it is consumed."
+            )
         )
     return out
 
@@ -159,6 +217,6 @@ def cyclic_words(world: World, events: Sequence[Event], problem: str) -> list[st
         for n in events[-1].completed:
             snap = next(s for s in world.snapshots if s.checkpoint_id == n)
             if snapshot_problems(world.job, snap):
-                done = f"Checkpoint {n} completed at step {len(events)}."
+                done = _("Checkpoint {n} completed at step {step}.").format(n=n, step=len(events))
                 return [done, *cut_words(world, events, snap)]
     return []
