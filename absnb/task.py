@@ -149,6 +149,7 @@ class StreamTask:
     """One running task: operator state, protocol handler, channel counters."""
 
     __slots__ = (
+        "awaited",
         "cancelled",
         "closed",
         "consumed",
@@ -197,6 +198,10 @@ class StreamTask:
         self.outputs = graph.outputs[task]
         self.protocol = protocol
         self.handler = protocol.handler(graph, task)
+        loops = self.handler.loop_inputs if protocol.logs_loop_inputs else frozenset()
+        self.awaited = tuple(c for c in self.inputs if c not in loops)
+        """The inputs whose barriers this task waits for: all of them, but the back-edges
+        of a protocol that logs them instead (Alg. 2, line 9: only regular inputs align)."""
         self.counts_ended = counts_ended(self.handler)
         self.dedup = protocol.drops_duplicates
         self.history = history
@@ -336,16 +341,21 @@ class StreamTask:
                 self._apply(self.handler.on_barrier(c, barrier), out)
 
     def join(self, checkpoint_id: CheckpointId, out: Out) -> None:
-        """Take part in the pending ``checkpoint_id`` as if triggered, if every input of this
-        task has ended and it has not started, acknowledged or given it up: no barrier can
+        """Take part in the pending ``checkpoint_id`` as if triggered, if this task is
+        :meth:`cut_off` and has not started, acknowledged or given it up: no barrier can
         reach it any more (Flink FLIP-147: the coordinator triggers a task whose inputs have
         all finished)."""
         if checkpoint_id in self.taken or checkpoint_id <= self.cancelled:
             return  # acknowledged, or given up here
         started = any(w.checkpoint_id == checkpoint_id for w in self.handler.waiting())
-        ended = bool(self.inputs) and len(self.ended) == len(self.inputs)
-        if ended and not started:
+        if self.cut_off() and not started:
             self._start(checkpoint_id, out)
+
+    def cut_off(self) -> bool:
+        """Whether no barrier this task waits for can reach it any more: it has inputs it
+        aligns on (:attr:`awaited`) and every one of them has ended. A back-edge a protocol
+        logs (Alg. 2) may still be open: its barrier comes only after the task's own."""
+        return bool(self.awaited) and all(c in self.ended for c in self.awaited)
 
     def finished(self, log_length: int) -> bool:
         """Whether this task has finished (FLIP-147): the ``log_length`` entries of its own
@@ -586,6 +596,7 @@ class StreamTask:
         new.fn, new.gates = self.fn, self.gates
         new.history, new.dedup, new.counts_ended = self.history, self.dedup, self.counts_ended
         new.inputs, new.outputs, new.protocol = self.inputs, self.outputs, self.protocol
+        new.awaited = self.awaited
         new.handler = self.handler.clone()
         new.state = self.fn.copy_state(self.state)
         new.offset, new.consumed, new.log = self.offset, self.consumed, self.log

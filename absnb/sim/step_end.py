@@ -63,14 +63,15 @@ def _hear_sent(state: WorldState, sent: tuple[Send, ...]) -> None:
 
 
 def _ended_tasks_join(state: WorldState, event: Event) -> None:
-    """The coordinator tells each task whose inputs have all ended of the pending
-    checkpoints it has not acknowledged; the task joins those it has not started
+    """The coordinator tells each task cut off from barriers (its inputs ended, a logged
+    back-edge aside: :meth:`~absnb.task.StreamTask.cut_off`) of the pending checkpoints it
+    has not acknowledged; the task joins those it has not started
     (:meth:`~absnb.task.StreamTask.join`)."""
     coordinator = state.coordinator
     if not coordinator.pending or state.failed is not None:
         return
     for t, task in state.tasks.items():
-        if not task.inputs or len(task.ended) < len(task.inputs):
+        if not task.cut_off():
             continue  # the common case, asked here so that no task is copied for it
         for n in coordinator.waiting_for(t):
             if n in coordinator.pending:  # an earlier join may have completed a newer one

@@ -233,3 +233,25 @@ def test_ends_are_offered_only_when_asked():
     ]
     assert not any(type(a) is EndInput for a in world.enabled_actions())
     assert all(world.is_enabled(a) for a in offered)
+
+
+@pytest.mark.parametrize("protocol", ["abs-cyclic", "synchronous"])
+def test_a_loop_head_cut_off_from_its_source_joins_checkpoints_triggered_later(protocol):
+    # The head of a loop never has all its inputs ended while a number still circles: the
+    # back-edge stays open. It is cut off all the same once its source's input ended, since
+    # the back-edge's barrier comes only after its own (Alg. 2 logs it, does not align on
+    # it); before it joined, a checkpoint triggered after the source ended deadlocked.
+    from absnb.sim.explore import explore, feasible_snapshots, no_deadlock, output_is_exactly_once
+
+    job = absnb.cyclic([2])
+    world = absnb.World(job, protocol, max_checkpoints=2)
+    head = world.tasks[job.graph.task("head")]
+    assert head.awaited == (job.graph.channel("source->head"),)
+    result = explore(
+        world,
+        [feasible_snapshots],
+        [no_deadlock, output_is_exactly_once(reference_output(job))],
+        ends=True,
+    )
+    assert result.ok, str(result)
+    assert result.complete

@@ -361,9 +361,9 @@ class Host(CarriesOut):
         self.outbox.send(out.sends)
 
     def _join(self, n: int, client: ControlClient) -> None:
-        """Every finished task here joins checkpoint ``n`` if it has not taken part in it
-        (:meth:`~absnb.task.StreamTask.join` decides)."""
-        for t in [t for t in self.tasks if t in self.finished]:  # in a fixed order
+        """Every task here cut off from barriers joins checkpoint ``n`` if it has not taken
+        part in it (:meth:`~absnb.task.StreamTask.join` decides)."""
+        for t in [t for t, task in self.tasks.items() if task.cut_off()]:  # in a fixed order
             out = Out()
             self.tasks[t].join(n, out)
             self._after(t, out, client)
