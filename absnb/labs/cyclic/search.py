@@ -44,12 +44,14 @@ def _search(
     max_checkpoints: int = 1,
     crashes: bool = False,
     max_depth: int | None = None,
+    ends: bool = False,
 ) -> Search:
     return Search(
         title,
         job,
         max_checkpoints=max_checkpoints,
         crashes=crashes,
+        ends=ends,
         max_depth=max_depth,
         protocol=CyclicLabProtocol,
         words=cyclic_words,
@@ -62,5 +64,6 @@ SEARCHES = (
     _search("the Collatz loop of 2 and 1", two_numbers),
     _search("the Collatz loop of 1 and 2 at parallelism 2", two_heads),
     _search("the Collatz loop of 2", one_number, crashes=True, max_depth=10),
+    _search("the Collatz loop of 2", one_number, max_checkpoints=2, ends=True),
 )
 """Part c's explorations, smallest first; the first violation stops the part."""
