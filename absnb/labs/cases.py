@@ -246,13 +246,17 @@ def logging_class(handler_class: type[H], calls: list[Call]) -> type[H]:
     return Logged
 
 
-def _say_call(call: Call, names: dict[ChannelId, str]) -> str:
+def say_call(call: Call, show: Callable[[Effect], str]) -> str:
+    """A decision the student's class made, in words: what it returned (each effect as
+    ``show`` writes it), or what it raised."""
     hook, n, arg, result = call
     if isinstance(result, str):
-        text = result
-    else:
-        shown = ", ".join(show_effect(e, names) for e in result)
-        text = f"{hook}({n}, {arg}) returned [{shown}]"
+        return result
+    return f"{hook}({n}, {arg}) returned [{', '.join(show(e) for e in result)}]"
+
+
+def _say_call(call: Call, names: dict[ChannelId, str]) -> str:
+    text = say_call(call, lambda e: show_effect(e, names))
     for c, name in names.items():
         text = text.replace(str(c), name)
     return text

@@ -29,7 +29,7 @@ from absnb.core.job import Job
 from absnb.core.messages import Marker, Record, RecordBatch, as_records
 from absnb.core.snapshot import TaskSnapshot
 from absnb.jobs.bank_transfer import SEED_001, bank_transfer
-from absnb.labs.cases import Call, first_difference, logging_class, scripted_part
+from absnb.labs.cases import Call, first_difference, logging_class, say_call, scripted_part
 from absnb.labs.chandy_lamport.handler import MarkerLabProtocol
 from absnb.labs.report import PartResult
 from absnb.protocols.base import BarrierHandler, SnapshotProtocol
@@ -251,10 +251,7 @@ def show_effect(e: Effect) -> str:
 
 
 def _say_call(call: Call) -> str:
-    hook, n, arg, result = call
-    if isinstance(result, str):
-        return result
-    return f"{hook}({n}, {arg}) returned [{', '.join(show_effect(e) for e in result)}]"
+    return say_call(call, show_effect)
 
 
 def run_case(case: Case, handler_class: type[BarrierHandler]) -> list[str] | None:

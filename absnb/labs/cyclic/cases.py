@@ -25,7 +25,14 @@ from absnb.core.job import Job
 from absnb.core.messages import CheckpointBarrier, Message, Record, as_records
 from absnb.core.snapshot import TaskSnapshot
 from absnb.jobs.cyclic import cyclic
-from absnb.labs.cases import Call, first_difference, logging_class, scripted_part, show_effect
+from absnb.labs.cases import (
+    Call,
+    first_difference,
+    logging_class,
+    say_call,
+    scripted_part,
+    show_effect,
+)
 from absnb.labs.cyclic.handler import CyclicLabProtocol, _shown
 from absnb.labs.report import PartResult
 from absnb.protocols.aligning import AligningHandler
@@ -244,10 +251,7 @@ def _show(e: Effect) -> str:
 
 
 def _say_call(call: Call) -> str:
-    hook, n, arg, result = call
-    if isinstance(result, str):
-        return result
-    return f"{hook}({n}, {arg}) returned [{', '.join(_show(e) for e in result)}]"
+    return say_call(call, _show)
 
 
 def run_case(case: Case, handler_class: type[AligningHandler]) -> list[str] | None:
