@@ -49,12 +49,14 @@ def scratch_runtime(
     spark: Session | None = None, master: str = "local[4]", storage_latency: float = 0.0
 ) -> SparkRuntime:
     """A :class:`~absnb.runtime.SparkRuntime` on ``spark`` (or a new ``master`` session)
-    checkpointing to a fresh temporary directory, every write of which waits ``storage_latency``
-    seconds (a model of a remote store: :class:`~absnb.runtime.storage.fs.LatencyFS`)."""
+    checkpointing to a fresh temporary directory (removed at exit), every write of which
+    waits ``storage_latency`` seconds (a model of a remote store:
+    :class:`~absnb.runtime.storage.fs.LatencyFS`)."""
     from absnb.runtime.spark import SparkRuntime, default_session
+    from absnb.runtime.storage.scratch import scratch_dir
 
     return SparkRuntime(
         spark or default_session(master),
-        checkpoint_dir=tempfile.mkdtemp(prefix="absnb-bench-"),
+        checkpoint_dir=scratch_dir("absnb-bench-"),
         storage_latency=storage_latency,
     )

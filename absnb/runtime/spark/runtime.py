@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import contextlib
 import sys
-import tempfile
 import uuid
 import warnings
 from collections.abc import Callable, Iterator, Sequence
@@ -65,7 +64,8 @@ class SparkRuntime:
 
     Args:
         spark: a SparkSession; None creates one for ``master``.
-        checkpoint_dir: where checkpoints go (a local directory by default; any fsspec URL).
+        checkpoint_dir: where checkpoints go (any local directory or fsspec URL); by default
+            a temporary directory removed when the process exits.
         storage: a :class:`~absnb.runtime.storage.checkpoints.CheckpointStorage` to use instead (the
             driver reads it; executors open the same URL).
         hosts: how many Spark tasks the barrier stage has; by default the largest
@@ -95,6 +95,7 @@ class SparkRuntime:
     ) -> None:
         from absnb.runtime.spark.run_args import check_checkpoint_dir
         from absnb.runtime.storage.checkpoints import CheckpointStorage
+        from absnb.runtime.storage.scratch import scratch_dir
 
         check_checkpoint_dir(checkpoint_dir)
         if storage is not None and storage_latency:
@@ -106,7 +107,7 @@ class SparkRuntime:
         self.checkpoint_dir = (
             str(storage.url)
             if storage is not None
-            else checkpoint_dir or tempfile.mkdtemp(prefix="absnb-checkpoints-")
+            else checkpoint_dir or scratch_dir()
         )
         self.storage = storage or CheckpointStorage(
             self.checkpoint_dir, write_latency=storage_latency
