@@ -38,6 +38,7 @@ KINDS = (
     "commit",
     "abort_txn",
     "records",
+    "sent",
 )
 """Every kind of event: received on a channel (``barrier``, ``marker``, ``cancel``,
 ``end_of_input``, ``overtaken`` with how many records the barrier overtook), a task's
@@ -45,7 +46,9 @@ alignment (``block``, ``unblock``, ``switched`` to unaligned), its part of a che
 (``snapshot``, ``ack`` once durable, ``declined``), the coordinator's (``triggered``,
 ``completed``, ``aborted``), the attempt's (``failure``, ``restored``), a two-phase-commit
 sink's (``pre_commit``, ``commit``, ``abort_txn``) and ``records``: how many records came on
-a channel in one time bucket (records are counted, never logged one by one)."""
+a channel in one time bucket (a real run counts records, never logs them one by one).
+``sent``, one message put on a channel, only a simulated run has: it moves one message at
+a time, so its diagram draws every message from its send to its delivery."""
 
 COLUMNS = (
     "time",
@@ -75,12 +78,16 @@ class EventRow:
         task: the task's printed name (``count[1]``); None for the coordinator.
         kind: one of :data:`KINDS`.
         channel: the channel's printed name (``source[0]->count[1]``), for what came on one.
-        checkpoint: the checkpoint it belongs to (``restored``: the one restored, 0 none).
-        count: ``records``: records in the bucket; ``overtaken``: records overtaken.
+        checkpoint: the checkpoint it belongs to (``restored``: the one restored, 0 none;
+            a record ``sent`` by a recovery: the checkpoint whose channel state held it).
+        count: ``records``: records in the bucket; ``overtaken``: records overtaken;
+            ``sent``: 1 for a record, None for a barrier, marker or end of input.
         sent, consumed, recorded: ``snapshot``: per channel name, records sent on each
             output, consumed from each input, recorded as each input's channel state.
         size: ``snapshot`` and ``ack``: the snapshot's size in bytes (when known).
-        detail: free text (why a checkpoint was aborted, what failed).
+        detail: free text (why a checkpoint was aborted, what failed, a restore's recovery
+            mode); a simulated run's ``records`` and ``sent`` rows: the record as printed,
+            or what was sent (``barrier``, ``marker``, ``cancel``, ``end_of_input``).
         span: ``records``: the bucket's length in seconds (its rate is ``count / span``).
     """
 

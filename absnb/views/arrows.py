@@ -1,7 +1,9 @@
-"""The marks of a space-time diagram, read from a trace: arrows, snapshot points, crashes.
+"""The marks of a space-time diagram, read from a run's event rows: arrows, snapshot
+points, crashes, recoveries.
 
-Pure: each function reads a trace and the world it ended in and returns plain values;
-nothing here draws, and nothing changes the trace or the world.
+Pure: each function reads :class:`~absnb.core.events.EventRow` s (a simulated run's, from
+:func:`absnb.views.simulated.simulated`) and returns plain values; nothing here draws.
+:func:`message_arrows` takes a stepper's trace and world and turns them into rows first.
 
 Example:
     >>> import absnb
@@ -21,9 +23,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, NamedTuple
 
+from absnb.core.events import EventRow
 from absnb.core.ids import ChannelId, CheckpointId, TaskId
 from absnb.core.messages import (
-    RECORD_TYPES,
     CancelCheckpointMarker,
     CheckpointBarrier,
     EndOfInput,
@@ -32,12 +34,13 @@ from absnb.core.messages import (
     RecordBatch,
 )
 from absnb.i18n import gettext as _
-from absnb.sim.actions import Crash, Deliver, Recover, RecoveryMode
-from absnb.sim.events import Event
-from absnb.sim.format import show_message
+from absnb.views.drawn_run import DrawnRun
 
 if TYPE_CHECKING:
+    from absnb.sim.events import Event
     from absnb.sim.world import World
+
+RecoveryMode = Literal["full", "partial"]
 
 MessageKind = Literal["record", "barrier", "marker", "cancel", "end"]
 
@@ -153,32 +156,51 @@ def message_kind(message: OnChannel | RecordBatch) -> MessageKind:
 
 
 # -- the pure part ---------------------------------------------------------------------------
-class _Pending:
-    """A message whose end is not known yet (mutable while the trace is read)."""
+_SENT_KINDS: dict[str, MessageKind] = {
+    "barrier": "barrier",
+    "marker": "marker",
+    "cancel": "cancel",
+    "end_of_input": "end",
+}
+"""A delivery row's kind, and what a ``sent`` row of a control message says it sent."""
 
-    __slots__ = ("channel", "dropped", "lost", "message", "received", "restored", "sent")
+
+def _label(kind: MessageKind, row: EventRow) -> str:
+    """A message as printed, from the row that sent or delivered it."""
+    if kind == "record":
+        return row.detail or ""
+    if kind == "end":
+        return "end of input"
+    return f"{kind} {row.checkpoint}"
+
+
+class _Pending:
+    """A message whose end is not known yet (mutable while the rows are read)."""
+
+    __slots__ = ("channel", "dropped", "kind", "label", "lost", "received", "restored", "sent")
 
     def __init__(
-        self, channel: ChannelId, sent: int, message: OnChannel | RecordBatch, restored: bool
+        self, channel: ChannelId, sent: int, kind: MessageKind, label: str, restored: bool
     ) -> None:
         self.channel = channel
         self.sent = sent
-        self.message = message
+        self.kind = kind
+        self.label = label
         self.restored = restored
         self.received: int | None = None
         self.dropped = False
         self.lost: int | None = None
 
     def arrow(self) -> Arrow:
-        c, m = self.channel, self.message
+        c = self.channel
         return Arrow(
             c,
             c.src,
             c.dst,
             self.sent,
             self.received,
-            message_kind(m),
-            show_message(m),
+            self.kind,
+            self.label,
             self.dropped,
             self.restored,
             self.lost,
@@ -196,110 +218,141 @@ def message_arrows(trace: Sequence[Event], world: World) -> list[Arrow]:
     Raises:
         ValueError: the trace restores a checkpoint that ``world`` has not completed.
     """
-    matcher = _Matcher(world, trace[0].step if trace else 0)
-    for event in trace:
-        if type(event.action) is Deliver:
-            matcher.deliver(event, event.action.channel)
-        if event.restored is not None:
-            matcher.restore(event, *event.restored)
-        matcher.send(event)
+    from absnb.views.simulated import simulated
+
+    return run_arrows(simulated(trace, world))
+
+
+def run_arrows(run: DrawnRun) -> list[Arrow]:
+    """Every message of a simulated run's rows, matched send to delivery, in the order
+    sent, as :func:`message_arrows` (a message delivered that no row sent was in transit
+    since the first step shown)."""
+    matcher = _Matcher(run.names, int(run.first))
+    for row in run.rows:
+        matcher.read(row)
     return [p.arrow() for p in matcher.pending]
 
 
 class _Matcher:
-    """The messages of a trace read so far (:attr:`pending`, in the order sent) and those
+    """The messages of the rows read so far (:attr:`pending`, in the order sent) and those
     still in transit on each channel, oldest first."""
 
-    def __init__(self, world: World, start: int) -> None:
-        self.world = world
-        self.snapshots = {s.checkpoint_id: s for s in world.snapshots}
+    def __init__(self, tasks: dict[str, TaskId], start: int) -> None:
+        self.tasks = tasks
         self.start = start
         self.queues: dict[ChannelId, deque[_Pending]] = {}
         self.pending: list[_Pending] = []
+        self.overtook = False
+        self.channels: dict[str, ChannelId] = {}
 
-    def deliver(self, event: Event, c: ChannelId) -> None:
-        """The delivery of ``event`` ends the oldest message on ``c`` (FIFO), or the first
-        barrier there when it overtook records (unaligned)."""
+    def read(self, row: EventRow) -> None:
+        """Take in one row: a send, a delivery, a barrier that overtook, a restore."""
+        kind = row.kind
+        if kind == "sent":
+            self.send(row)
+        elif kind == "overtaken":
+            self.overtook = bool(row.count)
+        elif kind == "records" or kind in _SENT_KINDS:
+            self.deliver(row, "record" if kind == "records" else _SENT_KINDS[kind])
+        elif kind == "restored" and row.task is not None:
+            self.restore(row, self.tasks[row.task])
+
+    def channel(self, name: str) -> ChannelId:
+        c = self.channels.get(name)
+        if c is None:
+            src, dst = name.split("->")
+            c = self.channels[name] = ChannelId(self.tasks[src], self.tasks[dst])
+        return c
+
+    def deliver(self, row: EventRow, kind: MessageKind) -> None:
+        """A delivery ends the oldest message on its channel (FIFO), or the first barrier
+        there when it overtook records (unaligned)."""
+        assert row.channel is not None
+        c = self.channel(row.channel)
         q = self.queues.get(c)
-        if q and event.overtaken:
-            i = next(i for i, x in enumerate(q) if type(x.message) not in RECORD_TYPES)
+        if q and self.overtook:
+            i = next(i for i, x in enumerate(q) if x.kind != "record")
             p = q[i]
             del q[i]
         elif q:
             p = q.popleft()
         else:  # in transit before the trace began
-            assert event.message is not None
-            p = self._new(c, self.start, event.message, False)
-        p.received = event.step
-        p.dropped = event.dropped
+            p = self._new(c, self.start, kind, _label(kind, row), False)
+        self.overtook = False
+        p.received = int(row.time)
+        p.dropped = kind == "record" and row.count == 0
 
-    def restore(self, event: Event, n: CheckpointId, tasks: tuple[TaskId, ...]) -> None:
-        """A recovery restored checkpoint ``n`` (0: the initial state) into ``tasks``: the
-        messages on their input channels are lost, the snapshot's channel state is put
-        back in transit."""
-        if n and n not in self.snapshots:
-            raise ValueError(
-                f"step {event.step} restores checkpoint {n}, but the world given has no "
-                f"completed checkpoint {n} (it has {sorted(self.snapshots) or 'none'}): pass "
-                "the world the trace ended in (stepper.world)"
-            )
-        states = self.snapshots[n].channel_states if n else {}
-        restarted = set(tasks)
-        for c in self.world.graph.channels:
-            if c.dst not in restarted:
-                continue
-            q = self.queues.setdefault(c, deque())
-            for p in q:
-                p.lost = event.step
-            q.clear()
-            for record in states.get(c, ()):
-                q.append(self._new(c, event.step, record, True))
+    def restore(self, row: EventRow, task: TaskId) -> None:
+        """A recovery restarted ``task``: the messages on its input channels are lost (the
+        rows that follow put the snapshot's channel state back in transit)."""
+        for c, q in self.queues.items():
+            if c.dst == task:
+                for p in q:
+                    p.lost = int(row.time)
+                q.clear()
 
-    def send(self, event: Event) -> None:
-        """The messages ``event`` sent go in transit on their channels."""
-        for c, m in event.sent:
-            self.queues.setdefault(c, deque()).append(self._new(c, event.step, m, False))
+    def send(self, row: EventRow) -> None:
+        """A message goes in transit on its channel."""
+        assert row.channel is not None
+        c = self.channel(row.channel)
+        record = row.count is not None
+        kind = "record" if record else _SENT_KINDS[row.detail or ""]
+        label = row.detail or "" if record else _label(kind, row)
+        restored = record and row.checkpoint is not None
+        self.queues.setdefault(c, deque()).append(
+            self._new(c, int(row.time), kind, label, restored)
+        )
 
     def _new(
-        self, c: ChannelId, sent: int, message: OnChannel | RecordBatch, restored: bool
+        self, c: ChannelId, sent: int, kind: MessageKind, label: str, restored: bool
     ) -> _Pending:
-        p = _Pending(c, sent, message, restored)
+        p = _Pending(c, sent, kind, label, restored)
         self.pending.append(p)
         return p
 
 
-def snapshot_points(trace: Sequence[Event]) -> list[SnapshotPoint]:
+def snapshot_points(run: DrawnRun) -> list[SnapshotPoint]:
     """Every ``(task, step, checkpoint id)`` at which a task recorded its state."""
-    return [SnapshotPoint(t, e.step, n) for e in trace for t, n in e.snapshots]
+    return [
+        SnapshotPoint(run.task(r.task), int(r.time), r.checkpoint or 0)
+        for r in run.rows
+        if r.kind == "snapshot"
+    ]
 
 
-def completion_steps(trace: Sequence[Event]) -> dict[CheckpointId, int]:
+def completion_steps(run: DrawnRun) -> dict[CheckpointId, int]:
     """The step at which each completed checkpoint completed."""
-    return {n: e.step for e in trace for n in e.completed}
+    return {r.checkpoint or 0: int(r.time) for r in run.rows if r.kind == "completed"}
 
 
-def checkpoint_cuts(trace: Sequence[Event]) -> dict[CheckpointId, dict[TaskId, int]]:
+def checkpoint_cuts(run: DrawnRun) -> dict[CheckpointId, dict[TaskId, int]]:
     """For every completed checkpoint, the step at which each task recorded its state:
     the cut the global snapshot was taken along."""
     recorded: dict[CheckpointId, dict[TaskId, int]] = {}
     cuts: dict[CheckpointId, dict[TaskId, int]] = {}
-    for e in trace:
-        for t, n in e.snapshots:
-            recorded.setdefault(n, {})[t] = e.step
-        for n in e.completed:
-            cuts[n] = dict(recorded.get(n, {}))
+    for r in run.rows:
+        if r.kind == "snapshot":
+            recorded.setdefault(r.checkpoint or 0, {})[run.task(r.task)] = int(r.time)
+        elif r.kind == "completed":
+            cuts[r.checkpoint or 0] = dict(recorded.get(r.checkpoint or 0, {}))
     return cuts
 
 
-def crash_steps(trace: Sequence[Event]) -> list[CrashPoint]:
+def crash_steps(run: DrawnRun) -> list[CrashPoint]:
     """Every crash: its step and the failed task."""
-    return [CrashPoint(e.step, e.action.task) for e in trace if type(e.action) is Crash]
+    return [CrashPoint(int(r.time), run.task(r.task)) for r in run.rows if r.kind == "failure"]
 
 
-def recovery_steps(trace: Sequence[Event]) -> list[RecoveryPoint]:
+def recovery_steps(run: DrawnRun) -> list[RecoveryPoint]:
     """Every recovery: its step, the checkpoint restored and the tasks that restarted."""
-    out = []
-    for e in trace:
-        if e.restored is not None and type(e.action) is Recover:
-            out.append(RecoveryPoint(e.step, e.restored[0], e.restored[1], e.action.mode))
+    out: list[RecoveryPoint] = []
+    for r in run.rows:
+        if r.kind != "restored":
+            continue
+        mode: RecoveryMode = "partial" if r.detail == "partial" else "full"
+        last = out[-1] if out else None
+        if last is not None and last.step == int(r.time) and last.checkpoint_id == r.checkpoint:
+            out[-1] = last._replace(tasks=(*last.tasks, run.task(r.task)))
+        else:
+            out.append(RecoveryPoint(int(r.time), r.checkpoint or 0, (run.task(r.task),), mode))
     return out

@@ -40,10 +40,11 @@ from typing import TYPE_CHECKING, Literal
 
 from absnb.core.ids import CheckpointId, TaskId
 from absnb.core.snapshot import GlobalSnapshot
-from absnb.sim.events import Event
 from absnb.views.arrows import Arrow
+from absnb.views.drawn_run import DrawnRun
 
 if TYPE_CHECKING:
+    from absnb.sim.events import Event
     from absnb.sim.world import World
 
 Side = Literal["before", "after"]
@@ -141,22 +142,33 @@ def snapshot_cuts(trace: Sequence[Event], world: World) -> list[Cut]:
     """The cut of every checkpoint in ``trace`` that completed or is still pending at its
     end (aborted ones are left out), in checkpoint order. A task of a pending checkpoint
     that has not recorded its state yet sits at the current step (``world.clock``)."""
+    from absnb.views.simulated import simulated
+
+    return run_cuts(simulated(trace, world), float(world.clock))
+
+
+def run_cuts(run: DrawnRun, now: float) -> list[Cut]:
+    """:func:`snapshot_cuts` of a run's rows: a task of a pending checkpoint that has not
+    recorded its state yet sits at ``now``."""
     recorded: dict[CheckpointId, dict[TaskId, float]] = {}
     completed: set[CheckpointId] = set()
     aborted: set[CheckpointId] = set()
-    for e in trace:
-        for t, n in e.snapshots:
-            recorded.setdefault(n, {})[t] = float(e.step)
-        completed.update(e.completed)
-        aborted.update(e.aborted)
+    for r in run.rows:
+        if r.checkpoint is None:
+            continue
+        if r.kind == "snapshot":
+            recorded.setdefault(r.checkpoint, {})[run.task(r.task)] = r.time
+        elif r.kind == "completed":
+            completed.add(r.checkpoint)
+        elif r.kind == "aborted":
+            aborted.add(r.checkpoint)
     cuts = []
-    now = float(world.clock)
     for n in sorted(recorded):
         if n in completed:
             cuts.append(Cut(recorded[n], f"checkpoint {n}", "completed", checkpoint_id=n))
         elif n not in aborted:
             positions = dict(recorded[n])
-            waiting = tuple(t for t in world.graph.tasks if t not in positions)
+            waiting = tuple(t for t in run.tasks if t not in positions)
             positions.update(dict.fromkeys(waiting, now))
             cuts.append(Cut(positions, f"checkpoint {n}", "pending", waiting, n))
     return cuts
@@ -173,10 +185,12 @@ def snapshot_cut(
     Raises:
         ValueError: ``trace`` has no step at which a task recorded its part.
     """
-    recorded = {(t, n): e.step for e in trace for t, n in e.snapshots}
+    from absnb.views.simulated import rows_of
+
+    recorded = {(r.task, r.checkpoint): r.time for r in rows_of(trace) if r.kind == "snapshot"}
     positions: dict[TaskId, float] = {}
     for task, part in snapshot.tasks.items():
-        step = recorded.get((task, part.checkpoint_id))
+        step = recorded.get((str(task), part.checkpoint_id))
         if step is None:
             raise ValueError(
                 f"{task}'s part of the snapshot belongs to checkpoint {part.checkpoint_id}, "

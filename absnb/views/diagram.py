@@ -26,19 +26,20 @@ from typing import TYPE_CHECKING, Literal, NamedTuple
 
 from absnb.core.ids import TaskId
 from absnb.i18n import gettext as _
-from absnb.sim.events import Event
 from absnb.views.arrows import (
     Arrow,
     CrashPoint,
     RecoveryPoint,
     crash_steps,
-    message_arrows,
     recovery_steps,
+    run_arrows,
 )
-from absnb.views.cut import Cut, classify, side, snapshot_cuts
+from absnb.views.cut import Cut, classify, run_cuts, side
+from absnb.views.drawn_run import DrawnRun
 from absnb.views.labels import CHAR_EM, LABEL_PX, Box, Label, Placer, around
 
 if TYPE_CHECKING:
+    from absnb.sim.events import Event
     from absnb.sim.world import World
 
 WIDTH = 1024
@@ -287,20 +288,32 @@ def layout(
 ) -> Diagram:
     """The geometry of ``trace`` (ending in ``world``) with ``cuts`` (default: the cut of
     every completed or pending checkpoint of the run), laid out ``width`` pixels wide."""
-    graph = world.graph
-    tasks = tuple(graph.tasks)
+    from absnb.views.simulated import simulated
+
+    return layout_run(simulated(trace, world), cuts=cuts, title=title, width=width)
+
+
+def layout_run(
+    run: DrawnRun,
+    *,
+    cuts: Sequence[Cut] | None = None,
+    title: str | None = None,
+    width: float = WIDTH,
+) -> Diagram:
+    """The geometry of a run drawn from its rows (see :func:`layout`)."""
+    tasks = run.tasks
     lanes = {t: i for i, t in enumerate(tasks)}
     if cuts is None:
-        cuts = snapshot_cuts(trace, world)
-    first, now = _steps_shown(trace, world, cuts)
-    strokes = _strokes(message_arrows(trace, world), lanes, now, cuts)
+        cuts = run_cuts(run, run.now)
+    first, now = _steps_shown(run, cuts)
+    strokes = _strokes(run_arrows(run), lanes, now, cuts)
     lines = tuple(
         CutLine(c, tuple(Point(c.positions[t], float(i)) for i, t in enumerate(tasks)))
         for c in cuts
     )
     crossings = _all_crossings(strokes, lines)
-    crashes = tuple(crash_steps(trace))
-    recoveries = tuple(recovery_steps(trace))
+    crashes = tuple(crash_steps(run))
+    recoveries = tuple(recovery_steps(run))
 
     # Labels: checkpoint names in rows above the top lane, then everything else.
     left = 24 + max(len(str(t)) * LANE_PX for t in (*tasks, "step")) * CHAR_EM + 16
@@ -325,7 +338,7 @@ def layout(
     _place_crossings(placer, scale, strokes, lines, crossings)
     height = max([bottom + 60, *(lb.box.y1 for lb in placer.labels)]) + 16
     return Diagram(
-        title or _("{job} under {protocol}").format(job=graph.name, protocol=world.protocol.name),
+        title or run.title,
         tasks,
         first,
         now,
@@ -346,15 +359,14 @@ ROW_PX = LABEL_PX * 1.6
 """The height of one row of checkpoint names above the top lane."""
 
 
-def _steps_shown(trace: Sequence[Event], world: World, cuts: Sequence[Cut]) -> tuple[float, float]:
-    """The first and the last step the diagram shows: the trace's, widened to every
+def _steps_shown(run: DrawnRun, cuts: Sequence[Cut]) -> tuple[float, float]:
+    """The first and the last step the diagram shows: the run's, widened to every
     task's point of every cut."""
-    first = float(trace[0].step) if trace else float(world.clock)
-    now = float(max(world.clock, trace[-1].step + 1 if trace else 0))
+    first = run.first
     for cut in cuts:
-        for t in world.graph.tasks:
+        for t in run.tasks:
             first = min(first, cut.position(t) - 0.5)
-    return first, now
+    return first, run.now
 
 
 def _all_crossings(strokes: Sequence[Stroke], lines: Sequence[CutLine]) -> list[Crossing]:

@@ -99,7 +99,9 @@ def run_svg(
     ``window`` (seconds from, to) draws only what happened then (a checkpoint close up).
     ``unit="step"`` draws a simulated run's rows (:func:`absnb.sim.event_rows.trace_rows`):
     time in steps, no record rates. Its words are in the language set
-    (:func:`absnb.set_language`); ``title`` defaults to "the real run"."""
+    (:func:`absnb.set_language`); ``title`` defaults to "the real run". A simulated run's
+    ``sent`` rows are left out: this diagram shows what arrived, not each message."""
+    rows = [r for r in rows if r.kind != "sent"]
     tasks = tasks_of(rows)
     if window is not None:
         rows = [r for r in rows if window[0] <= r.time <= window[1]]

@@ -12,7 +12,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from absnb.sim.events import Event
 from absnb.views import timeline_static as svg
 from absnb.views.arrows import (
     Arrow,
@@ -36,6 +35,7 @@ from absnb.views.timeline_figure import WEBGL_ARROWS, figure_of
 if TYPE_CHECKING:
     import plotly.graph_objects as go
 
+    from absnb.sim.events import Event
     from absnb.sim.world import World
 
 __all__ = [

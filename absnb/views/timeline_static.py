@@ -19,7 +19,6 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from absnb.i18n import gettext as _
-from absnb.sim.events import Event
 from absnb.views.arrows import KIND_NAMES, kind_name
 from absnb.views.cut import Cut
 from absnb.views.diagram import (
@@ -35,6 +34,7 @@ from absnb.views.diagram import (
 from absnb.views.labels import LABEL_PX
 
 if TYPE_CHECKING:
+    from absnb.sim.events import Event
     from absnb.sim.world import World
 
 RECORD = "#0072B2"

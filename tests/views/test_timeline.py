@@ -17,6 +17,7 @@ from absnb.sim.actions import Crash, Deliver, Recover, Transfer, TriggerCheckpoi
 from absnb.sim.format import show_message
 from absnb.views.cut import Cut, classify, offending, snapshot_cut, snapshot_cuts
 from absnb.views.diagram import CutLine, Diagram, Point, Stroke, layout
+from absnb.views.simulated import simulated
 from absnb.views.timeline import (
     Arrow,
     CrashPoint,
@@ -89,9 +90,10 @@ def test_seed_001_arrows_match_sends_to_deliveries() -> None:
 
 def test_seed_001_cut_and_completion() -> None:
     s = run(SEED_001)
-    assert snapshot_points(s.trace) == [SnapshotPoint(A, 1, 1), SnapshotPoint(B, 5, 1)]
-    assert checkpoint_cuts(s.trace) == {1: {A: 1, B: 5}}
-    assert completion_steps(s.trace) == {1: 8}
+    drawn = simulated(s.trace, s.world)
+    assert snapshot_points(drawn) == [SnapshotPoint(A, 1, 1), SnapshotPoint(B, 5, 1)]
+    assert checkpoint_cuts(drawn) == {1: {A: 1, B: 5}}
+    assert completion_steps(drawn) == {1: 8}
 
 
 def test_in_flight_messages_have_no_delivery() -> None:
@@ -108,8 +110,8 @@ def test_in_flight_messages_have_no_delivery() -> None:
 
 def test_recovery_replays_the_recorded_channel_state() -> None:
     s = run(SEED_001 + CRASH)
-    assert crash_steps(s.trace) == [CrashPoint(9, B)]
-    [r] = recovery_steps(s.trace)
+    assert crash_steps(simulated(s.trace, s.world)) == [CrashPoint(9, B)]
+    [r] = recovery_steps(simulated(s.trace, s.world))
     assert (r.step, r.checkpoint_id, set(r.tasks), r.mode) == (10, 1, {A, B}, "full")
     arrows = message_arrows(s.trace, s.world)
     replayed = [a for a in arrows if a.restored]
