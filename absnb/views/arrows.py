@@ -3,11 +3,11 @@ points, crashes, recoveries.
 
 Pure: each function reads :class:`~absnb.core.events.EventRow` s (a simulated run's, from
 :func:`absnb.views.simulated.simulated`) and returns plain values; nothing here draws.
-:func:`message_arrows` takes a stepper's trace and world and turns them into rows first.
+:func:`absnb.views.timeline.message_arrows` takes a stepper's trace and world instead.
 
 Example:
     >>> import absnb
-    >>> from absnb.views.arrows import message_arrows
+    >>> from absnb.views.timeline import message_arrows
     >>> s = absnb.Stepper(absnb.World(absnb.word_count(), "abs", checkpoint_interval=5),
     ...                   absnb.RandomScheduler(seed=1))
     >>> _ = s.run()
@@ -19,9 +19,8 @@ Example:
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal, NamedTuple
+from typing import Literal, NamedTuple
 
 from absnb.core.events import EventRow
 from absnb.core.ids import ChannelId, CheckpointId, TaskId
@@ -35,10 +34,6 @@ from absnb.core.messages import (
 )
 from absnb.i18n import gettext as _
 from absnb.views.drawn_run import DrawnRun
-
-if TYPE_CHECKING:
-    from absnb.sim.events import Event
-    from absnb.sim.world import World
 
 RecoveryMode = Literal["full", "partial"]
 
@@ -207,26 +202,10 @@ class _Pending:
         )
 
 
-def message_arrows(trace: Sequence[Event], world: World) -> list[Arrow]:
-    """Every message of ``trace``, matched send to delivery, in the order sent.
-
-    Channels are FIFO, so a delivery takes the oldest message still on its channel. A
-    recovery discards the messages on every channel into a restarted task and puts the
-    snapshot's channel state back in transit there (``restored``). ``world`` is the world
-    the trace ended in (``stepper.world``): it holds the completed snapshots.
-
-    Raises:
-        ValueError: the trace restores a checkpoint that ``world`` has not completed.
-    """
-    from absnb.views.simulated import simulated
-
-    return run_arrows(simulated(trace, world))
-
-
 def run_arrows(run: DrawnRun) -> list[Arrow]:
     """Every message of a simulated run's rows, matched send to delivery, in the order
-    sent, as :func:`message_arrows` (a message delivered that no row sent was in transit
-    since the first step shown)."""
+    sent, as :func:`absnb.views.timeline.message_arrows` (a message delivered that no row
+    sent was in transit since the first step shown)."""
     matcher = _Matcher(run.names, int(run.first))
     for row in run.rows:
         matcher.read(row)

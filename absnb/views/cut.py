@@ -21,7 +21,7 @@ sits between two steps.
 
 Example:
     >>> import absnb
-    >>> from absnb.views.arrows import message_arrows
+    >>> from absnb.views.timeline import message_arrows
     >>> job = absnb.bank_transfer()
     >>> A, B = job.graph.task("A"), job.graph.task("B")
     >>> s = absnb.Stepper(absnb.World(job, "chandy-lamport"))

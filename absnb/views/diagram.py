@@ -1,9 +1,10 @@
 """The geometry of the space-time diagram, which both renderers draw.
 
-:func:`layout` turns a trace, the world it ended in and a list of cuts into a
-:class:`Diagram`: one lane per task (time to the right), one straight stroke per message,
-one line per cut through every task's point, every place a message crosses a cut, and the
-labels, placed in pixels so that none overlaps another. :mod:`absnb.views.timeline_static`
+:func:`layout_run` turns a run's event rows (a :class:`~absnb.views.drawn_run.DrawnRun`;
+:func:`absnb.views.timeline.layout` takes a stepper's trace and world) and a list of cuts
+into a :class:`Diagram`: one lane per task (time to the right), one straight stroke per
+message, one line per cut through every task's point, every place a message crosses a cut,
+and the labels, placed in pixels so that none overlaps another. :mod:`absnb.views.timeline_static`
 draws it as an SVG document, :func:`absnb.views.timeline.space_time` as a plotly figure.
 
 The cut is drawn as a function of the lane: it meets each task's lane exactly once, at the
@@ -22,7 +23,7 @@ from __future__ import annotations
 import bisect
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal, NamedTuple
+from typing import Literal, NamedTuple
 
 from absnb.core.ids import TaskId
 from absnb.i18n import gettext as _
@@ -37,10 +38,6 @@ from absnb.views.arrows import (
 from absnb.views.cut import Cut, classify, run_cuts, side
 from absnb.views.drawn_run import DrawnRun
 from absnb.views.labels import CHAR_EM, LABEL_PX, Box, Label, Placer, around
-
-if TYPE_CHECKING:
-    from absnb.sim.events import Event
-    from absnb.sim.world import World
 
 WIDTH = 1024
 """Default width of the diagram in pixels: a notebook's output area in a 1280 px wide
@@ -278,21 +275,6 @@ def _ticks(first: float, now: float, scale: Scale) -> list[float]:
     return [start + every * i for i in range(int((now - start) // every) + 1)]
 
 
-def layout(
-    trace: Sequence[Event],
-    world: World,
-    *,
-    cuts: Sequence[Cut] | None = None,
-    title: str | None = None,
-    width: float = WIDTH,
-) -> Diagram:
-    """The geometry of ``trace`` (ending in ``world``) with ``cuts`` (default: the cut of
-    every completed or pending checkpoint of the run), laid out ``width`` pixels wide."""
-    from absnb.views.simulated import simulated
-
-    return layout_run(simulated(trace, world), cuts=cuts, title=title, width=width)
-
-
 def layout_run(
     run: DrawnRun,
     *,
@@ -300,7 +282,8 @@ def layout_run(
     title: str | None = None,
     width: float = WIDTH,
 ) -> Diagram:
-    """The geometry of a run drawn from its rows (see :func:`layout`)."""
+    """The geometry of ``run`` with ``cuts`` (default: the cut of every completed or
+    pending checkpoint of the run), laid out ``width`` pixels wide."""
     tasks = run.tasks
     lanes = {t: i for i, t in enumerate(tasks)}
     if cuts is None:

@@ -22,14 +22,15 @@ from absnb.views.arrows import (
     checkpoint_cuts,
     completion_steps,
     crash_steps,
-    message_arrows,
     message_kind,
     recovery_steps,
+    run_arrows,
     snapshot_points,
 )
 from absnb.views.cut import Cut
-from absnb.views.diagram import WIDTH, Diagram, layout
+from absnb.views.diagram import WIDTH, Diagram, layout_run
 from absnb.views.pictures import img_html
+from absnb.views.simulated import simulated
 from absnb.views.timeline_figure import WEBGL_ARROWS, figure_of
 
 if TYPE_CHECKING:
@@ -49,12 +50,40 @@ __all__ = [
     "completion_steps",
     "crash_steps",
     "figure_of",
+    "layout",
     "message_arrows",
     "message_kind",
     "recovery_steps",
     "snapshot_points",
     "space_time",
 ]
+
+
+def layout(
+    trace: Sequence[Event],
+    world: World,
+    *,
+    cuts: Sequence[Cut] | None = None,
+    title: str | None = None,
+    width: float = WIDTH,
+) -> Diagram:
+    """The geometry of ``trace`` (ending in ``world``) with ``cuts`` (default: the cut of
+    every completed or pending checkpoint of the run), laid out ``width`` pixels wide."""
+    return layout_run(simulated(trace, world), cuts=cuts, title=title, width=width)
+
+
+def message_arrows(trace: Sequence[Event], world: World) -> list[Arrow]:
+    """Every message of ``trace``, matched send to delivery, in the order sent.
+
+    Channels are FIFO, so a delivery takes the oldest message still on its channel. A
+    recovery discards the messages on every channel into a restarted task and puts the
+    snapshot's channel state back in transit there (``restored``). ``world`` is the world
+    the trace ended in (``stepper.world``): it holds the completed snapshots.
+
+    Raises:
+        ValueError: the trace restores a checkpoint that ``world`` has not completed.
+    """
+    return run_arrows(simulated(trace, world))
 
 
 def space_time(
@@ -73,7 +102,7 @@ def space_time(
     checkpoint's) is a line through every task's point: channel state crosses it forward,
     an offending message (a cut composed by hand) is drawn thick in vermillion. Crashes,
     recoveries, dropped duplicates and replayed messages are marked. The geometry is
-    :func:`absnb.views.diagram.layout`'s, the same as the SVG's; the output is
+    :func:`absnb.views.diagram.layout_run`'s, the same as the SVG's; the output is
     deterministic.
     """
     return figure_of(layout(trace, world, cuts=cuts, title=title))

@@ -1,7 +1,7 @@
 """The space-time diagram as a plotly figure, with hover text and zoom.
 
 :func:`figure_of` draws the :class:`~absnb.views.diagram.Diagram` that
-:func:`~absnb.views.diagram.layout` computed: the same strokes, cuts and labels the SVG
+:func:`~absnb.views.diagram.layout_run` computed: the same strokes, cuts and labels the SVG
 of :mod:`absnb.views.timeline_static` draws, as a few traces (one per kind of mark, not
 one per message) and shapes. plotly is imported only when a figure is drawn.
 """

@@ -29,7 +29,7 @@ from absnb.views.diagram import (
     Diagram,
     Point,
     Stroke,
-    layout,
+    layout_run,
 )
 from absnb.views.labels import LABEL_PX
 
@@ -344,7 +344,7 @@ _BOLD_LABELS = ("offending", "checkpoint", "by hand", "crash")
 
 
 def _labels(d: Diagram) -> list[str]:
-    """Every label, where :func:`~absnb.views.diagram.layout` placed it."""
+    """Every label, where :func:`~absnb.views.diagram.layout_run` placed it."""
     return [
         _text(
             label.x,
@@ -374,4 +374,7 @@ def timeline_svg(
             an inconsistent one looks like.
         title: the heading; default ``<job> under <protocol>``.
     """
-    return render_svg(layout(trace, world, cuts=cuts, title=title, width=width))
+    from absnb.views.simulated import simulated
+
+    run = simulated(trace, world)
+    return render_svg(layout_run(run, cuts=cuts, title=title, width=width))

@@ -59,7 +59,7 @@ def test_one_view_draws_a_simulated_run_in_steps() -> None:
 
 
 @pytest.mark.parametrize("protocol", ["abs", "chandy-lamport", "unaligned"])
-def test_every_message_sent_is_a_row_and_each_delivery_takes_one(protocol) -> None:
+def test_every_message_sent_is_a_row_and_each_delivery_takes_one(protocol: str) -> None:
     st = stepped(protocol, steps=60)  # stopped half way: messages still in flight
     rows = trace_rows(st.trace, st.world)
     sent = Counter(r.channel for r in rows if r.kind == "sent")

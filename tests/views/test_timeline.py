@@ -16,7 +16,7 @@ from absnb.core.snapshot import GlobalSnapshot
 from absnb.sim.actions import Crash, Deliver, Recover, Transfer, TriggerCheckpoint
 from absnb.sim.format import show_message
 from absnb.views.cut import Cut, classify, offending, snapshot_cut, snapshot_cuts
-from absnb.views.diagram import CutLine, Diagram, Point, Stroke, layout
+from absnb.views.diagram import CutLine, Diagram, Point, Stroke
 from absnb.views.simulated import simulated
 from absnb.views.timeline import (
     Arrow,
@@ -25,6 +25,7 @@ from absnb.views.timeline import (
     checkpoint_cuts,
     completion_steps,
     crash_steps,
+    layout,
     message_arrows,
     recovery_steps,
     show_timeline,
