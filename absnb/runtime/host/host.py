@@ -86,6 +86,7 @@ class Host(CarriesOut):
         self.tasks = {t: StreamTask(graph, t, protocol, history=False) for t in plan.tasks}
         for t, task in self.tasks.items():  # a failure spec's declines (StreamTask.declines)
             task.declines = declines(plan.failures, plan.attempt, str(t))
+            task.columnar = plan.columnar
         self.storage = CheckpointStorage(plan.storage_url, write_latency=plan.storage_latency)
         self.writer = SnapshotWriter(self.storage, plan.job_id)
         self.queues: dict[ChannelId, deque[Any]] = {
