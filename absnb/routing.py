@@ -6,7 +6,7 @@ gates and its counters of records sent per channel, which these advance)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 from absnb.core.columns import Columns
 from absnb.core.errors import GraphError
@@ -94,7 +94,7 @@ def route_batch(
             b = batches.get(c)
             if b is None:
                 b = batches[c] = RecordBatch([], r.seq)
-            b.values.append(r.value)
+            cast("list[Any]", b.values).append(r.value)
         sends.extend(batches.items())
         return
     for gate in gates:

@@ -452,15 +452,15 @@ class StreamTask:
         if type(values) is Columns:
             result = self.fn.process_columns(self.state, values)
             if result is not None and type(result[1]) is Columns:
-                self.state, columns = result
-                route_columns(self.gates, self.sent, self.id, columns, out.sends)
+                self.state = result[0]
+                route_columns(self.gates, self.sent, self.id, result[1], out.sends)
                 if effects:
                     self._apply(effects, out)
                 return
             if result is None:
                 result = self.fn.process_batch(self.state, values.to_pylist())
         else:
-            result = self.fn.process_batch(self.state, values)
+            result = self.fn.process_batch(self.state, cast("list[Any]", values))
         self.state, outs = _checked(self.fn, "process_batch", result)
         if outs:
             route_batch(self.gates, self.sent, self.id, self.fn.emits_to, outs, out.sends)

@@ -59,7 +59,8 @@ def stable_hashes(keys: pa.Array) -> npt.NDArray[np.uint32]:
         return np.array([stable_hash(k) for k in keys.to_pylist()], np.uint32)
     if types.is_integer(keys.type):
         ints = keys.to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
-        return (ints & 0x7FFFFFFF).astype(np.uint32)
+        masked: npt.NDArray[np.uint32] = (ints & 0x7FFFFFFF).astype(np.uint32)
+        return masked
     if types.is_large_string(keys.type):
         keys = keys.cast(pa.string())
     if not types.is_string(keys.type):
@@ -116,7 +117,8 @@ def subtasks(keys: pa.Array, n: int) -> npt.NDArray[Any]:
     """``stable_hash(key) % n`` of every key of ``keys``: the subtask each goes to."""
     import numpy as np
 
-    return (stable_hashes(keys) % np.uint32(n)).astype(np.intp)
+    picks: npt.NDArray[Any] = (stable_hashes(keys) % np.uint32(n)).astype(np.intp)
+    return picks
 
 
 def subtasks_of_words(keys: pa.Array, n: int) -> npt.NDArray[Any]:

@@ -266,6 +266,7 @@ class Host(CarriesOut):
             task.state = task.fn.end_input(task.state)
         self.log.ship(force=True)
         self.metrics["records_out"] = self.outbox.records_out
+        self.metrics["columnar_batches"] = self.outbox.columnar_batches
         result = host_result(
             self.plan, self.tasks, self.metrics, self.aligning.lasted, net.stats(), started
         )
