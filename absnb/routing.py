@@ -6,10 +6,19 @@ gates and its counters of records sent per channel, which these advance)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
+from absnb.core.columns import Columns
 from absnb.core.errors import GraphError
-from absnb.core.graph import OutputGate, Rebalance
+from absnb.core.graph import (
+    Broadcast,
+    Forward,
+    Hash,
+    OutputGate,
+    Partitioning,
+    Rebalance,
+    identity,
+)
 from absnb.core.ids import ChannelId, TaskId
 from absnb.core.messages import EndOfInput, Message, Record, RecordBatch
 from absnb.operators.base import To
@@ -85,7 +94,7 @@ def route_batch(
             b = batches.get(c)
             if b is None:
                 b = batches[c] = RecordBatch([], r.seq)
-            b.values.append(r.value)
+            cast("list[Any]", b.values).append(r.value)
         sends.extend(batches.items())
         return
     for gate in gates:
@@ -101,3 +110,49 @@ def route_batch(
                 first = sent[c] + 1
                 sent[c] += len(values)
                 sends.append((c, RecordBatch(values, first)))
+
+
+def route_columns(
+    gates: Gates, sent: dict[ChannelId, int], task: TaskId, outs: Columns, sends: list[Send]
+) -> None:
+    """:func:`route_batch` of a columnar batch (never a ``To``): one batch per channel, in
+    the order of ``outs``, partitioned as its records would be one by one
+    (:func:`split_columns`)."""
+    for gate in gates:
+        chans = gate.channels
+        parts: Sequence[Columns | list[Any]]
+        if len(chans) == 1:
+            parts = (outs,)
+        else:
+            done = sum(sent[c] for c in chans) if type(gate.partitioning) is Rebalance else 0
+            parts = split_columns(gate.partitioning, outs, task.subtask, len(chans), done)
+        for c, values in zip(chans, parts, strict=True):
+            if len(values):
+                first = sent[c] + 1
+                sent[c] += len(values)
+                sends.append((c, RecordBatch(values, first)))
+
+
+def split_columns(
+    partitioning: Partitioning, outs: Columns, sender: int, n: int, sent: int
+) -> Sequence[Columns | list[Any]]:
+    """``partitioning.split`` of the records of ``outs``: columns for a forward, broadcast
+    or hash edge whose key is the identity of one column of str or int keys (every key
+    hashed at once, :func:`~absnb.core.vector_hash.subtasks_of_words`, exactly as
+    ``stable_hash``); for any other edge the records as a list, split as ever."""
+    kind = type(partitioning)
+    if kind is Forward:
+        return [outs if i == sender else outs[:0] for i in range(n)]
+    if kind is Broadcast:
+        return [outs] * n
+    if kind is Hash and partitioning.key is identity and len(outs.arrays) == 1:  # type: ignore[union-attr]
+        import numpy as np
+        import pyarrow.types as types
+
+        from absnb.core.vector_hash import subtasks_of_words
+
+        keys = outs.arrays[0]
+        if types.is_string(keys.type) or types.is_integer(keys.type):
+            picks = subtasks_of_words(keys, n)
+            return [outs.take(np.flatnonzero(picks == i)) for i in range(n)]
+    return partitioning.split(outs.to_pylist(), sender, n, sent)

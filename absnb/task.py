@@ -22,6 +22,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
+from absnb.core.columns import Columns
 from absnb.core.effects import (
     Acknowledge,
     Block,
@@ -55,7 +56,7 @@ from absnb.protocols.base import SnapshotProtocol
 from absnb.protocols.ended import counts_ended, owed
 from absnb.protocols.overtaken import not_consumed
 from absnb.routing import Send as Send  # what a task step appends to its caller's list
-from absnb.routing import route, route_batch
+from absnb.routing import route, route_batch, route_columns
 
 InputLog = tuple[ChannelId | None, "InputLog"] | None
 """The consumption order, newest first, as a linked list ``(input, rest)``: ``input`` is the
@@ -152,6 +153,7 @@ class StreamTask:
         "awaited",
         "cancelled",
         "closed",
+        "columnar",
         "consumed",
         "counts_ended",
         "declines",
@@ -205,6 +207,11 @@ class StreamTask:
         self.counts_ended = counts_ended(self.handler)
         self.dedup = protocol.drops_duplicates
         self.history = history
+        self.columnar = False
+        """Emit a batch of the task's own input log as columns when its operator can
+        (:meth:`~absnb.operators.base.Operator.act_columns`; the real runtime's switch): the
+        batches that follow stay columnar as far as the operators downstream have
+        columnar paths."""
         self.state: Any = self.fn.initialize_state(task, self.fn.initial_state(), False)
         self.offset = 0
         self.sent: dict[ChannelId, int] = dict.fromkeys(self.outputs, 0)
@@ -442,9 +449,19 @@ class StreamTask:
         n = len(values)
         self.received[channel] = first + n - 1
         self._consumed(channel, n)
-        self.state, outs = _checked(
-            self.fn, "process_batch", self.fn.process_batch(self.state, values)
-        )
+        if type(values) is Columns:
+            result = self.fn.process_columns(self.state, values)
+            if result is not None and type(result[1]) is Columns:
+                self.state = result[0]
+                route_columns(self.gates, self.sent, self.id, result[1], out.sends)
+                if effects:
+                    self._apply(effects, out)
+                return
+            if result is None:
+                result = self.fn.process_batch(self.state, values.to_pylist())
+        else:
+            result = self.fn.process_batch(self.state, cast("list[Any]", values))
+        self.state, outs = _checked(self.fn, "process_batch", result)
         if outs:
             route_batch(self.gates, self.sent, self.id, self.fn.emits_to, outs, out.sends)
         if effects:
@@ -457,6 +474,12 @@ class StreamTask:
         n = len(entries)
         self.offset += n
         self._consumed(None, n)
+        if self.columnar:
+            columnar = self.fn.act_columns(self.state, entries)
+            if columnar is not None:
+                self.state, columns = columnar
+                route_columns(self.gates, self.sent, self.id, columns, out.sends)
+                return
         self.state, outs = _checked(self.fn, "act_batch", self.fn.act_batch(self.state, entries))
         if outs:
             route_batch(self.gates, self.sent, self.id, self.fn.emits_to, outs, out.sends)
@@ -595,6 +618,7 @@ class StreamTask:
         new.graph, new.id, new.label = self.graph, self.id, self.label
         new.fn, new.gates = self.fn, self.gates
         new.history, new.dedup, new.counts_ended = self.history, self.dedup, self.counts_ended
+        new.columnar = self.columnar
         new.inputs, new.outputs, new.protocol = self.inputs, self.outputs, self.protocol
         new.awaited = self.awaited
         new.handler = self.handler.clone()

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from absnb.core.ids import CheckpointId
+
+if TYPE_CHECKING:
+    from absnb.core.columns import Columns
 
 
 class Record(NamedTuple):
@@ -35,10 +38,12 @@ class RecordBatch:
     What the real runtime sends: one message carries many records (DESIGN, "The two
     runtimes": channels carry batches of records, with barriers between batches), and a
     task consumes it in one operator call (:meth:`~absnb.task.StreamTask.deliver_batch`),
-    which is the same as consuming its records in turn. A batch has no ``origin``.
+    which is the same as consuming its records in turn. A batch has no ``origin``. Its
+    ``values`` are a list, or on the real runtime's columnar path
+    :class:`~absnb.core.columns.Columns` (iterating over them gives the values).
     """
 
-    values: list[Any]
+    values: list[Any] | Columns
     first: int
 
     def __len__(self) -> int:

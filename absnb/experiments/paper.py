@@ -25,11 +25,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from absnb import datasets
+from absnb.core.columns import Columns
 from absnb.jobs import Job, word_count
 from absnb.jobs.paper_topology import PAPER_BASELINE_SECONDS as PAPER_BASELINE_SECONDS
 from absnb.jobs.paper_topology import PAPER_FIGURE6 as PAPER_FIGURE6
 from absnb.jobs.paper_topology import paper_topology
 from absnb.operators.base import Operator
+from absnb.operators.columnar import encode, last_rows
 from absnb.runtime.events.cpu import CpuMeter
 from absnb.runtime.events.memory import release_freed
 
@@ -143,6 +145,21 @@ class FinalCountSink(Operator[dict[str, int]]):
         """:meth:`process` of each pair in turn: the batch's last count of each word wins
         (one ``dict.update``, no Python step per record)."""
         state.update(values)
+        return state, []
+
+    def process_columns(
+        self, state: dict[str, int], columns: Columns
+    ) -> tuple[dict[str, int], list[object]] | None:
+        """:meth:`process_batch` of ``(word, count)`` columns: each distinct word's last
+        count in the batch (:func:`~absnb.operators.columnar.last_rows`), new words added
+        in order of first appearance, as ``dict.update`` of the pairs would."""
+        if len(columns.arrays) != 2:
+            return None
+        words, counts = columns.arrays
+        codes, distinct = encode(words)
+        last = last_rows(codes, len(distinct))
+        latest = counts.to_numpy(zero_copy_only=False)[last].tolist()
+        state.update(zip(distinct.to_pylist(), latest, strict=True))
         return state, []
 
 

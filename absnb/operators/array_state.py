@@ -176,9 +176,14 @@ class ArrayKeyedState(MutableMapping[K, V], Generic[K, V]):
         each record's value just after its own addition (a running total per key, in input
         order). Exact for int64; float64 running sums may differ from one-at-a-time
         addition in the last bits."""
+        return self.accumulate_slots(self.slots(keys), amounts)
+
+    def accumulate_slots(
+        self, slots: npt.NDArray[np.intp], amounts: Sequence[V] | npt.NDArray[Any] | None = None
+    ) -> npt.NDArray[Any]:
+        """:meth:`accumulate` of the keys in ``slots`` (from :meth:`slots`)."""
         import numpy as np
 
-        slots = self.slots(keys)
         n = len(slots)
         values = self._values
         dtype = values.dtype

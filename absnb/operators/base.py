@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     # typing gains ``default`` in Python 3.13; at run time the default is not needed.
     from typing_extensions import TypeVar
 
+    from absnb.core.columns import Columns
     from absnb.core.ids import TaskId
 
     S = TypeVar("S", default=Any)
@@ -97,6 +98,22 @@ class Operator(Generic[S]):
     def act_batch(self, state: S, entries: Sequence[Any]) -> tuple[S, list[object]]:
         """:meth:`act` of each of ``entries`` in turn, outputs in order."""
         return _each(self.act, state, entries)
+
+    def process_columns(
+        self, state: S, columns: Columns
+    ) -> tuple[S, Sequence[object] | Columns] | None:
+        """:meth:`process_batch` of the records ``columns`` holds (a columnar batch of the
+        real runtime, :mod:`absnb.core.columns`), with the same new state and outputs (as a
+        list or as columns); None, before touching ``state``, when this operator has no
+        columnar path for them: the task then passes their values as a list to
+        :meth:`process_batch`. By default None."""
+        return None
+
+    def act_columns(self, state: S, entries: Sequence[Any]) -> tuple[S, Columns] | None:
+        """:meth:`act_batch` of ``entries`` with its outputs as columns, or None (before
+        touching ``state``) when this operator has no columnar path for them. By default
+        None."""
+        return None
 
     def copy_state(self, state: S) -> S:
         """A copy that later updates of ``state`` do not change."""

@@ -4,13 +4,18 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterable, MutableMapping, Sequence
 from itertools import chain
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from absnb.core.columns import Columns, column
 from absnb.core.errors import GraphError, OperatorOutputError, TransferRefusedError
 from absnb.core.graph import identity as identity  # re-exported: absnb.operators.identity
 from absnb.operators.array_state import ArrayKeyedState
 from absnb.operators.base import Operator, To
+from absnb.operators.columnar import encode, running_counts, words_of_lines
 from absnb.operators.keyed_state import IncrementalKeyed
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 _PARTS = frozenset({list, tuple})
 """What a source's ``split`` returns in the common case (anything else is checked)."""
@@ -41,6 +46,14 @@ class Source(Operator[None]):
         if not set(map(type, parts)) <= _PARTS:  # refused with the entry that gave it
             parts = [self._checked(entry, p) for entry, p in zip(entries, parts, strict=True)]
         return state, list(chain.from_iterable(parts))
+
+    def act_columns(self, state: None, entries: Sequence[object]) -> tuple[None, Columns] | None:
+        """The words of a batch of lines as one column, split by Arrow, when ``split`` is
+        ``str.split`` (word count's); None otherwise, or for entries that are not all str."""
+        if self.split is not str.split:
+            return None
+        words = words_of_lines(entries)  # type: ignore[arg-type]
+        return None if words is None else (state, column(words, "word"))
 
     def _checked(self, entry: object, parts: Iterable[object]) -> Iterable[object]:
         """``parts``, what ``split(entry)`` returned, refused when it is None, a str (it
@@ -138,9 +151,43 @@ class KeyedCount(IncrementalKeyed[MutableMapping[Hashable, int]]):
             append((k, n))
         return state, outs
 
+    def process_columns(
+        self, state: MutableMapping[Hashable, int], columns: Columns
+    ) -> tuple[MutableMapping[Hashable, int], Columns] | None:
+        """:meth:`process_batch` of a column of str or int keys (the key the identity): the
+        batch's distinct keys looked up once each, in order of first appearance (the order
+        the per-record path adds new keys in), every record's count so far computed at once
+        (:func:`~absnb.operators.columnar.running_counts`); out as ``(key, count)`` columns."""
+        import numpy as np
+        import pyarrow as pa
+        import pyarrow.types as types
+
+        if self.key is not identity or len(columns.arrays) != 1:
+            return None
+        keys = columns.arrays[0]
+        if keys.null_count or not (types.is_string(keys.type) or types.is_integer(keys.type)):
+            return None
+        codes, distinct = encode(keys)
+        uniques = distinct.to_pylist()
+        counts: Any
+        if isinstance(state, ArrayKeyedState):
+            counts = state.accumulate_slots(state.slots(uniques)[codes])
+        else:
+            get = state.get
+            before = np.fromiter((get(k, 0) for k in uniques), np.int64, len(uniques))
+            counts = running_counts(codes, before)
+            after = before + np.bincount(codes, minlength=len(uniques))
+            state.update(zip(uniques, after.tolist(), strict=True))
+        return state, _pairs(keys, pa.array(counts, pa.int64()))
+
     def __repr__(self) -> str:
         args = [f"{n}=True" for n in ("array", "incremental") if getattr(self, n)]
         return f"KeyedCount({', '.join(args)})"
+
+
+def _pairs(keys: pa.Array, counts: pa.Array) -> Columns:
+    """``(key, count)`` pairs as two columns."""
+    return Columns(("key", "count"), (keys, counts))
 
 
 class KeyedReduce(Operator[dict[Hashable, object]]):
@@ -183,6 +230,13 @@ class CollectSink(Operator[list[object]]):
         self, state: list[object], values: Sequence[object]
     ) -> tuple[list[object], list[object]]:
         state.extend(values)
+        return state, []
+
+    def process_columns(
+        self, state: list[object], columns: Columns
+    ) -> tuple[list[object], list[object]]:
+        """Every row, as the per-record path holds it (a value or a tuple)."""
+        state.extend(columns.to_pylist())
         return state, []
 
 

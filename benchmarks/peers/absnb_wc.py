@@ -1,9 +1,13 @@
 """absnb's word count over the corpus, as a user runs it (one line of JSON per mode).
 
-    python3 absnb_wc.py CORPUS_DIR MODE...   (MODE: none, or a checkpoint interval in s)
+    python3 absnb_wc.py CORPUS_DIR MODE...   (MODE: none, or a checkpoint interval in s,
+                                              either followed by /records for the
+                                              per-record path)
 
 One Spark session (local[2]), one warm-up run, then one run per MODE; each run is the
-whole ``SparkRuntime.run`` call with ``inputs=CORPUS_DIR`` (reading the files included).
+whole ``SparkRuntime.run`` call with ``inputs=CORPUS_DIR`` (reading the files included),
+on the columnar path (batches as Arrow columns, the default) or, with ``/records``, with
+``columnar=False`` (batches of Python values).
 """
 
 from __future__ import annotations
@@ -27,13 +31,15 @@ def main(corpus: str, modes: list[str]) -> None:
     runtime = SparkRuntime(quiet_session("local[2]"), checkpoint_dir=tempfile.mkdtemp())
     runtime.run(job(), "abs", checkpoint_interval=1.0, inputs=corpus)  # warm-up
     for mode in modes:
-        interval = None if mode == "none" else float(mode)
+        when, _, path = mode.partition("/")
+        interval = None if when == "none" else float(when)
         began = time.monotonic()
         run = runtime.run(
             job(),
             "none" if interval is None else "abs",
             checkpoint_interval=interval,
             inputs=corpus,
+            columnar=path != "records",
         )
         seconds = time.monotonic() - began
         states = [s for t, s in run.states.items() if t.operator == "sink"]
@@ -44,6 +50,9 @@ def main(corpus: str, modes: list[str]) -> None:
             json.dumps(
                 {
                     "mode": mode,
+                    "columnar_batches": sum(
+                        h.metrics.get("columnar_batches", 0) for h in run.hosts
+                    ),
                     "seconds": seconds,
                     "words": sum(counts.values()),
                     "distinct": len(counts),

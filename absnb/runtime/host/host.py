@@ -86,6 +86,7 @@ class Host(CarriesOut):
         self.tasks = {t: StreamTask(graph, t, protocol, history=False) for t in plan.tasks}
         for t, task in self.tasks.items():  # a failure spec's declines (StreamTask.declines)
             task.declines = declines(plan.failures, plan.attempt, str(t))
+            task.columnar = plan.columnar
         self.storage = CheckpointStorage(plan.storage_url, write_latency=plan.storage_latency)
         self.writer = SnapshotWriter(self.storage, plan.job_id)
         self.queues: dict[ChannelId, deque[Any]] = {
@@ -265,6 +266,7 @@ class Host(CarriesOut):
             task.state = task.fn.end_input(task.state)
         self.log.ship(force=True)
         self.metrics["records_out"] = self.outbox.records_out
+        self.metrics["columnar_batches"] = self.outbox.columnar_batches
         result = host_result(
             self.plan, self.tasks, self.metrics, self.aligning.lasted, net.stats(), started
         )

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, cast
 
 from absnb.core.ids import ChannelId, TaskId
 from absnb.core.messages import RECORD_TYPES, CheckpointBarrier, Record, RecordBatch
@@ -19,7 +19,8 @@ from absnb.task import Send
 
 
 class Outbox:
-    """Sends for one host (:meth:`send`), counting the records sent (``records_out``).
+    """Sends for one host (:meth:`send`), counting the records sent (``records_out``) and
+    the batches sent as columns (``columnar_batches``).
 
     Args:
         local: the tasks of this host.
@@ -49,11 +50,12 @@ class Outbox:
         self.overtake, self.announced = overtake, announced
         self.deliver, self.tally, self.clock = deliver, tally, clock
         self.records_out = 0
+        self.columnar_batches = 0
 
     def send(self, sends: Iterable[Send]) -> None:
         """Send each of ``sends``, in order."""
         net, queues, overtake, announced = self.net, self.queues, self.overtake, self.announced
-        out = 0
+        out = columns = 0
         for c, m in sends:
             kind = type(m)
             urgent = priority_event(m, overtake)  # never a cancellation marker
@@ -78,5 +80,11 @@ class Outbox:
                     if type(m) in RECORD_TYPES:
                         raise
                     self.tally("dropped_barriers", 1)
-            out += len(m) if type(m) is RecordBatch else kind is Record
+            if kind is RecordBatch:
+                batch = cast("RecordBatch", m)
+                out += len(batch)
+                columns += type(batch.values) is not list
+            else:
+                out += kind is Record
         self.records_out += out
+        self.columnar_batches += columns

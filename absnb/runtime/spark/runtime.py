@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, cast
 
+from absnb.core import validate
 from absnb.core.errors import AbsnbError, FailureNotFiredWarning
 from absnb.core.ids import CheckpointId, TaskId
 from absnb.core.job import Job
@@ -145,6 +146,7 @@ class SparkRuntime:
         min_pause: float = 0.0,
         keep_states: bool = True,
         tolerable_failed_checkpoints: int = 0,
+        columnar: bool = True,
     ) -> SparkRun:
         """Run ``job`` to the end under ``protocol``, restarting after failures.
 
@@ -193,6 +195,12 @@ class SparkRuntime:
         :class:`~absnb.runtime.storage.fs.StorageError` of the last (Flink fails the job over
         instead; a restart would find the storage as full).
 
+        ``columnar`` (on by default) lets sources whose operators have a columnar path (word
+        count's) emit a batch as Arrow columns, which the operators downstream with one
+        (word count's counter and sinks) process a batch at a time and the hosts exchange as
+        Arrow IPC streams; the outputs, snapshots and recoveries are those of the per-record
+        path (``columnar=False``).
+
         Raises:
             InvalidTypeError: ``protocol`` is neither a name nor a ``SnapshotProtocol``.
             InvalidValueError: a protocol object that does not pickle.
@@ -224,6 +232,7 @@ class SparkRuntime:
             keep_states,
             tolerable_failed_checkpoints,
         )
+        validate.flag("columnar", columnar)
         from absnb.runtime.connections.wire import new_secret
 
         graph = job.graph
@@ -276,6 +285,7 @@ class SparkRuntime:
             ports=self.ports,
             events=self.events,
             keep_states=keep_states,
+            columnar=columnar,
         )
         started = time.monotonic()
         try:

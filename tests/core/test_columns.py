@@ -1,0 +1,89 @@
+"""Columns: a batch's values as Arrow arrays, read back as the per-record path's values,
+sliced as batches are cut into pieces, and pickled as one Arrow IPC stream."""
+
+from __future__ import annotations
+
+import pickle
+from collections import Counter
+
+import numpy as np
+import pyarrow as pa
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from absnb.core.columns import Columns, column
+from absnb.core.messages import Record, RecordBatch
+from absnb.operators.columnar import encode, last_rows, running_counts, words_of_lines
+
+
+def pairs() -> Columns:
+    return Columns(("key", "count"), (pa.array(["a", "b", "a"]), pa.array([1, 1, 2])))
+
+
+def test_columns_read_as_the_values_of_the_per_record_path() -> None:
+    assert pairs().to_pylist() == [("a", 1), ("b", 1), ("a", 2)]
+    assert column(pa.array(["x", "y"])).to_pylist() == ["x", "y"]
+    batch = RecordBatch(pairs(), 4)
+    assert batch.records() == [Record(("a", 1), 4), Record(("b", 1), 5), Record(("a", 2), 6)]
+    assert str(batch) == "records 4..6"
+
+
+def test_a_columnar_batch_pickles_as_an_arrow_ipc_stream() -> None:
+    batch = RecordBatch(pairs()[1:], 9)
+    reduced = batch.values.__reduce__()
+    assert reduced[1][0][:4] == b"\xff\xff\xff\xff"  # an Arrow IPC stream's continuation marker
+    again = pickle.loads(pickle.dumps(batch))
+    assert again.first == 9
+    assert again.values == batch.values
+    assert again.values.to_pylist() == [("b", 1), ("a", 2)]
+
+
+def test_columns_are_sliced_contiguously_only() -> None:
+    c = pairs()
+    assert c[1:].to_pylist() == [("b", 1), ("a", 2)]
+    assert len(c[:0]) == 0
+    assert c.take(np.array([2, 0])).to_pylist() == [("a", 2), ("a", 1)]
+    with pytest.raises(TypeError, match="contiguous"):
+        c[::2]
+    with pytest.raises(ValueError, match="different lengths"):
+        Columns(("a", "b"), (pa.array([1]), pa.array([1, 2])))
+
+
+spaces = st.sampled_from([" ", "\t", "\n", "\x0b", "\x1c", "\x85", "\xa0", "\u2003", "\u3000"])
+lines = st.lists(st.text(max_size=10) | st.lists(spaces | st.text(max_size=3)).map("".join))
+
+
+@settings(max_examples=200, deadline=None)
+@given(lines)
+def test_arrow_splits_lines_as_str_split(entries: list[str]) -> None:
+    words = words_of_lines(entries)
+    assert words is not None
+    assert words.to_pylist() == [w for e in entries for w in e.split()]
+
+
+def test_lines_arrow_cannot_hold_are_left_to_python() -> None:
+    assert words_of_lines(["a \ud800"]) is None
+    assert words_of_lines([1]) is None  # type: ignore[list-item]
+
+
+@given(
+    st.lists(st.sampled_from("abcde"), max_size=30),
+    st.dictionaries(st.sampled_from("abcde"), st.integers(0, 9)),
+)
+def test_running_counts_are_the_counts_so_far_in_input_order(
+    keys: list[str], before: dict[str, int]
+) -> None:
+    codes, distinct = encode(pa.array(keys, pa.string()))
+    uniques = distinct.to_pylist()
+    assert uniques == list(dict.fromkeys(keys))  # first appearance
+    base = np.array([before.get(k, 0) for k in uniques], np.int64)
+    seen = Counter(before)
+    expected = []
+    for k in keys:
+        seen[k] += 1
+        expected.append(seen[k])
+    assert running_counts(codes, base).tolist() == expected
+    last = last_rows(codes, len(uniques))
+    assert [keys[i] for i in last] == uniques
+    assert all(k not in keys[i + 1 :] for k, i in zip(uniques, last.tolist(), strict=True))
