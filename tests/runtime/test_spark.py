@@ -247,15 +247,17 @@ def test_the_cyclic_job_terminates_with_the_failure_free_output(spark, tmp_path,
 
 
 def test_exactly_once_after_a_failure_on_the_columnar_path(runtime, answer) -> None:
-    """Batches travel as Arrow columns (the default), a counter fails and restores: the
-    output is Spark's answer exactly once, as on the per-record path, which the run with
-    ``columnar=False`` takes without a columnar batch."""
+    """With ``columnar=True`` batches travel as Arrow columns, a counter fails and restores:
+    the output is Spark's answer exactly once, as on the per-record path, which the run
+    with the default ``columnar=False`` takes without a columnar batch."""
     job = absnb.word_count(text())
     failure = Failure("count[0]", after_records=3_000, kind="raise")
-    run = runtime.run(job, "abs", checkpoint_interval=0.02, failures=[failure], source_rate=4_000)
+    run = runtime.run(
+        job, "abs", checkpoint_interval=0.02, failures=[failure], source_rate=4_000, columnar=True
+    )
     assert run.restarts == 1
     assert sum(h.metrics.get("columnar_batches", 0) for h in run.hosts) > 0
     assert sorted(run.output) == sorted((w, i) for w, n in answer.items() for i in range(1, n + 1))
-    plain = runtime.run(job, "abs", checkpoint_interval=0.05, columnar=False)
+    plain = runtime.run(job, "abs", checkpoint_interval=0.05)
     assert sum(h.metrics.get("columnar_batches", 0) for h in plain.hosts) == 0
     assert sorted(plain.output) == sorted(run.output)

@@ -106,9 +106,7 @@ class SparkRuntime:
             )
         self.spark = spark or default_session(master)
         self.checkpoint_dir = (
-            str(storage.url)
-            if storage is not None
-            else checkpoint_dir or scratch_dir()
+            str(storage.url) if storage is not None else checkpoint_dir or scratch_dir()
         )
         self.storage = storage or CheckpointStorage(
             self.checkpoint_dir, write_latency=storage_latency
@@ -146,7 +144,7 @@ class SparkRuntime:
         min_pause: float = 0.0,
         keep_states: bool = True,
         tolerable_failed_checkpoints: int = 0,
-        columnar: bool = True,
+        columnar: bool = False,
     ) -> SparkRun:
         """Run ``job`` to the end under ``protocol``, restarting after failures.
 
@@ -195,11 +193,11 @@ class SparkRuntime:
         :class:`~absnb.runtime.storage.fs.StorageError` of the last (Flink fails the job over
         instead; a restart would find the storage as full).
 
-        ``columnar`` (on by default) lets sources whose operators have a columnar path (word
+        ``columnar`` (off by default) lets sources whose operators have a columnar path (word
         count's) emit a batch as Arrow columns, which the operators downstream with one
         (word count's counter and sinks) process a batch at a time and the hosts exchange as
         Arrow IPC streams; the outputs, snapshots and recoveries are those of the per-record
-        path (``columnar=False``).
+        path (``columnar=False``, the default while the columnar path is not the faster).
 
         Raises:
             InvalidTypeError: ``protocol`` is neither a name nor a ``SnapshotProtocol``.
