@@ -183,14 +183,18 @@ class FileTransactionStore:
         if os.path.exists(staged):
             return "open", staged
         tail = f".{name}"
-        for where, status in ((self.files.staging, "pre-committed"), (self.directory, "committed")):
+        places: tuple[tuple[str, TxnStatus], ...] = (
+            (self.files.staging, "pre-committed"),
+            (self.directory, "committed"),
+        )
+        for where, status in places:
             try:
                 names = os.listdir(where)
             except FileNotFoundError:
                 continue
             for n in names:
                 if n.startswith(PART) and n.endswith(tail) and checkpoint_of(n) is not None:
-                    return status, os.path.join(where, n)  # type: ignore[return-value]
+                    return status, os.path.join(where, n)
         return None, ""
 
     def _located(
@@ -239,7 +243,7 @@ class FileTransactionStore:
         records, digest = _sums(path)
         if (records, digest) != (sums["records"], sums["sha256"]):
             raise CorruptTransactionError(
-                f"transaction {name!r}: {path} holds {records} records (SHA-256 "
+                f"transaction {name!r}: {path} holds {records} record(s) (SHA-256 "
                 f"{digest[:12]}...), but its pre-commit wrote {sums['records']} "
                 f"({sums['sha256'][:12]}...): the file was cut short or changed after its "
                 "pre-commit, so it is refused; start the run again with a new directory"

@@ -119,7 +119,7 @@ def test_a_committed_file_changed_or_without_its_sums_is_refused_when_read(
     (path,) = (t.path for t in store.files.transactions())
     Path(path).write_text('{"_1": "to", "_2": 1}\n{"_1": "or", "_')  # a torn last line
     with pytest.raises(
-        CorruptTransactionError, match=rf"transaction '{re.escape(txn)}': .* holds 1 records"
+        CorruptTransactionError, match=rf"transaction '{re.escape(txn)}': .* holds 1 record\(s\)"
     ):
         store.rows  # noqa: B018
     os.unlink(tmp_path / "_staging" / "_sums" / txn.replace(SUFFIX, ".json"))
