@@ -54,9 +54,11 @@ def check(
     c. every interleaving of small jobs (breadth-first, bounds stated in the report);
     d. where Java is present, one run on Spark (:mod:`absnb.labs.spark`): the lab's job under
        the student's class at every task, several checkpoints and one failure; every
-       checkpoint a consistent cut, the output exactly once. It takes tens of seconds (a
-       Spark session's start included); without Java it is skipped, not failed (the
-       two-phase-commit lab has no run on Spark: its sink writes to the simulator's store).
+       checkpoint a consistent cut, the output exactly once (for the two-phase-commit lab:
+       the student's sink writing to files every executor shares, its committed records the
+       failure-free output once each, no transaction left unfinished). It takes seconds to
+       tens of seconds (a Spark session's start included); without Java it is skipped, not
+       failed.
 
     For any failure, the report carries the shortest schedule of the simulator that shows
     it (part c's searches), in words, and ``report.stepper()`` opens the stepper there.

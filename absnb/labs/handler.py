@@ -94,7 +94,7 @@ def say_where(where: tuple[str, int, str]) -> str:
     return f"line {line} of {place}, in {function}" + (f": {code}" if code else "")
 
 
-def located(error: BaseException, task: TaskId, call: str) -> None:
+def located(error: BaseException, task: TaskId | str, call: str) -> None:
     """Mark ``error``, raised by the student's decision ``call`` at ``task``, with that call
     (``error.student_call``), where it was raised (``error.student_line``) and a note
     saying both, so that a report far from its traceback (a Spark executor's, which

@@ -19,10 +19,7 @@ is named, to the lab whose class is nearest in its method resolution order.
 
 from __future__ import annotations
 
-from absnb import datasets
-from absnb.core.job import Job
 from absnb.i18n import N_
-from absnb.jobs.word_count import word_count
 from absnb.labs.cases import scripted_cases
 from absnb.labs.chandy_lamport.lab import CHANDY_LAMPORT
 from absnb.labs.cyclic.lab import CYCLIC
@@ -30,18 +27,11 @@ from absnb.labs.handler import AbsHandler, LabProtocol
 from absnb.labs.lab import Lab
 from absnb.labs.runs import random_runs
 from absnb.labs.search import SEARCHES
-from absnb.labs.spark import SparkCase
+from absnb.labs.spark import SparkCase, spark_word_count
 from absnb.labs.two_phase_commit.lab import TWO_PHASE_COMMIT
 from absnb.protocols.aligned import AlignedBarrierHandler
 from absnb.protocols.aligning import AligningHandler
 from absnb.runtime.failures import Failure
-
-
-def spark_word_count() -> Job:
-    """Word count over the large text, 1,000 lines a source (2 sources, counters, sinks)."""
-    parts = datasets.text_partitions("large")
-    return word_count([parts[0] + parts[2], parts[1] + parts[3]])
-
 
 ABS = Lab(
     name="abs",

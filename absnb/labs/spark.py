@@ -8,16 +8,23 @@ restart restores it. It is checked as the package's own Spark tests check a run:
 failure fired and a checkpoint was restored, every completed checkpoint read back from
 storage is a consistent cut (a bank's money adds up in it), the run's event log finds no
 record on the wrong side of a cut, and the output equals the failure-free output (exactly
-once). Without Java (or PySpark) the part is skipped, not failed.
+once). In the two-phase-commit lab the student writes the sink rather than a handler: the
+job's sinks are the student's class writing to files every executor shares
+(:class:`~absnb.sinks.file_store.FileTransactionStore`), their committed records must be
+the failure-free output, each once (what was lost and what came twice are named), and no
+transaction may be left open or pre-committed after the run. Without Java (or PySpark)
+the part is skipped, not failed.
 """
 
 from __future__ import annotations
 
 import importlib.util
+import os
 import tempfile
 import threading
 import time
 import warnings
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -26,6 +33,7 @@ from absnb.core.job import Job
 from absnb.i18n import gettext as _
 from absnb.labs.handler import say_where
 from absnb.labs.report import PartResult
+from absnb.operators.base import Operator
 from absnb.protocols.base import SnapshotProtocol
 from absnb.runtime.failures import Failure
 
@@ -48,32 +56,38 @@ class SparkCase:
 
     Attributes:
         title: the job, as the report names it.
-        job: makes the job.
+        job: makes the job (given the sink that ``sink`` made, when it is set).
         protocol: the lab's protocol around a handler class.
         failure: the one failure injected (after a checkpoint completed).
         checkpoint_interval: seconds between two checkpoints.
         source_rate: input-log entries each source reads per second, so that the run lasts
             long enough for several checkpoints however fast the machine is.
         hosts: Spark tasks of the barrier stage (at most the cluster's slots).
+        sink: for a lab whose student writes a sink rather than a handler: makes it of the
+            student's class, writing under the folder it is given (every executor opens
+            it); the run then also checks that its external system committed the
+            failure-free output once and holds no transaction left unfinished.
     """
 
     title: str
-    job: Callable[[], Job]
+    job: Callable[..., Job]
     protocol: Callable[..., SnapshotProtocol]
     failure: Failure
     checkpoint_interval: float
     source_rate: float
     hosts: int = 2
+    sink: Callable[[type[Any], str], Operator] | None = None
 
     def describe(self, hosts: int | None = None) -> str:
         """The run in words; ``hosts``: the Spark tasks it ran on (by default
         ``hosts``)."""
         f = self.failure
-        when = (
-            _("once checkpoint {n} completed").format(n=f.after_checkpoint)
-            if f.after_checkpoint is not None
-            else _("after {records} records").format(records=f.after_records)
-        )
+        if f.after_checkpoint is not None:
+            when = _("once checkpoint {n} completed").format(n=f.after_checkpoint)
+        elif f.during_checkpoint is not None:
+            when = _("right after its snapshot of checkpoint {n}").format(n=f.during_checkpoint)
+        else:
+            when = _("after {records} records").format(records=f.after_records)
         return _(
             "{job} on {hosts} Spark tasks, a checkpoint every {interval} s, {task} failing {when}"
         ).format(
@@ -83,6 +97,16 @@ class SparkCase:
             task=f.task,
             when=when,
         )
+
+
+def spark_word_count(sink: str | Operator = "collect") -> Job:
+    """Word count over the large text, 1,000 lines a source (2 sources, counters and sinks),
+    the sinks writing to ``sink`` (:func:`~absnb.jobs.word_count.word_count`'s)."""
+    from absnb import datasets
+    from absnb.jobs.word_count import word_count
+
+    parts = datasets.text_partitions("large")
+    return word_count([parts[0] + parts[2], parts[1] + parts[3]], sink=sink)
 
 
 def missing() -> str | None:
@@ -114,8 +138,11 @@ def spark_part(
         return PartResult(PART, "skipped", lacking)
     start = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="absnb-lab-") as folder:
-        job = case.job()
-        storage = _auditing_storage(folder, job)
+        if case.sink is None:
+            job = case.job()
+        else:
+            job = case.job(case.sink(handler_class, os.path.join(folder, "sink")))
+        storage = _auditing_storage(os.path.join(folder, "checkpoints"), job)
         outcome = _run(case, handler_class, job, storage, timeout)
         result = _judge(case, job, storage, outcome)
     result.seconds = time.perf_counter() - start
@@ -177,8 +204,6 @@ def _run(
 
 def _judge(case: SparkCase, job: Job, storage: Any, outcome: _Outcome) -> PartResult:
     """The part's result: what went wrong first, or what passed."""
-    from absnb.sim.checks import reference_output
-
     what = case.describe(outcome.hosts)
     if outcome.timed_out:
         return PartResult(
@@ -223,24 +248,80 @@ def _judge(case: SparkCase, job: Job, storage: Any, outcome: _Outcome) -> PartRe
             for p in found
         )
     problems.extend(run.check_cuts())
-    expected = reference_output(job)
-    if run.output != expected:
-        problems.append(
-            _("the output {output} is not the failure-free {expected}").format(
-                output=_short(run.output), expected=_short(expected)
-            )
-        )
+    problems.extend(_output_problems(case, job, run.output))
     if problems:
         return PartResult(PART, "failed", f"{what}: {problems[0]}", problems[1:6])
     restored = max(run.restored)
-    return PartResult(
-        PART,
-        "passed",
-        _(
-            "{run}: {checkpoints} checkpoints, every one a consistent cut; a restart from "
-            "checkpoint {restored}; output exactly once"
-        ).format(run=what, checkpoints=len(run.checkpoints), restored=restored),
-    )
+    summary = _(
+        "{run}: {checkpoints} checkpoints, every one a consistent cut; a restart from "
+        "checkpoint {restored}; output exactly once"
+    ).format(run=what, checkpoints=len(run.checkpoints), restored=restored)
+    if case.sink is not None:
+        summary += _("; every transaction committed or aborted")
+    return PartResult(PART, "passed", summary)
+
+
+def _output_problems(case: SparkCase, job: Job, output: object) -> list[str]:
+    """Why ``output`` is not the failure-free output of ``job``, each record once, and
+    for a lab's sink, the transactions it left unfinished (none: no problem)."""
+    from absnb.sim.checks import reference_output
+
+    expected = reference_output(job)
+    if case.sink is not None:
+        return [*_not_exactly_once(output, expected), *_unfinished(job)]
+    if output != expected:
+        return [
+            _("the output {output} is not the failure-free {expected}").format(
+                output=_short(output), expected=_short(expected)
+            )
+        ]
+    return []
+
+
+def _not_exactly_once(output: object, expected: object) -> list[str]:
+    """What the sinks committed that the failure-free run did not (records twice), and
+    what they lost, as problems (none: each record once)."""
+    if not isinstance(output, list) or not isinstance(expected, list):
+        return [] if output == expected else [_short(output)]
+    got, want = Counter(map(repr, output)), Counter(map(repr, expected))
+    twice, lost = got - want, want - got
+    problems = []
+    if twice:
+        problems.append(
+            _(
+                "{count} committed records are not the failure-free run's once each but "
+                "twice or more (duplicates after the restart), e.g. {records}"
+            ).format(count=sum(twice.values()), records=", ".join(sorted(twice)[:3]))
+        )
+    if lost:
+        problems.append(
+            _(
+                "{count} records of the failure-free run were never committed (lost), "
+                "e.g. {records}"
+            ).format(count=sum(lost.values()), records=", ".join(sorted(lost)[:3]))
+        )
+    return problems
+
+
+def _unfinished(job: Job) -> list[str]:
+    """The transactions the job's sinks left open or pre-committed after the run."""
+    problems = []
+    graph = job.graph
+    for task in graph.tasks:
+        leftovers = getattr(graph.function(task), "leftovers", None)
+        if graph.kind(task) != "sink" or leftovers is None:
+            continue
+        left = list(leftovers(str(task)))
+        if left:
+            problems.append(
+                _(
+                    "{task} left {count} transaction(s) unfinished after the run ({names}): "
+                    "every transaction must end committed or aborted; a restore aborts what "
+                    "the failed attempt left (self.leftovers(state.task), "
+                    "self.recover_and_abort(txn))"
+                ).format(task=task, count=len(left), names=", ".join(map(str, left[:3])))
+            )
+    return problems
 
 
 def _restarted(run: SparkRun) -> list[str]:

@@ -2,8 +2,10 @@
 
 The template is :class:`absnb.protocols.two_phase_commit.TwoPhaseCommitSink`. External
 systems: the simulator's in-memory :class:`TransactionStore` (:class:`MemorySink`,
-:class:`AtLeastOnceSink`), a directory of JSON-lines files (:class:`FileSink`,
-:class:`FileAtLeastOnceSink`, in :mod:`absnb.sinks.files`), and PostgreSQL with prepared
+:class:`AtLeastOnceSink`), its calls on files that several processes share
+(:class:`FileTransactionStore`, in :mod:`absnb.sinks.file_store`: a :class:`MemorySink` on
+Spark), a directory of JSON-lines files (:class:`FileSink`, :class:`FileAtLeastOnceSink`,
+in :mod:`absnb.sinks.files`), and PostgreSQL with prepared
 transactions (:class:`~absnb.sinks.postgres.PostgresSink`, in :mod:`absnb.sinks.postgres`; imported
 on first use, so that psycopg is loaded only when it is used).
 """
@@ -16,6 +18,7 @@ from absnb.core.errors import AbsnbError
 from absnb.operators.base import Operator
 from absnb.operators.library import CollectSink
 from absnb.protocols.two_phase_commit import SinkConfigurationError, TransactionLostError
+from absnb.sinks.file_store import CorruptTransactionError, FileTransactionStore
 from absnb.sinks.files import FileAtLeastOnceSink, FileSink
 from absnb.sinks.memory import (
     AtLeastOnceSink,
@@ -71,8 +74,10 @@ def make_sink(sink: str | Operator) -> tuple[Operator, str | None]:
 __all__ = [
     "SINKS",
     "AtLeastOnceSink",
+    "CorruptTransactionError",
     "FileAtLeastOnceSink",
     "FileSink",
+    "FileTransactionStore",
     "MemorySink",
     "PostgresServer",
     "PostgresSink",

@@ -16,6 +16,7 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 from absnb.core.errors import AbsnbError
 from absnb.core.ids import CheckpointId
@@ -36,6 +37,23 @@ class Transaction:
     status: TxnStatus
     rows: tuple[object, ...] = ()
     checkpoint_id: CheckpointId | None = None
+
+
+class TransactionSystem(Protocol):
+    """What :class:`MemorySink` asks of its external system: :class:`TransactionStore`, or
+    :class:`~absnb.sinks.file_store.FileTransactionStore` (the same calls on files, for
+    sinks on several processes)."""
+
+    def begin(self, task: str) -> str: ...
+    def write(self, name: str, value: object) -> None: ...
+    def prepare(self, name: str, checkpoint_id: CheckpointId) -> None: ...
+    def commit(self, name: str) -> None: ...
+    def abort(self, name: str) -> None: ...
+    def unfinished(self, task: str) -> list[str]: ...
+    def status(self, name: str) -> TxnStatus | None: ...
+    def table(self) -> list[Transaction]: ...
+    @property
+    def rows(self) -> tuple[object, ...]: ...
 
 
 class TransactionStore:
@@ -94,6 +112,11 @@ class TransactionStore:
             if t.task == task and t.status in ("open", "pre-committed")
         ]
 
+    def status(self, name: str) -> TxnStatus | None:
+        """Where transaction ``name`` is (None: there is no such one)."""
+        txn = self.transactions.get(name)
+        return None if txn is None else txn.status
+
     def _get(self, name: str, what: str, allowed: tuple[str, ...]) -> Transaction:
         txn = self.transactions.get(name)
         if txn is None:
@@ -121,12 +144,19 @@ class TransactionStore:
 
 
 class MemorySink(TwoPhaseCommitSink[str]):
-    """Exactly-once into a :class:`TransactionStore` by two-phase commit."""
+    """Exactly-once into a :class:`TransactionStore` (or any :class:`TransactionSystem`) by
+    two-phase commit."""
 
     clock = staticmethod(time.time)  # transaction ages (with_transaction_timeout)
 
-    def __init__(self, store: TransactionStore | None = None) -> None:
-        self.store = store if store is not None else TransactionStore()
+    def __init__(self, store: TransactionSystem | None = None) -> None:
+        self.store: TransactionSystem = store if store is not None else TransactionStore()
+
+    def check(self) -> None:
+        """The store's own check, if it has one (a directory that must be writable)."""
+        check = getattr(self.store, "check", None)
+        if check is not None:
+            check()
 
     def begin_transaction(self, task: str) -> str:
         return self.store.begin(task)

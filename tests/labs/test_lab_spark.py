@@ -18,7 +18,9 @@ from absnb.labs.spark import java_found, spark_part
 from absnb.protocols.aligned import AlignedBarrierHandler
 from absnb.protocols.chandy_lamport import ChandyLamportHandler
 from absnb.protocols.cyclic import CyclicBarrierHandler
+from absnb.sinks import MemorySink
 from tests.labs.handlers import NeverUnblocks
+from tests.labs.sink_handlers import CommitsAtTheSnapshot, CommitsTwice, LeavesTheLeftovers
 
 pytestmark = pytest.mark.skipif(not java_found(), reason="Java is not installed (Spark needs it)")
 
@@ -58,6 +60,52 @@ def test_the_package_s_algorithm_2_passes_part_d_on_the_loop():
     assert "the Collatz loop over 1..1,000" in part.summary
     assert "head[1] failing once checkpoint 2 completed" in part.summary
     assert "every one a consistent cut" in part.summary
+
+
+def test_the_package_s_sink_passes_part_d_of_the_two_phase_commit_lab(monkeypatch):
+    """Its sink writes to files every executor shares; sink[1] fails right after its
+    pre-commit for checkpoint 3, which never completes: the restart restores checkpoint 2,
+    commits what it names and aborts what the failed attempt left."""
+    passed = PartResult("a-c", "passed", "stubbed")
+    lab = dataclasses.replace(
+        LABS["two-phase-commit"],
+        scripted=lambda c: passed,
+        random_runs=lambda c: passed,
+        searches=(),
+    )
+    monkeypatch.setitem(LABS, "two-phase-commit", lab)
+    report = check(MemorySink, lab="two-phase-commit")
+    assert [p.status for p in report.parts] == ["passed"] * 4, str(report)
+    spark = report.parts[3]
+    assert "into your sink's transaction files on 2 Spark tasks" in spark.summary
+    assert "sink[1] failing right after its snapshot of checkpoint 3" in spark.summary
+    assert "a restart from checkpoint 2; output exactly once" in spark.summary
+    assert spark.summary.endswith("every transaction committed or aborted")
+
+
+@pytest.mark.parametrize(
+    ("sink", "said"),
+    [
+        (
+            CommitsAtTheSnapshot,
+            "committed records are not the failure-free run's once each but twice or more "
+            "(duplicates after the restart)",
+        ),
+        (LeavesTheLeftovers, "transaction(s) unfinished after the run"),
+        (CommitsTwice, "it is committed already"),
+    ],
+)
+def test_a_wrong_sink_fails_part_d_of_the_two_phase_commit_lab(sink, said):
+    """Checkpoint 3's records, visible at its snapshot, come again after the restart; the
+    failed attempt's transactions stay behind; a transaction committed before the failure
+    is committed again (the store refuses it), each said with its cause."""
+    part = spark_part(LABS["two-phase-commit"].spark, sink)
+    assert part.status == "failed", part.lines()
+    said_all = "\n".join([part.summary, *part.details])
+    assert said in said_all
+    if sink is CommitsTwice:
+        assert "raised by your restore(state) at sink[" in said_all
+        assert "in restore: self.commit(txn)" in said_all
 
 
 STUDENT = '''

@@ -14,7 +14,7 @@ import pytest
 import absnb
 from absnb.core.errors import GraphError, InvalidTypeError
 from absnb.labs import TransactionalSink, check
-from absnb.labs.grade import exhaustive
+from absnb.labs.grade import exhaustive, on_spark
 from absnb.labs.registry import LABS
 from absnb.labs.two_phase_commit.cases import CASES, OneSink
 from absnb.labs.two_phase_commit.runs import random_runs
@@ -47,7 +47,7 @@ def statuses(report):
 
 @pytest.fixture(scope="module")
 def reference_report():
-    return check(MemorySink)
+    return check(MemorySink, spark=False)  # part d: tests/labs/test_lab_spark.py
 
 
 def test_the_package_s_sink_passes_every_part(reference_report):
@@ -66,8 +66,16 @@ def test_the_package_s_sink_passes_every_part(reference_report):
         report.stepper()
 
 
+def test_part_d_is_a_run_on_spark_unless_asked_not_to():
+    """Part d itself runs in tests/labs/test_lab_spark.py."""
+    assert LAB.spark is not None
+    assert LAB.spark.failure.task == "sink[1]"
+    part = on_spark(LAB, MemorySink, spark=False, failed=False)
+    assert (part.status, part.summary) == ("not run", "skipped by spark=False (--no-spark)")
+
+
 def test_a_student_s_correct_sink_passes_every_part():
-    report = check(Correct, lab="two-phase-commit")
+    report = check(Correct, lab="two-phase-commit", spark=False)
     assert statuses(report) == ["passed", "passed", "passed", "not run"]
 
 
@@ -250,7 +258,7 @@ def test_the_notebook_ships_no_solution_and_passes_once_filled_in():
     scope: dict[str, object] = {}
     for cell in code:
         if cell is skeleton:
-            cell = "class MySink(Correct):\n    pass\n\n\nmy_report = check(MySink)"
+            cell = "class MySink(Correct):\n    pass\n\n\nmy_report = check(MySink, spark=False)"
             scope["Correct"] = Correct
         if "report.stepper()" in cell:
             continue

@@ -16,7 +16,8 @@ from absnb.sim.checks import reference_output
 from absnb.sim.schedulers import RandomScheduler
 from absnb.sim.stepper import Stepper
 from absnb.sim.world import World
-from absnb.sinks import FileSink
+from absnb.sinks import FileSink, MemorySink
+from absnb.sinks.file_store import FileTransactionStore
 
 LINES = (
     ("to be or not", "to be that is", "the question whether"),
@@ -120,6 +121,12 @@ _tables = itertools.count()
 def file_sinks(base: Path) -> Callable[[], FileSink]:
     """A factory of file sinks, each into a fresh directory under ``base``."""
     return lambda: FileSink(tempfile.mkdtemp(dir=base, prefix="out-"))
+
+
+def file_stores(base: Path) -> Callable[[], MemorySink]:
+    """A factory of memory sinks on a file store (the lab's part d), each into a fresh
+    directory under ``base``."""
+    return lambda: MemorySink(FileTransactionStore(tempfile.mkdtemp(dir=base, prefix="store-")))
 
 
 def postgres_sinks(dsn: str) -> Callable[[], Operator]:

@@ -31,9 +31,9 @@ from dataclasses import dataclass, fields, replace
 from typing import Any, ClassVar
 
 from absnb.core.ids import CheckpointId, TaskId
-from absnb.labs.handler import LabError, raised_text
+from absnb.labs.handler import LabError, located, raised_text
 from absnb.protocols.two_phase_commit import TwoPhaseCommitState
-from absnb.sinks.memory import MemorySink, TransactionError, TransactionStore
+from absnb.sinks.memory import MemorySink, TransactionError, TransactionSystem
 
 State = TwoPhaseCommitState[str]
 """A lab sink's state: ``current`` (the open transaction or None), ``written`` (records in
@@ -54,8 +54,9 @@ def fault_of(state: object) -> str | None:
 
 
 class TransactionalSink(MemorySink):
-    """An exactly-once sink into a :class:`~absnb.sinks.TransactionStore`, with the
-    checkpoint glue left to a subclass.
+    """An exactly-once sink into a :class:`~absnb.sinks.TransactionStore` (or, on Spark, a
+    :class:`~absnb.sinks.file_store.FileTransactionStore`), with the checkpoint glue left to
+    a subclass.
 
     A subclass implements :meth:`invoke`, :meth:`snapshot`, :meth:`checkpoint_complete`
     and :meth:`restore`. Each returns the sink's new state, made with
@@ -76,7 +77,7 @@ class TransactionalSink(MemorySink):
     made: str | None = None
     """Why the lab could not make the sink with its store (None: it could)."""
 
-    def __init__(self, store: TransactionStore | None = None) -> None:
+    def __init__(self, store: TransactionSystem | None = None) -> None:
         super().__init__(store)
 
     # -- what a student writes -------------------------------------------------------------
@@ -124,8 +125,7 @@ class TransactionalSink(MemorySink):
         Raises:
             TransactionError: ``txn`` is not pre-committed (committed already, say).
         """
-        found = self.store.transactions.get(txn)
-        if found is not None and found.status == "committed":
+        if self.store.status(txn) == "committed":
             raise TransactionError(
                 f"cannot commit transaction {txn!r}: it is committed already (the external "
                 "system, like PostgreSQL's COMMIT PREPARED, refuses a second commit; a "
@@ -178,6 +178,7 @@ class TransactionalSink(MemorySink):
             return self._checked(hook, state, asked())
         except Exception as e:
             if not self.catches:
+                located(e, state.task, f"{hook}{args}")
                 raise
             given = {f.name: getattr(state, f.name) for f in fields(TwoPhaseCommitState)}
             said = raised_text(f"{hook}{args}", e)
@@ -218,7 +219,7 @@ def catching(sink_class: type[MemorySink]) -> type[MemorySink]:
         return sink_class
     name = sink_class.__name__
 
-    def __init__(self: TransactionalSink, store: TransactionStore | None = None) -> None:
+    def __init__(self: TransactionalSink, store: TransactionSystem | None = None) -> None:
         try:
             sink_class.__init__(self, store)
         except Exception as e:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from absnb.labs.lab import Lab
 from absnb.labs.two_phase_commit.cases import scripted_cases
 from absnb.labs.two_phase_commit.handler import TransactionalSink
+from absnb.labs.two_phase_commit.on_spark import SPARK
 from absnb.labs.two_phase_commit.runs import random_runs
 from absnb.labs.two_phase_commit.search import SEARCHES
 from absnb.sinks.memory import MemorySink
@@ -17,6 +18,7 @@ TWO_PHASE_COMMIT = Lab(
     scripted=scripted_cases,
     random_runs=random_runs,
     searches=SEARCHES,
+    spark=SPARK,
 )
 """Two-phase commit: the student's subclass of
 :class:`~absnb.labs.two_phase_commit.handler.TransactionalSink`, or the package's own
