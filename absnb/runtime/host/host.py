@@ -261,8 +261,6 @@ class Host(CarriesOut):
             net.poll(0.001)
             if self.writer.pending:
                 self._acknowledge(client, 0.001)
-        for task in self.tasks.values():  # a sink pre-commits its last records (end_input)
-            task.state = task.fn.end_input(task.state)
         self.log.ship(force=True)
         self.metrics["records_out"] = self.outbox.records_out
         result = host_result(
@@ -316,7 +314,7 @@ class Host(CarriesOut):
                 self._count(t, n)
                 self.outbox.send(out.sends)
             if not self.quiescence and task.finished(len(log)):
-                self._finish(t)
+                self._finish(t, client)
         return busy
 
     def _deliver(self, c: ChannelId, m: Any, client: ControlClient) -> None:
@@ -329,7 +327,7 @@ class Host(CarriesOut):
             task.end_of_input(c, out)
             self._after(t, out, client)
             if task.finished(len(self.plan.job.inputs.get(t, ()))):
-                self._finish(t)
+                self._finish(t, client)
             return
         if kind is RecordBatch or kind is Record:
             batch = kind is RecordBatch
@@ -391,14 +389,13 @@ class Host(CarriesOut):
             client.ack(Ack(s.task, s.checkpoint_id, w.key, size, w.alignment_s, w.stats))
             self.metrics["checkpoints"].append(s.checkpoint_id)
 
-    def _finish(self, t: TaskId) -> None:
+    def _finish(self, t: TaskId, client: ControlClient) -> None:
         if t in self.finished:
             return
         self.finished.add(t)
         out = Out()
-        for c in self.graph.outputs[t]:  # nothing, barriers included, is sent on it after
-            self.tasks[t].end_output(c, out)
-        self.outbox.send(out.sends)
+        self.tasks[t].finish(out)  # its input ends (end_input), then each output
+        self._after(t, out, client)
 
 
 def run_host(plan: HostPlan) -> HostResult:
