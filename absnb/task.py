@@ -104,7 +104,7 @@ DECLINED = "told to decline by a failure spec"
 class _Part:
     """A task snapshot being assembled between SnapshotState and Acknowledge."""
 
-    __slots__ = ("channel_states", "consumed", "offset", "received", "sent", "state")
+    __slots__ = ("channel_states", "consumed", "finished", "offset", "received", "sent", "state")
 
     def __init__(
         self,
@@ -113,22 +113,24 @@ class _Part:
         sent: dict[ChannelId, int],
         received: dict[ChannelId, int],
         consumed: int,
+        finished: bool,
     ) -> None:
         self.state = state
         self.offset = offset
         self.sent = sent
         self.received = received
         self.consumed = consumed
+        self.finished = finished
         self.channel_states: dict[ChannelId, tuple[Record | RecordBatch, ...]] = {}
 
     def copy(self) -> _Part:
-        new = _Part(self.state, self.offset, self.sent, self.received, self.consumed)
+        new = _Part(self.state, self.offset, self.sent, self.received, self.consumed, self.finished)
         new.channel_states = dict(self.channel_states)
         return new
 
     def key(self, fn: Operator) -> object:
         states = tuple((c, as_records(rs)) for c, rs in self.channel_states.items())
-        return (fn.freeze(self.state), self.offset, states)
+        return (fn.freeze(self.state), self.offset, states, self.finished)
 
 
 _OUTPUTS = (list, tuple)
@@ -150,6 +152,7 @@ class StreamTask:
     """One running task: operator state, protocol handler, channel counters."""
 
     __slots__ = (
+        "at_end",
         "awaited",
         "cancelled",
         "closed",
@@ -170,6 +173,7 @@ class StreamTask:
         "inputs",
         "label",
         "log",
+        "logged",
         "offset",
         "outputs",
         "parts",
@@ -205,6 +209,8 @@ class StreamTask:
         """The inputs whose barriers this task waits for: all of them, but the back-edges
         of a protocol that logs them instead (Alg. 2, line 9: only regular inputs align)."""
         self.counts_ended = counts_ended(self.handler)
+        self.logged = graph.kind(task) in ("source", "process")
+        """Whether the task has an input log of its own (a source, a process)."""
         self.dedup = protocol.drops_duplicates
         self.history = history
         self.columnar = False
@@ -228,6 +234,8 @@ class StreamTask:
         """Input channels whose end this task has consumed."""
         self.closed: frozenset[ChannelId] = frozenset()
         """Output channels this task has ended: nothing more is sent on them."""
+        self.at_end = False
+        """Whether this task has ended its input (:meth:`end_input`; FLIP-147: finished)."""
         self.taken: frozenset[CheckpointId] = frozenset()
         """The checkpoints this task has taken its snapshot of (acknowledged)."""
         self.declines: frozenset[CheckpointId] = frozenset()
@@ -335,10 +343,27 @@ class StreamTask:
 
     def end_of_input(self, channel: ChannelId, out: Out) -> None:
         """``channel`` has ended (Flink: ``EndOfPartitionEvent``): the protocol counts it as
-        aligned from now on."""
+        aligned from now on. A task without an input log of its own whose every input has
+        now ended ends its input (:meth:`end_input`)."""
         self.ended = self.ended | {channel}
         self._apply(self.handler.on_end_of_input(channel), out)
         self._owed(out)
+        if not self.logged and len(self.ended) == len(self.inputs):
+            self.end_input(out)
+
+    def end_input(self, out: Out) -> None:
+        """This task's whole input has ended (FLIP-147: it finishes): the operator's
+        :meth:`~absnb.operators.base.Operator.end_input` runs, once (Flink:
+        ``BoundedOneInput.endInput``), and what it emits is sent before the end of any
+        output. A task without an input log of its own ends its input when it consumes the
+        end of its last input channel (:meth:`end_of_input`); one with a log, whose end only
+        its driver knows, when it ends its first output (:meth:`end_output`)."""
+        if self.at_end:
+            return  # once, and never again for a task restored finished
+        self.at_end = True
+        self.state, outs = _checked(self.fn, "end_input", self.fn.end_input(self.state))
+        if outs:
+            route(self.gates, self.sent, self.id, outs, None, out.sends)
 
     def _owed(self, out: Out) -> None:
         """What the barriers its ended inputs are taken to carry do, for a protocol that does
@@ -371,11 +396,20 @@ class StreamTask:
         return self.offset >= log_length and len(self.ended) == len(self.inputs)
 
     def end_output(self, channel: ChannelId, out: Out) -> None:
-        """End ``channel``, one of this task's outputs: send its end (Flink: the
+        """End ``channel``, one of this task's outputs, once the task has finished: its input
+        ends first if it had not (:meth:`end_input`), then its end is sent (Flink: the
         ``EndOfPartitionEvent`` after the last record); nothing, barriers included, is sent
-        on it afterwards."""
+        on it afterwards. The simulator ends the outputs one by one, as its scheduler
+        chooses (an ``EndInput`` step); a Spark host all at once (:meth:`finish`)."""
+        self.end_input(out)
         self.closed = self.closed | {channel}
         out.sends.append((channel, EndOfInput()))
+
+    def finish(self, out: Out) -> None:
+        """The task has finished (:meth:`finished`): end every output it has not ended."""
+        for c in self.outputs:
+            if c not in self.closed:
+                self.end_output(c, out)
 
     def alignment_timeout(self, out: Out) -> None:
         """The task's alignment has lasted the protocol's timeout: switch to unaligned."""
@@ -546,6 +580,7 @@ class StreamTask:
             dict(self.sent),
             dict(self.received),
             self.consumed,
+            self.at_end,
         )
         out.controls.append(e)
 
@@ -565,6 +600,7 @@ class StreamTask:
                 sent=part.sent,
                 received=part.received,
                 consumed=part.consumed,
+                finished=part.finished,
             )
         )
 
@@ -597,6 +633,7 @@ class StreamTask:
         self.replay = ()
         self.cancelled = 0
         self.ended = self.closed = frozenset()
+        self.at_end = snapshot.finished if snapshot is not None else False
         self.taken = frozenset()
         self.timer = None
         if snapshot is None:
@@ -628,6 +665,7 @@ class StreamTask:
         new.parts = {n: p.copy() for n, p in self.parts.items()} if self.parts else {}
         new.halted, new.replay, new.dropped = self.halted, self.replay, self.dropped
         new.cancelled, new.ended, new.closed = self.cancelled, self.ended, self.closed
+        new.at_end, new.logged = self.at_end, self.logged
         new.taken, new.declines = self.taken, self.declines
         new.timer, new.untimed = self.timer, self.untimed
         return new
@@ -648,6 +686,7 @@ class StreamTask:
             self.cancelled,
             self.ended,
             self.closed,
+            self.at_end,
         )
 
     def describe(self) -> str:

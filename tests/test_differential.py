@@ -3,10 +3,12 @@ events in the simulator (:class:`absnb.World`), the one-task harness
 (:class:`absnb.harness.TaskHarness`) and the Spark host (:class:`absnb.runtime.host.host.Host`,
 driven without Spark or sockets through the entry its data plane uses).
 
-The task under test is the harness's: inputs ``in0``, ``in1`` -> ``task`` (the identity) ->
-``out``. A script pushes records, barriers, cancellation markers and ends of input on the
-inputs, with the coordinator's notifications and aborts, and time passing, between them;
-what arrives on a blocked input waits; ``process`` consumes what can be consumed: a
+The task under test is the harness's: inputs ``in0``, ``in1`` -> ``task`` -> ``out``, the
+task the identity or a count that it sends when its input ends (the task kernel ends the
+input, :meth:`~absnb.task.StreamTask.end_input`, in every runtime). A script pushes
+records, barriers, cancellation markers and ends of input on the inputs, with the
+coordinator's notifications and aborts, and time passing, between them; what arrives on a
+blocked input waits; ``process`` consumes what can be consumed: a
 priority event first (under unaligned checkpoints, a barrier: it overtakes the records
 queued before it on its channel, FLIP-76; a cancellation marker never overtakes, as in
 Flink), else the oldest arrival. On Spark the inputs' tasks live on a second host, whose
@@ -38,7 +40,7 @@ from absnb.core.messages import (
     Marker,
     Record,
 )
-from tests.differential.drivers import INPUTS, TIMEOUT, HarnessDriver, SimDriver
+from tests.differential.drivers import INPUTS, OPERATORS, TIMEOUT, HarnessDriver, SimDriver
 from tests.differential.host import HostDriver
 
 MODES: dict[str, tuple[str, float | None]] = {
@@ -62,13 +64,17 @@ def _message(protocol_name: str, n: int) -> CheckpointBarrier | Marker:
 
 
 # -- scripts ----------------------------------------------------------------------------------
-def play(script: list[Step], mode: str, tmp: str) -> dict[str, list[Any]]:
-    """Run ``script`` through the three runtimes; what each showed after every step."""
+def play(
+    script: list[Step], mode: str, tmp: str, operator: str = "identity"
+) -> dict[str, list[Any]]:
+    """Run ``script`` through the three runtimes, ``operator`` (a name of
+    :data:`~tests.differential.drivers.OPERATORS`) the task under test; what each showed
+    after every step."""
     protocol, timeout = MODES[mode]
     drivers: dict[str, Any] = {
-        "simulator": SimDriver(protocol, timeout),
-        "harness": HarnessDriver(protocol, timeout),
-        "host": HostDriver(protocol, timeout, tmp),
+        "simulator": SimDriver(protocol, timeout, operator),
+        "harness": HarnessDriver(protocol, timeout, operator),
+        "host": HostDriver(protocol, timeout, tmp, operator),
     }
     shows: dict[str, list[Any]] = {name: [] for name in drivers}
     for step in script:
@@ -137,14 +143,41 @@ SETTINGS = settings(
 )
 
 
+@pytest.mark.parametrize("operator", list(OPERATORS))
 @pytest.mark.parametrize("mode", list(MODES))
 @SETTINGS
 @given(data=st.data())
-def test_the_same_arrivals_give_the_same_protocol_events(mode, data, tmp_path) -> None:
+def test_the_same_arrivals_give_the_same_protocol_events(mode, operator, data, tmp_path) -> None:
     script = data.draw(scripts(mode))
-    shows = play(script, mode, str(tmp_path))
+    shows = play(script, mode, str(tmp_path), operator)
     assert shows["host"] == shows["simulator"]
     assert shows["harness"] == shows["simulator"]
+
+
+@pytest.mark.parametrize("mode", list(MODES))
+def test_a_task_whose_inputs_end_sends_what_its_end_of_input_emits(mode, tmp_path) -> None:
+    # The task kernel ends the input when the end of its last input is consumed: the
+    # operator's end_input runs once, in every runtime, and its count is the last thing
+    # the task sends (a checkpoint before it, the records, in whatever order the mode
+    # gives them, all before).
+    script: list[Step] = [
+        ("push", "in0", 1),
+        ("barrier", "in0", 1),
+        ("push", "in1", 2),
+        ("barrier", "in1", 1),
+        ("end", "in0"),
+        ("process",),
+        ("push", "in1", 3),
+        ("end", "in1"),
+        ("process",),
+    ]
+    shows = play(script, mode, str(tmp_path), "final-count")
+    sent = [e for _, (s, *_) in shows["simulator"] for e in s]
+    assert sent[-2:] == [("record", 3), ("record", ("count", 3))]
+    assert sorted(v for k, v in sent[:-2] if k == "record") == [1, 2]
+    assert [k for k, _ in sent].count("sent") == 1  # checkpoint 1's barrier or marker
+    assert shows["simulator"][-1][1][1] == ()  # no snapshot after the end
+    assert shows["host"] == shows["simulator"] == shows["harness"]
 
 
 @pytest.mark.parametrize("mode", [m for m in MODES if m != "chandy-lamport"])

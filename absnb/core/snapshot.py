@@ -25,6 +25,8 @@ class TaskSnapshot:
         sent: records sent so far on each output channel (the sender's numbering).
         received: records consumed so far on each input channel.
         consumed: records consumed in all, the position in the task's input order log.
+        finished: the task had ended its input when it took this snapshot (FLIP-147: a
+            finished task); restored from it, it does not end its input again.
     """
 
     task: TaskId
@@ -35,6 +37,7 @@ class TaskSnapshot:
     sent: dict[ChannelId, int] = field(default_factory=dict)
     received: dict[ChannelId, int] = field(default_factory=dict)
     consumed: int = 0
+    finished: bool = False
 
 
 @dataclass(frozen=True)

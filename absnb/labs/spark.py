@@ -168,7 +168,7 @@ def _run(
     """``case``'s run on a local session (the running one, if any), in a thread that is
     cancelled after ``timeout`` seconds."""
     from absnb.runtime.spark import SparkRuntime, quiet_task_failures
-    from absnb.runtime.spark.runtime import shipped_by_value
+    from absnb.runtime.spark.stage import shipped_by_value
 
     outcome = _Outcome(timeout=timeout)
     runtime = SparkRuntime(master=f"local[{case.hosts}]", storage=storage)

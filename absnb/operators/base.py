@@ -153,10 +153,13 @@ class Operator(Generic[S]):
         """Checkpoint ``checkpoint_id`` was aborted; returns the new state."""
         return state
 
-    def end_input(self, state: S) -> S:
-        """The task has consumed all of its input and is about to stop (the Spark runtime's
-        hosts call it as they end; Flink: ``endInput``). Returns the final state."""
-        return state
+    def end_input(self, state: S) -> tuple[S, Sequence[object]]:
+        """The task has consumed all of its input (Flink: ``BoundedOneInput.endInput``): its
+        input log, if it has one, and the end of every input channel. Returns the final
+        state and the last outputs (a final count, a window closed at the end), sent before
+        the end of every output. The task calls it once, in every runtime
+        (:meth:`~absnb.task.StreamTask.end_input`)."""
+        return state, ()
 
     def uncommitted(self, state: S) -> int:
         """Output not yet visible outside the job (a transactional sink's open and pending

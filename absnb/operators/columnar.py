@@ -3,8 +3,8 @@
 - :func:`words_of_lines`: ``str.split`` of every line, the words of a batch of lines as one
   Arrow array. The split is Python's own: pyarrow 26's ``utf8_split_whitespace`` now and
   then keeps a separator on a word (65 of 20,000 random batches of ASCII lines kept a
-  trailing ``\n``, ``\x1f`` or the like), and ``ascii_split_whitespace`` does not split on
-  ``\x1c``-``\x1f``, which ``str.split`` does.
+  trailing newline, U+001F or the like), and ``ascii_split_whitespace`` does not split on
+  U+001C to U+001F, which ``str.split`` does.
 - :func:`encode`: a batch's keys as codes into its distinct keys, in order of first
   appearance (Arrow's dictionary encoding).
 - :func:`running_counts`: the count so far of every record of a batch, in input order (a

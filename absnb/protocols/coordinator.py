@@ -239,6 +239,16 @@ class CheckpointCoordinator:
         self.pending[n] = PendingCheckpoint(n, int(now), started=now)
         return n
 
+    def final_checkpoint_due(self, ended: bool, uncommitted: int) -> bool:
+        """True when the final checkpoint is to be triggered now (Flink's final checkpoint,
+        FLIP-147): the job's input has ended (``ended``: every task has consumed its input
+        and nothing is in flight), its sinks hold ``uncommitted`` output (transactions
+        pre-committed at the end of input, or still open) that only a completed checkpoint
+        commits, no checkpoint is pending and one may start. A task's first snapshot after
+        its input ended is its final one (a two-phase-commit sink then keeps its last
+        transaction pending for that checkpoint)."""
+        return ended and uncommitted > 0 and not self.pending and self.can_trigger()
+
     # -- acknowledgements --------------------------------------------------------------------
     def acknowledge(self, snapshot: TaskSnapshot, now: float) -> Acknowledged:
         """Take one task's part and, when it was the last, complete the checkpoint at once

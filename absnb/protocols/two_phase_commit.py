@@ -291,7 +291,12 @@ class TwoPhaseCommitSink(Operator, Generic[Txn]):
         self, state: TwoPhaseCommitState[Txn], checkpoint_id: CheckpointId
     ) -> TwoPhaseCommitState[Txn]:
         """Phase one: the snapshot for checkpoint n pre-commits the open transaction and
-        keeps it as pending for n (Flink: ``snapshotState`` → ``preCommit``)."""
+        keeps it as pending for n (Flink: ``snapshotState`` → ``preCommit``). A transaction
+        :meth:`end_input` pre-committed for :data:`END_OF_INPUT` is pending for n from now
+        on: n is the final checkpoint of this task (FLIP-147), taken after its input ended."""
+        if state.pending and state.pending[-1][0] == END_OF_INPUT:
+            final = (checkpoint_id, state.pending[-1][1])
+            state = replace(state, pending=(*state.pending[:-1], final))
         if state.current is None:
             return state
         old = state.current
@@ -338,15 +343,17 @@ class TwoPhaseCommitSink(Operator, Generic[Txn]):
         the job rolls back instead, the restore aborts it (``recover_and_abort``)."""
         return state
 
-    def end_input(self, state: TwoPhaseCommitState[Txn]) -> TwoPhaseCommitState[Txn]:
-        """The input is consumed and the task stops (a host of the Spark runtime ends):
-        pre-commit the open transaction as pending for :data:`END_OF_INPUT`, the final
-        checkpoint. It completes when the whole run has succeeded: the runtime then calls
-        ``notify_checkpoint_complete(state, END_OF_INPUT)``, which commits everything still
-        pending (Flink: ``endInput``, then the final checkpoint). A checkpoint taken after
-        this keeps it pending, so a restore from that checkpoint commits it; a restore from
-        an earlier one aborts it."""
-        return self.snapshot_state(state, END_OF_INPUT)
+    def end_input(
+        self, state: TwoPhaseCommitState[Txn]
+    ) -> tuple[TwoPhaseCommitState[Txn], Sequence[Any]]:
+        """The input is consumed: pre-commit the open transaction as pending for
+        :data:`END_OF_INPUT`, the final checkpoint (Flink: ``endInput``, then the final
+        checkpoint, FLIP-147). The first checkpoint this task snapshots afterwards is its
+        final one: :meth:`snapshot_state` keeps the transaction pending for it, and its
+        completion commits it. When the run succeeds before any (a Spark run ends), the
+        runtime calls ``notify_checkpoint_complete(state, END_OF_INPUT)``, which commits
+        everything still pending. A restore from a checkpoint taken before this aborts it."""
+        return self.snapshot_state(state, END_OF_INPUT), ()
 
     def uncommitted(self, state: TwoPhaseCommitState[Txn]) -> int:
         """Transactions not yet visible: the open one and the pending ones."""

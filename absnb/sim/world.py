@@ -59,16 +59,20 @@ class World(WorldState):
         return rules.why_not(self, action) is None
 
     def needs_final_checkpoint(self) -> bool:
-        """True when the input is consumed and the channels are empty, but sinks still hold
-        uncommitted output: a last checkpoint commits it (Flink's final checkpoint)."""
-        return (
+        """True when the coordinator decides the final checkpoint is due
+        (:meth:`~absnb.protocols.coordinator.CheckpointCoordinator.final_checkpoint_due`):
+        the input is consumed, the channels empty and every notification delivered, but
+        sinks still hold uncommitted output."""
+        ended = (
             self.failed is None
             and not self.notices
-            and not self.coordinator.pending
             and all(not q for q in self.channels.values())
             and not self.input_remaining()
+        )
+        return (
+            ended
             and self.can_trigger()
-            and self.uncommitted() > 0
+            and self.coordinator.final_checkpoint_due(ended, self.uncommitted())
         )
 
     # -- applying actions (absnb.sim.rules) --------------------------------------------------

@@ -1,8 +1,9 @@
 """The three runtimes of the differential test (``tests/test_differential.py``), each carrying
 out a script's arrivals its own way: the simulator (:class:`SimDriver`), the one-task
 harness (:class:`HarnessDriver`); the Spark host is :mod:`tests.differential.host`. The
-task under test is the harness's: inputs ``in0``, ``in1`` -> ``task`` (the identity) ->
-``out``. Each driver reports what the task did, in order (:meth:`Driver.signature`)."""
+task under test is the harness's: inputs ``in0``, ``in1`` -> ``task`` (the identity, or
+:class:`FinalCount`, whose end of input sends) -> ``out``. Each driver reports what the
+task did, in order (:meth:`Driver.signature`)."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from absnb.core.messages import (
 )
 from absnb.core.snapshot import TaskSnapshot
 from absnb.harness import TaskHarness, harness_graph
+from absnb.operators import Operator
 from absnb.operators.library import Map, identity
 from absnb.sim.actions import Deliver, Wait
 from absnb.sim.effects import outcome
@@ -34,8 +36,29 @@ TIMEOUT = 1_000_000.0
 INPUTS = ("in0", "in1")
 
 
-def job() -> Job:
-    return Job("harness", {}, harness_graph(len(INPUTS), Map(identity)))
+class FinalCount(Operator[int]):
+    """Forwards each record and counts them; when its input ends, sends the count (an
+    operator whose ``end_input`` emits, as Flink's ``BoundedOneInput`` may)."""
+
+    def initial_state(self) -> int:
+        return 0
+
+    def process(self, state: int, value: Any) -> tuple[int, list[Any]]:
+        return state + 1, [value]
+
+    def end_input(self, state: int) -> tuple[int, list[Any]]:
+        return state, [("count", state)]
+
+
+OPERATORS: dict[str, Callable[[], Operator]] = {
+    "identity": lambda: Map(identity),
+    "final-count": FinalCount,
+}
+"""The operators a script may run as the task under test, by name."""
+
+
+def job(operator: str = "identity") -> Job:
+    return Job("harness", {}, harness_graph(len(INPUTS), OPERATORS[operator]()))
 
 
 def shown(m: Any) -> Any:
@@ -103,9 +126,9 @@ class SimDriver(Driver):
     """The simulator: messages are put on the world's channels in arrival order, and each
     is consumed by a :class:`~absnb.sim.actions.Deliver` of its channel."""
 
-    def __init__(self, protocol: str, timeout: float | None) -> None:
+    def __init__(self, protocol: str, timeout: float | None, operator: str = "identity") -> None:
         super().__init__()
-        self.world = World(job(), protocol, alignment_timeout=timeout, max_concurrent=None)
+        self.world = World(job(operator), protocol, alignment_timeout=timeout, max_concurrent=None)
         graph = self.world.graph
         (self.task,) = graph.tasks_of("task")
         self.channels = {n: graph.channel(f"{n}->task") for n in INPUTS}
@@ -188,10 +211,14 @@ class SimDriver(Driver):
 class HarnessDriver(Driver):
     """The one-task harness, processing only when told (``autoprocess=False``)."""
 
-    def __init__(self, protocol: str, timeout: float | None) -> None:
+    def __init__(self, protocol: str, timeout: float | None, operator: str = "identity") -> None:
         super().__init__()
         self.h = TaskHarness(
-            protocol, inputs=len(INPUTS), alignment_timeout=timeout, autoprocess=False
+            protocol,
+            inputs=len(INPUTS),
+            operator=OPERATORS[operator](),
+            alignment_timeout=timeout,
+            autoprocess=False,
         )
         self.seen = (0, 0, 0)
 

@@ -23,13 +23,15 @@ class HostDriver(Driver):
     (:meth:`Host._receive`, :meth:`Host._between`, :meth:`Host._due`). No Spark, no
     sockets."""
 
-    def __init__(self, protocol: str, timeout: float | None, tmp: str) -> None:
+    def __init__(
+        self, protocol: str, timeout: float | None, tmp: str, operator: str = "identity"
+    ) -> None:
         super().__init__()
-        graph = job().graph
+        graph = job(operator).graph
         (self.task,) = graph.tasks_of("task")
         inputs = tuple(t for t in graph.tasks if graph.kind(t) == "source")
         self.host, self.sender = (
-            Host(_plan(protocol, timeout, tmp, i, tasks))
+            Host(_plan(protocol, timeout, tmp, i, tasks, operator))
             for i, tasks in enumerate((tuple(t for t in graph.tasks if t not in inputs), inputs))
         )
         self.plane = plane = _Plane()
@@ -95,9 +97,11 @@ class HostDriver(Driver):
         self.host.queues[self.out].clear()  # the sink is not under test
 
 
-def _plan(protocol: str, timeout: float | None, tmp: str, host_id: int, tasks: Any) -> HostPlan:
+def _plan(
+    protocol: str, timeout: float | None, tmp: str, host_id: int, tasks: Any, operator: str
+) -> HostPlan:
     return HostPlan(
-        job(),
+        job(operator),
         protocol,
         host_id=host_id,
         tasks=tasks,

@@ -146,19 +146,35 @@ def test_the_store_refuses_what_transactions_forbid() -> None:
 
 
 def test_end_of_input_pre_commits_for_the_final_checkpoint() -> None:
-    """A Spark host ends: the open transaction is pre-committed for END_OF_INPUT, which no
-    periodic checkpoint's completion commits; the run's success (END_OF_INPUT complete)
-    commits everything pending, in order."""
+    """The input ends: the open transaction is pre-committed for END_OF_INPUT, which the
+    completion of a checkpoint taken before does not commit; the run's success
+    (END_OF_INPUT complete) commits everything pending, in order."""
     from absnb.protocols.two_phase_commit import END_OF_INPUT
 
     sink = Recording()
     s = sink.snapshot_state(write(sink, started(sink), "a"), 1)
-    s = sink.end_input(write(sink, s, "b"))
+    s, out = sink.end_input(write(sink, s, "b"))
+    assert out == ()
     assert s.pending == ((1, "sink[0]/t1"), (END_OF_INPUT, "sink[0]/t2"))
-    s = sink.notify_checkpoint_complete(sink.snapshot_state(s, 2), 2)  # a later checkpoint
+    s = sink.notify_checkpoint_complete(s, 1)  # checkpoint 1 was taken before the end
     assert s.pending == ((END_OF_INPUT, "sink[0]/t2"),)
     assert sink.committed() == ["a"]
     s = sink.notify_checkpoint_complete(s, END_OF_INPUT)
     assert s.pending == ()
     assert sink.committed() == ["a", "b"]
-    assert sink.end_input(s) == s  # nothing open: nothing to pre-commit
+    assert sink.end_input(s) == (s, ())  # nothing open: nothing to pre-commit
+
+
+def test_the_first_checkpoint_after_the_end_of_input_is_the_final_one() -> None:
+    """FLIP-147: a checkpoint taken after the input ended keeps the last transaction
+    pending for itself, and its completion commits it."""
+    from absnb.protocols.two_phase_commit import END_OF_INPUT
+
+    sink = Recording()
+    s, _ = sink.end_input(write(sink, started(sink), "a"))
+    assert s.pending == ((END_OF_INPUT, "sink[0]/t1"),)
+    s = sink.snapshot_state(s, 3)
+    assert s.pending == ((3, "sink[0]/t1"),)
+    s = sink.notify_checkpoint_complete(s, 3)
+    assert s.pending == ()
+    assert sink.committed() == ["a"]

@@ -1,42 +1,36 @@
 """What a host carries out, one table each: the coordinator's commands to its tasks
 (trigger, notify-checkpoint-complete, abort, probe) and the controls its tasks return
-(block, unblock, snapshot, acknowledge, drop, decline). The tasks decide
-(:class:`~absnb.task.StreamTask`); the host only does what they say."""
+(block, unblock, snapshot, acknowledge, drop, decline), and, once a task's snapshot is
+written, its acknowledgement to the coordinator (:meth:`CarriesOut._acknowledge`). The
+tasks decide (:class:`~absnb.task.StreamTask`); the host only does what they say."""
 
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from absnb.core.effects import Block, Decline, SnapshotState, Unblock
-from absnb.core.ids import ChannelId, TaskId
+from absnb.core.ids import TaskId
 from absnb.core.snapshot import TaskSnapshot
 from absnb.runtime.control_plane.client import ControlClient
-from absnb.runtime.control_plane.messages import Aborted, Notify, Probe, Terminate, Trigger
-from absnb.runtime.events.log import EventLog
-from absnb.runtime.failures import Injections, committing_to
-from absnb.runtime.host.alignment import Alignments
-from absnb.runtime.host.announce import Announcements
+from absnb.runtime.control_plane.messages import (
+    Aborted,
+    Ack,
+    Notify,
+    Probe,
+    Terminate,
+    Trigger,
+)
+from absnb.runtime.failures import committing_to
+from absnb.runtime.host.parts import HostParts
 from absnb.runtime.host.report import probe_report
-from absnb.runtime.host.snapshot_writer import SnapshotWriter
-from absnb.runtime.plan import HostPlan
-from absnb.task import Control, Dropped, Out, StreamTask
+from absnb.runtime.host.snapshot_writer import WriteFailed
+from absnb.task import Control, Dropped, Out
 
 
-class CarriesOut:
-    """The host's two tables (a mix-in of :class:`~absnb.runtime.host.host.Host`)."""
+class CarriesOut(HostParts):
+    """The host's two tables (a base of :class:`~absnb.runtime.host.host.Host`)."""
 
-    plan: HostPlan
-    tasks: dict[TaskId, StreamTask]
-    queues: dict[ChannelId, deque[Any]]
-    aligning: Alignments
-    announced: Announcements
-    injected: Injections
-    writer: SnapshotWriter
-    log: EventLog
-    clock: Callable[[], float]
-    _tally: Callable[..., None]
     _after: Callable[[TaskId, Out, ControlClient], None]
     _join: Callable[[int, ControlClient], None]
 
@@ -102,6 +96,23 @@ class CarriesOut:
     def _decline(self, t: TaskId, ctl: Decline, client: ControlClient) -> None:
         client.decline(t, ctl.checkpoint_id, ctl.reason)  # the coordinator aborts it
         self._tally("declined")
+
+    # -- what the snapshot writer has written ------------------------------------------------
+    def _acknowledge(self, client: ControlClient, timeout: float = 0.0) -> None:
+        """Acknowledge the snapshots written since the last call (durable ones only); decline
+        the checkpoint of a snapshot the storage refused (the coordinator aborts it)."""
+        for w in self.writer.written(timeout):
+            s = w.snapshot
+            if isinstance(w, WriteFailed):
+                reason = str(w.error)  # could not write the snapshot of task ... : why
+                self.log.add("declined", s.task, None, s.checkpoint_id, detail=reason)
+                client.decline(s.task, s.checkpoint_id, reason, write_failed=True)
+                self._tally("failed_writes")
+                continue
+            size = w.stats["state_size"] + w.stats["channel_state_size"]
+            self.log.ack(s, size)  # the log reaches the driver before the acknowledgement
+            client.ack(Ack(s.task, s.checkpoint_id, w.key, size, w.alignment_s, w.stats))
+            self.metrics["checkpoints"].append(s.checkpoint_id)
 
 
 COMMANDS: dict[type, Callable[[Any, Any, ControlClient], None]] = {

@@ -14,133 +14,47 @@ have. The barriers of a protocol whose barriers overtake (FLIP-76) take the prio
 end-of-input (:func:`~absnb.runtime.plan.terminates_by_quiescence`) runs until the coordinator
 detects quiescence from the hosts' answers to its probes. Every wait is bounded and listens to the
 coordinator: a :class:`~absnb.runtime.control_plane.messages.Stop` ends the host at once with
-:class:`HostStopped`, so that an old attempt frees its Spark slot fast.
+:class:`HostStopped`, so that an old attempt frees its Spark slot fast
+(:mod:`absnb.runtime.host.stopping`). This module is the loop; what a host is made of is
+:mod:`absnb.runtime.host.parts`, what it carries out :mod:`absnb.runtime.host.carry_out`.
 """
 
 from __future__ import annotations
 
 import time
-from collections import deque
 from typing import Any
 
 from absnb.core.events import checkpoint_of
 from absnb.core.ids import ChannelId, TaskId
-from absnb.core.messages import (
-    CancelCheckpointMarker,
-    EndOfInput,
-    Record,
-    RecordBatch,
-)
-from absnb.protocols import get_protocol
+from absnb.core.messages import CancelCheckpointMarker, EndOfInput, Record, RecordBatch
 from absnb.runtime.control_plane.client import ControlClient, report_setup_failure
-from absnb.runtime.control_plane.messages import Ack, Stop, Terminate, Trigger
+from absnb.runtime.control_plane.messages import Terminate, Trigger
 from absnb.runtime.data_plane.priority import Overtaking
-from absnb.runtime.data_plane.transport import DataPlane
-from absnb.runtime.events.log import EventLog
 from absnb.runtime.events.memory import release_freed
-from absnb.runtime.failures import InjectedFailure, Injections, declines
-from absnb.runtime.host.alignment import Alignments
-from absnb.runtime.host.announce import Announcements
 from absnb.runtime.host.carry_out import CarriesOut
-from absnb.runtime.host.connect import connect_channels, open_planes
-from absnb.runtime.host.inbox import Inbox, take
-from absnb.runtime.host.outbox import Outbox
-from absnb.runtime.host.pacing import SourcePacing
+from absnb.runtime.host.inbox import take
 from absnb.runtime.host.report import host_result
-from absnb.runtime.host.restore import restore
-from absnb.runtime.host.snapshot_writer import SnapshotWriter, WriteFailed
-from absnb.runtime.plan import HostPlan, HostResult, terminates_by_quiescence
-from absnb.task import Out, StreamTask
+from absnb.runtime.host.stopping import HostStopped, RunStopped, run_stopped, stopped
+from absnb.runtime.plan import HostPlan, HostResult
+from absnb.task import Out
 
-RUN_STOP_WAIT = 0.1
-"""Seconds a failing host listens for the coordinator's final Stop before it reports its
-error (``Host._run_stopped``)."""
-
-
-class HostStopped(RuntimeError):
-    """The coordinator told this host to stop: its attempt is over or a peer host was lost."""
-
-
-class RunStopped(HostStopped):
-    """The coordinator stopped the whole run (a final
-    :class:`~absnb.runtime.control_plane.messages.Stop`): the driver raises why, and the
-    host's Spark task ends without failing."""
+__all__ = ["Host", "HostStopped", "RunStopped", "run_host"]
 
 
 class Host(CarriesOut):
-    """Runs the tasks of one :class:`~absnb.runtime.plan.HostPlan` until they have all finished."""
-
-    def __init__(self, plan: HostPlan) -> None:
-        from absnb.runtime.storage.checkpoints import CheckpointStorage
-
-        self.plan = plan
-        self.graph = graph = plan.job.graph
-        protocol = get_protocol(
-            plan.protocol,
-            graph,
-            allow_deadlock=plan.allow_deadlock,
-            alignment_timeout=plan.alignment_timeout,
-        )
-        self.local = set(plan.tasks)
-        # Every task restarts from a checkpoint here: no consumption order to keep.
-        self.tasks = {t: StreamTask(graph, t, protocol, history=False) for t in plan.tasks}
-        for t, task in self.tasks.items():  # a failure spec's declines (StreamTask.declines)
-            task.declines = declines(plan.failures, plan.attempt, str(t))
-            task.columnar = plan.columnar
-        self.storage = CheckpointStorage(plan.storage_url, write_latency=plan.storage_latency)
-        self.writer = SnapshotWriter(self.storage, plan.job_id)
-        self.queues: dict[ChannelId, deque[Any]] = {
-            c: deque() for t in plan.tasks for c in graph.inputs[t] if c.src in self.local
-        }
-        restoring = time.monotonic()
-        self.log = EventLog(plan, self.tasks)
-        # channel state of channels from other hosts, delivered before what they bring
-        self.refill = restore(plan, self.storage, self.tasks, self.queues, self.log)
-        self.finished: set[TaskId] = set()
-        self.consumed: dict[TaskId, int] = dict.fromkeys(plan.tasks, 0)
-        self.aligning = Alignments(self.queues)  # where a channel is blocked (alignment.py)
-        self.blocked = self.aligning.blocked  # the local channels held back now
-        self.clock = time.monotonic  # the alignment timer's (protocols/alignment_timer.py)
-        self.injected = Injections(plan.failures, plan.attempt, self.log.on_fire)
-        self.overtake = protocol.barriers_overtake  # barriers take the priority lane
-        self.announced = Announcements(self.tasks)  # announced barriers
-        self.announce = self.announced.timed and not self.overtake
-        self.split = self.overtake or self.announce  # priority events between pieces
-        self.inbox = Inbox()
-        self.sources = [t for t in plan.tasks if graph.kind(t) in ("source", "process")]
-        self.metrics: dict[str, Any] = {"records_in": 0, "records_out": 0, "checkpoints": []}
-        if plan.attempt > 0:  # reading the checkpoint and restoring every task from it
-            self.metrics["restore_seconds"] = time.monotonic() - restoring
-        self.quiescence = terminates_by_quiescence(graph)
-        self.early: list[Any] = []  # commands that came while the host was connecting
-        self.pacing = SourcePacing(plan)
-
-    def attach(self, net: DataPlane, client: ControlClient) -> None:
-        """Send and hear through ``net`` and ``client`` from now on."""
-        self.net = self.aligning.net = net
-        self.client = self.log.client = client
-        self.outbox = Outbox(
-            self.local,
-            self.queues,
-            net,
-            overtake=self.overtake,
-            announced=self.announced if self.announce else None,
-            deliver=lambda c, m: self._deliver(c, m, client),
-            tally=self._tally,
-            clock=lambda: self.clock(),
-        )
+    """Runs the tasks of one :class:`~absnb.runtime.plan.HostPlan` until they have all
+    finished (what it is made of: :class:`~absnb.runtime.host.parts.HostParts`)."""
 
     # -- the loop ----------------------------------------------------------------------------
     def run(self) -> HostResult:
-        net, client = open_planes(self.plan)
-        self.attach(net, client)
+        net, client = self.open()
         running = False
         try:
 
             def check() -> None:  # while connecting: stop at once if the attempt is over
                 self.early.extend(self._stopped(client.poll()))
 
-            connect_channels(self.plan, net, client, check)
+            self.connect(check)
             # Restored channel state of a channel from another host comes before anything the
             # network brings on it: deliver it first, in order.
             for c, records in self.refill.items():
@@ -151,7 +65,7 @@ class Host(CarriesOut):
         except HostStopped:
             raise
         except BaseException as e:  # the peers hear why, and stop at once
-            if self._run_stopped(client, e):  # a peer ended on the final Stop first
+            if run_stopped(client, self.early, e):  # a peer ended on the final Stop first
                 raise RunStopped(f"host {self.plan.host_id}: the run was stopped") from e
             client.failed(e, setup=not running)
             raise
@@ -262,8 +176,6 @@ class Host(CarriesOut):
             net.poll(0.001)
             if self.writer.pending:
                 self._acknowledge(client, 0.001)
-        for task in self.tasks.values():  # a sink pre-commits its last records (end_input)
-            task.state = task.fn.end_input(task.state)
         self.log.ship(force=True)
         self.metrics["records_out"] = self.outbox.records_out
         self.metrics["columnar_batches"] = self.outbox.columnar_batches
@@ -274,32 +186,8 @@ class Host(CarriesOut):
         return result
 
     def _stopped(self, commands: list[Any]) -> list[Any]:
-        """``commands``, unless one of them is Stop: then raise :class:`HostStopped`."""
-        for cmd in commands:
-            if isinstance(cmd, Stop):
-                raise (RunStopped if cmd.final else HostStopped)(
-                    f"host {self.plan.host_id} of attempt {self.plan.attempt} was stopped by "
-                    f"the coordinator: {cmd.reason or 'no reason given'}"
-                )
-        return commands
-
-    def _run_stopped(self, client: ControlClient, error: BaseException) -> bool:
-        """Whether the coordinator stopped the whole run (a final Stop came, or comes within
-        :data:`RUN_STOP_WAIT` s), so that ``error``, what a peer ending on that Stop did to
-        this host, is no failure of its own. An injected failure is always one."""
-        if isinstance(error, InjectedFailure | KeyboardInterrupt):
-            return False
-        deadline = time.monotonic() + RUN_STOP_WAIT
-        while True:
-            try:
-                commands = client.poll()
-            except Exception:  # the connection is gone: no Stop to read
-                return False
-            if any(type(c) is Stop and c.final for c in (*self.early, *commands)):
-                return True
-            if time.monotonic() >= deadline:
-                return False
-            time.sleep(0.01)
+        """``commands``, unless one of them is Stop (:func:`~.stopping.stopped` raises)."""
+        return stopped(self.plan, commands)
 
     def _emit(self, client: ControlClient) -> bool:
         busy = False
@@ -318,7 +206,7 @@ class Host(CarriesOut):
                 self._count(t, n)
                 self.outbox.send(out.sends)
             if not self.quiescence and task.finished(len(log)):
-                self._finish(t)
+                self._finish(t, client)
         return busy
 
     def _deliver(self, c: ChannelId, m: Any, client: ControlClient) -> None:
@@ -331,7 +219,7 @@ class Host(CarriesOut):
             task.end_of_input(c, out)
             self._after(t, out, client)
             if task.finished(len(self.plan.job.inputs.get(t, ()))):
-                self._finish(t)
+                self._finish(t, client)
             return
         if kind is RecordBatch or kind is Record:
             batch = kind is RecordBatch
@@ -370,37 +258,13 @@ class Host(CarriesOut):
             self.tasks[t].join(n, out)
             self._after(t, out, client)
 
-    def _count(self, t: TaskId, n: int) -> None:
-        total = self.consumed[t] = self.consumed[t] + n
-        self.injected.after_records(str(t), total)
-
-    def _tally(self, counter: str, by: float = 1) -> None:
-        self.metrics[counter] = self.metrics.get(counter, 0) + by
-
-    def _acknowledge(self, client: ControlClient, timeout: float = 0.0) -> None:
-        """Acknowledge the snapshots written since the last call (durable ones only); decline
-        the checkpoint of a snapshot the storage refused (the coordinator aborts it)."""
-        for w in self.writer.written(timeout):
-            s = w.snapshot
-            if isinstance(w, WriteFailed):
-                reason = str(w.error)  # could not write the snapshot of task ... : why
-                self.log.add("declined", s.task, None, s.checkpoint_id, detail=reason)
-                client.decline(s.task, s.checkpoint_id, reason, write_failed=True)
-                self._tally("failed_writes")
-                continue
-            size = w.stats["state_size"] + w.stats["channel_state_size"]
-            self.log.ack(s, size)  # the log reaches the driver before the acknowledgement
-            client.ack(Ack(s.task, s.checkpoint_id, w.key, size, w.alignment_s, w.stats))
-            self.metrics["checkpoints"].append(s.checkpoint_id)
-
-    def _finish(self, t: TaskId) -> None:
+    def _finish(self, t: TaskId, client: ControlClient) -> None:
         if t in self.finished:
             return
         self.finished.add(t)
         out = Out()
-        for c in self.graph.outputs[t]:  # nothing, barriers included, is sent on it after
-            self.tasks[t].end_output(c, out)
-        self.outbox.send(out.sends)
+        self.tasks[t].finish(out)  # its input ends (end_input), then each output
+        self._after(t, out, client)
 
 
 def run_host(plan: HostPlan) -> HostResult:

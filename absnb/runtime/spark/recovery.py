@@ -64,7 +64,7 @@ def users_error(error: BaseException) -> bool:
     range), raised as itself, rather than the runtime's own way of failing (an injected
     failure, a host stopped or lost, a connection broken)."""
     from absnb.runtime.control_plane.messages import HostFailure
-    from absnb.runtime.host.host import HostStopped
+    from absnb.runtime.host.stopping import HostStopped
 
     return not isinstance(
         error, (InjectedFailure, HostStopped, HostFailure, ConnectionError, TimeoutError)

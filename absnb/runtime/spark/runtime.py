@@ -2,24 +2,23 @@
 
 The whole execution graph runs as ONE barrier-mode stage (``rdd.barrier().mapPartitions``):
 every Spark task is a :class:`~absnb.runtime.host.host.Host` running the execution-graph tasks
-with its subtask index (so forward edges stay inside one process). Channels between hosts
+with its subtask index (so forward edges stay inside one process: the stage is
+:mod:`absnb.runtime.spark.stage`). Channels between hosts
 are framed TCP connections; the checkpoint coordinator runs on the driver as a server;
 task snapshots go to checkpoint storage. Spark never retries a failed barrier stage, so
 the driver catches the failure and submits the stage again, every host restoring from the
 latest completed checkpoint, with a new attempt number so that nothing of the old attempt
-is read. This is the only module that imports pyspark (and only when it runs), with
-:mod:`absnb.runtime.spark.daemon`, the Python daemon of the sessions it starts.
+is read. This module and :mod:`absnb.runtime.spark.stage` import pyspark only when they
+run; :mod:`absnb.runtime.spark.daemon` is the Python daemon of the sessions it starts.
 """
 
 from __future__ import annotations
 
-import contextlib
-import sys
 import uuid
 import warnings
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING
 
 from absnb.core import validate
 from absnb.core.errors import AbsnbError, FailureNotFiredWarning
@@ -27,13 +26,13 @@ from absnb.core.ids import CheckpointId, TaskId
 from absnb.core.job import Job
 from absnb.protocols import CheckpointCoordinator, get_protocol
 from absnb.protocols.base import SnapshotProtocol
-from absnb.protocols.two_phase_commit import END_OF_INPUT
 from absnb.runtime.failures import Failure, not_fired
-from absnb.runtime.host.host import run_host
 from absnb.runtime.plan import HostPlan, HostResult, terminates_by_quiescence
-from absnb.runtime.spark.recovery import run_attempts, unpickle_plan
-from absnb.runtime.spark.result import SparkRun
+from absnb.runtime.spark.recovery import run_attempts
+from absnb.runtime.spark.result import SparkRun, final_states
 from absnb.runtime.spark.session import default_session
+from absnb.runtime.spark.stage import run_stage
+from absnb.runtime.spark.stage import shipped_by_value as shipped_by_value
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -47,17 +46,6 @@ if TYPE_CHECKING:
 
 class ClusterTooSmallError(AbsnbError, RuntimeError):
     """The barrier stage needs more task slots than the Spark cluster offers."""
-
-
-def _final_states(graph: ExecutionGraph, results: list[HostResult]) -> dict[TaskId, object]:
-    """Every final state the hosts returned; the run succeeded, so the final checkpoint is
-    complete and each sink writing outside the job commits what it still holds."""
-    states = {t: s for r in results for t, s in r.states.items()}
-    for t in graph.tasks:
-        fn = graph.function(t)
-        if fn.external and t in states:
-            states[t] = fn.notify_checkpoint_complete(states[t], END_OF_INPUT)
-    return states
 
 
 class SparkRuntime:
@@ -304,7 +292,7 @@ class SparkRuntime:
             for n in coordinator.failed_checkpoints:  # what a slow writer left after the abort
                 self.storage.discard_incomplete(job_id, n)
         results = attempts.results
-        states = _final_states(graph, results)
+        states = final_states(graph, results)
         from absnb.runtime.events.table import run_events
 
         log = run_events(
@@ -403,71 +391,5 @@ class SparkRuntime:
         return str(sc.getConf().get("spark.driver.host", "127.0.0.1"))
 
     def _stage(self, plans: list[HostPlan], data: PreparedInput | None = None) -> list[HostResult]:
-        """Run every host as one Spark task of one barrier stage: over ``data``'s
-        partitions (one per host) when the job reads a DataFrame, else over nothing.
-
-        The plans travel pickled, unpickled by the host itself: a job whose code the
-        executors cannot import (a user module not on their path) is reported to the
-        coordinator as that error, not only as a Spark stack trace."""
-        from pyspark import cloudpickle
-
-        sc = self.spark.sparkContext
-        n = len(plans)
-        binding = data.binding if data is not None else None
-        # pyspark's vendored cloudpickle has no annotations: its dumps returns bytes
-        dumps = cast("Callable[[HostPlan], bytes]", cloudpickle.dumps)
-        pickled = [dumps(p) for p in plans]
-        ids = [(p.host_id, p.attempt, p.coordinator, p.secret) for p in plans]
-
-        def run_partition(index: int, rows: Any) -> Iterator[HostResult]:
-            from absnb.runtime.host.host import RunStopped
-
-            plan = _on_executor(unpickle_plan(pickled[index], *ids[index]))
-            if binding is not None:
-                plan = binding.bind(plan, rows)
-            try:
-                yield run_host(plan)
-            except RunStopped:  # the driver stopped the run and raises why itself
-                return
-
-        rdd = data.rdd if data is not None else sc.parallelize(range(n), n)
-        # collect() of an RDD is untyped: each partition yielded one HostResult
-        return cast(
-            "list[HostResult]", rdd.barrier().mapPartitionsWithIndex(run_partition).collect()
-        )
-
-
-@contextlib.contextmanager
-def shipped_by_value(module_name: str) -> Iterator[None]:
-    """Inside the block, the runs pickle the code of module ``module_name`` by value, so that
-    executors that cannot import it (a file loaded by its path, such as a student's handler
-    graded by ``absnb lab grade FILE``) still run it. A notebook's ``__main__`` is pickled
-    by value anyway, and absnb's own modules are imported on the executors: for those, and
-    for a module not loaded, the block does nothing."""
-    from pyspark import cloudpickle
-
-    module = sys.modules.get(module_name)
-    if module is None or module_name.split(".")[0] in ("__main__", "absnb"):
-        yield
-        return
-    cloudpickle.register_pickle_by_value(module)  # type: ignore[no-untyped-call]  # unannotated
-    try:
-        yield
-    finally:
-        cloudpickle.unregister_pickle_by_value(module)  # type: ignore[no-untyped-call]
-
-
-def _on_executor(plan: HostPlan) -> HostPlan:
-    """``plan`` advertising this executor's host for its data channels (the address
-    Spark knows the executor by), so that hosts on other machines can connect."""
-    from pyspark import BarrierTaskContext
-
-    try:
-        ctx = BarrierTaskContext.get()
-        address = ctx.getTaskInfos()[ctx.partitionId()].address
-    except Exception:  # not in a barrier task (tests calling run_host directly)
-        return plan
-    host = address.rsplit(":", 1)[0].strip("[]")
-    if not host or plan.advertise_host == "127.0.0.1":  # a local master: loopback only
-        return plan
-    return replace(plan, advertise_host=host)
+        """Run the hosts of ``plans`` as one barrier stage (:func:`~.stage.run_stage`)."""
+        return run_stage(self.spark, plans, data)
