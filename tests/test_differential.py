@@ -292,3 +292,26 @@ def test_a_tick_makes_a_late_barrier_overtake_and_the_task_switch_in_every_runti
     assert shows["host"] == shows["simulator"] == shows["harness"]
     before = play([*script[:3], ("process",)], "abs-timeout", str(tmp_path))
     assert before["simulator"][3][1] == ((("record", 1), ("record", 2)), (), (), ("in0",))
+
+
+def test_a_barrier_announced_after_its_alignment_timed_out_overtakes_a_queued_cancellation(
+    tmp_path,
+) -> None:
+    # Checkpoint 1 times out at the task with in1 aligned (a cancellation of 2 queued behind
+    # its barrier); then in0's barrier 1 comes. Its announcement reaches the host before
+    # the cancellation is taken, so it overtakes it, as the simulator serves it at once: the
+    # snapshot of 1 is taken, then 2's cancellation forwarded. (The host used to take the
+    # cancellation first, aborting 1.)
+    script: list[Step] = [
+        ("barrier", "in1", 1),
+        ("cancel", "in1", 2),
+        ("process",),
+        ("tick",),
+        ("barrier", "in0", 1),
+        ("process",),
+    ]
+    for operator in OPERATORS:
+        shows = play(script, "abs-timeout", str(tmp_path), operator)
+        last = shows["simulator"][-1][1]
+        assert last[:2] == ((("sent", CancelCheckpointMarker(2)),), (("snapshot", 1, ()),))
+        assert shows["host"] == shows["simulator"] == shows["harness"]

@@ -106,6 +106,8 @@ class Host(CarriesOut):
         began = time.monotonic()
         self.inbox.extend(self._kept(self.net.poll(timeout)))
         self._tally("idle_seconds", (time.monotonic() - began) if timeout else 0.0)
+        if self.announce:  # a barrier announced after its alignment timed out overtakes now
+            self._due(client)
         while self.inbox:
             c, m = self.inbox.take(self.split)
             self._deliver(c, m, client)
