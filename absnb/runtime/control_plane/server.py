@@ -12,12 +12,8 @@ calls ``on_complete`` (the runtime writes the storage manifest) and only then se
 notify-checkpoint-complete to every host.
 
 A job whose end cannot travel as end-of-input (a cycle, or processes sending to each
-other, like the bank) terminates by quiescence detection (``quiescence=True``): the server
-probes every host in rounds (:class:`~absnb.runtime.control_plane.messages.Probe`,
-:class:`~absnb.runtime.control_plane.messages.Report`) and tells every host to finish
-(:class:`~absnb.runtime.control_plane.messages.Terminate`) when Mattern's four-counter method,
-sans-IO in :mod:`absnb.runtime.control_plane.termination`, sees that nothing runs or is in transit
-any more.
+other, like the bank) terminates by quiescence detection
+(:mod:`absnb.runtime.control_plane.quiescence`).
 
 The control plane's modules, one job each: the messages and their framing
 (:mod:`absnb.runtime.control_plane.messages`), the server's loop
@@ -43,13 +39,12 @@ from absnb.runtime.control_plane.messages import (
     ControlError,
     Failed,
     Finished,
-    Probe,
     Register,
     Report,
     Stop,
-    Terminate,
 )
 from absnb.runtime.control_plane.pending import Event, PendingCheckpoints
+from absnb.runtime.control_plane.quiescence import Quiescence
 from absnb.runtime.control_plane.registration import Registration
 from absnb.runtime.control_plane.server_loop import SelectorServer, _Conn
 from absnb.runtime.control_plane.termination import TerminationDetector
@@ -57,7 +52,7 @@ from absnb.runtime.events.log import EventBatch
 from absnb.runtime.storage.fs import StorageError
 
 
-class CoordinatorServer(Registration, SelectorServer):
+class CoordinatorServer(Registration, Quiescence, SelectorServer):
     """The checkpoint coordinator on the driver, serving the hosts' control connections.
 
     One background thread (``start``) accepts connections, authenticates them, serves
@@ -326,39 +321,9 @@ class CoordinatorServer(Registration, SelectorServer):
             self._finished[msg.host_id] = dict(msg.metrics)
             self._cond.notify_all()
 
-    # -- termination detection (quiescence) -----------------------------------------------
-    def _wait(self) -> float:
-        if not self.quiescence:
-            return self.tick
-        return min(self.tick, max(0.0, self._termination.next_probe - self.clock()), 0.01)
-
     def _idle(self) -> None:
         self._maybe_trigger()
         self._maybe_probe()
-
-    def _maybe_probe(self) -> None:
-        if not self.quiescence or not self._running():
-            return
-        round = self._termination.probe(self.clock())
-        if round is None:
-            return
-        self._broadcast(Probe(round))
-
-    def _on_report(self, conn: _Conn, report: Report) -> None:
-        assert conn.register is not None
-        if report.host_id != conn.register.host_id or report.attempt != self._attempt:
-            self._drop(conn)
-            return
-        if not self._termination.report(report, self.clock()):
-            return
-        self.events.append(
-            (
-                self.clock(),
-                "terminated",
-                {"round": self._termination.round, "attempt": self._attempt},
-            )
-        )
-        self._broadcast(Terminate())
 
     # -- attempts -----------------------------------------------------------------------------
 
