@@ -350,9 +350,10 @@ class TwoPhaseCommitSink(Operator, Generic[Txn]):
         :data:`END_OF_INPUT`, the final checkpoint (Flink: ``endInput``, then the final
         checkpoint, FLIP-147). The first checkpoint this task snapshots afterwards is its
         final one: :meth:`snapshot_state` keeps the transaction pending for it, and its
-        completion commits it. When the run succeeds before any (a Spark run ends), the
-        runtime calls ``notify_checkpoint_complete(state, END_OF_INPUT)``, which commits
-        everything still pending. A restore from a checkpoint taken before this aborts it."""
+        completion commits it. The coordinator triggers that checkpoint once the job's input
+        has ended if no other did (:meth:`~absnb.CheckpointCoordinator.final_checkpoint_due`),
+        in the simulator and on Spark alike, where the hosts wait for it before they exit.
+        A restore from a checkpoint taken before this aborts it."""
         return self.snapshot_state(state, END_OF_INPUT), ()
 
     def uncommitted(self, state: TwoPhaseCommitState[Txn]) -> int:
