@@ -16,7 +16,7 @@ import absnb
 from absnb import datasets
 from absnb.protocols.two_phase_commit import END_OF_INPUT
 from absnb.runtime import Failure
-from absnb.runtime.spark import SparkRuntime, SparkRun, word_count_answer
+from absnb.runtime.spark import SparkRun, SparkRuntime, word_count_answer
 from absnb.sinks import FileSink
 from tests.sinks.harness import unfinished
 
@@ -69,7 +69,8 @@ def test_the_final_checkpoint_commits_the_output(runtime, answer, tmp_path) -> N
     sink = FileSink(tmp_path / "out")
     run = runtime.run(absnb.word_count(text(), sink=sink), "abs", checkpoint_interval=None)
     assert finals(run) == [(0, 1)]
-    assert completed(run) == [1] and run.checkpoints == [1]
+    assert completed(run) == [1]
+    assert run.checkpoints == [1]
     kinds = [kind for _, kind, _ in run.coordinator_events]
     assert kinds.index("completed") < kinds.index("finishing")  # hosts waited for it
     assert_committed_by(run, 1, sink)
@@ -78,7 +79,8 @@ def test_the_final_checkpoint_commits_the_output(runtime, answer, tmp_path) -> N
 
 def test_a_job_without_uncommitted_output_takes_no_final_checkpoint(runtime, answer) -> None:
     run = runtime.run(absnb.word_count(text()), "abs", checkpoint_interval=None)
-    assert finals(run) == [] and run.checkpoints == []
+    assert finals(run) == []
+    assert run.checkpoints == []
     assert "finishing" in [kind for _, kind, _ in run.coordinator_events]
 
 
@@ -99,7 +101,8 @@ def test_a_failure_during_the_final_checkpoint_is_exactly_once(
         checkpoint_interval=None,
         failures=[failure],
     )
-    assert run.restarts == 1 and run.restored == [0, 0]
+    assert run.restarts == 1
+    assert run.restored == [0, 0]
     assert finals(run) == [(0, 1), (1, 2)]  # triggered again in the new attempt
     assert completed(run) == [2]
     assert_committed_by(run, 2, sink)
