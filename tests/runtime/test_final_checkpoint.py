@@ -107,3 +107,21 @@ def test_a_failure_during_the_final_checkpoint_is_exactly_once(
     assert completed(run) == [2]
     assert_committed_by(run, 2, sink)
     assert sorted(sink.committed()) == exactly(answer) == run.output
+
+
+def test_a_failure_after_the_final_checkpoint_completed_restores_it(
+    runtime, answer, tmp_path
+) -> None:
+    """Notified of the final checkpoint, sink[0] fails before its commit: the next attempt
+    restores that checkpoint (its tasks finished), commits on restore what it names, and
+    has nothing left to commit: no final checkpoint is due."""
+    sink = FileSink(tmp_path / "out")
+    failure = Failure("sink[0]", notified=1, kind="raise")
+    run = runtime.run(
+        absnb.word_count(text(), sink=sink), "abs", checkpoint_interval=None, failures=[failure]
+    )
+    assert run.restarts == 1
+    assert run.restored == [0, 1]
+    assert finals(run) == [(0, 1)]
+    assert unfinished(sink) == []
+    assert sorted(sink.committed()) == exactly(answer) == run.output
