@@ -97,6 +97,19 @@ class TwoPhaseCommitState(Generic[Txn]):
         return "; ".join(parts)
 
 
+def pending_for_final(
+    state: TwoPhaseCommitState[Txn], checkpoint_id: CheckpointId
+) -> TwoPhaseCommitState[Txn]:
+    """``state`` with the transaction :meth:`TwoPhaseCommitSink.end_input` pre-committed for
+    :data:`END_OF_INPUT` pending for ``checkpoint_id`` instead: the first checkpoint the task
+    snapshots after its input ended is its final one (FLIP-147), whose completion commits
+    it."""
+    if state.pending and state.pending[-1][0] == END_OF_INPUT:
+        final = (checkpoint_id, state.pending[-1][1])
+        return replace(state, pending=(*state.pending[:-1], final))
+    return state
+
+
 class TwoPhaseCommitSink(Operator, Generic[Txn]):
     """The exactly-once sink template. Subclasses implement the I/O hooks.
 
@@ -294,9 +307,7 @@ class TwoPhaseCommitSink(Operator, Generic[Txn]):
         keeps it as pending for n (Flink: ``snapshotState`` → ``preCommit``). A transaction
         :meth:`end_input` pre-committed for :data:`END_OF_INPUT` is pending for n from now
         on: n is the final checkpoint of this task (FLIP-147), taken after its input ended."""
-        if state.pending and state.pending[-1][0] == END_OF_INPUT:
-            final = (checkpoint_id, state.pending[-1][1])
-            state = replace(state, pending=(*state.pending[:-1], final))
+        state = pending_for_final(state, checkpoint_id)
         if state.current is None:
             return state
         old = state.current

@@ -627,3 +627,20 @@ def test_a_host_that_ended_joins_the_pending_and_later_checkpoints(job: Job) -> 
     job.clock.now += 2.0  # the next periodic checkpoint reaches it too
     assert collect(clients[1], bool) == [Trigger(n + 1, ())]
     assert collect(clients[0], bool) == [Trigger(n + 1, (SRC,))]
+
+
+def test_one_final_checkpoint_an_attempt(job: Job) -> None:
+    """A sink that still holds output uncommitted after the final checkpoint (a sink that
+    does not commit) is not waited for again: the hosts finish."""
+    clients, _ = job.register_all()
+    for c in clients:
+        c.ended(1, 0)
+    for c in clients:
+        (trigger,) = collect(c, bool)
+        for t in HOST_TASKS[c.host_id]:
+            c.ack(ack(t, trigger.checkpoint_id))
+    assert [collect(c, bool) for c in clients] == [[Notify(1)]] * 3
+    for c in clients:
+        c.ended(1, 1)
+    assert [collect(c, bool) for c in clients] == [[Finish()]] * 3
+    assert len(job.events("triggered")) == 1

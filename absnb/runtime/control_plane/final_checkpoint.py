@@ -10,13 +10,15 @@ join it by the kernel's rules (:meth:`~absnb.task.StreamTask.join`): no barrier 
 them any more. Once every host of the attempt has ended, nothing is pending and every host
 has carried out the last notification, the server asks the coordinator
 (:meth:`~absnb.protocols.coordinator.CheckpointCoordinator.final_checkpoint_due`, as the
-simulator does): if the final checkpoint is due it triggers it, and its completion commits
-the sinks' last transactions (the hosts say so in a new ``Ended``); then, or at once if none
-is due, it tells every host to :class:`~absnb.runtime.control_plane.messages.Finish`, and
-each answers :class:`~absnb.runtime.control_plane.messages.Finished` with its measurements.
-A failure meanwhile restarts the job from the last completed checkpoint, as any other; the
-final checkpoint is triggered again at the new attempt's end. A job that terminates by
-quiescence (:mod:`absnb.runtime.control_plane.quiescence`) takes no part.
+simulator does): if the final checkpoint is due it triggers it (again if it is aborted),
+and its completion commits the sinks' last transactions (the hosts say so in a new
+``Ended``). Then, or at once if none is due, it tells every host to
+:class:`~absnb.runtime.control_plane.messages.Finish`, and each answers
+:class:`~absnb.runtime.control_plane.messages.Finished` with its measurements. One final
+checkpoint per attempt, as in Flink: a sink still holding output uncommitted after it is not
+waited for again. A failure meanwhile restarts the job from the last completed checkpoint,
+as any other; the final checkpoint is triggered again at the new attempt's end. A job that
+terminates by quiescence (:mod:`absnb.runtime.control_plane.quiescence`) takes no part.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 
-from absnb.core.ids import TaskId
+from absnb.core.ids import CheckpointId, TaskId
 from absnb.protocols.coordinator import CheckpointCoordinator
 from absnb.runtime.control_plane.messages import Ended, Finish, Finished, Trigger
 from absnb.runtime.control_plane.pending import Event, PendingCheckpoints
@@ -53,6 +55,7 @@ class FinalCheckpoint:
         """Forget the hosts' reports (a new attempt begins)."""
         self._ended: dict[int, Ended] = {}
         self._finishing = False
+        self._final: CheckpointId = 0  # the final checkpoint triggered (0: none yet)
 
     def _all_ended(self) -> bool:
         """Whether every host of the attempt has reported that its tasks ended."""
@@ -88,9 +91,12 @@ class FinalCheckpoint:
             return  # a host has yet to carry out the last notification (commit)
         uncommitted = sum(e.uncommitted for e in ended)
         now = self.clock()
-        if self.coordinator.final_checkpoint_due(True, uncommitted):
+        done = 0 < self._final <= self._pending.notified  # one final checkpoint, as in Flink
+        if not done and self.coordinator.final_checkpoint_due(True, uncommitted):
             hosts = sorted(self._ended)
-            self._pending.trigger(now, self._task_host, self._attempt, joining=hosts, final=True)
+            self._final = self._pending.trigger(
+                now, self._task_host, self._attempt, joining=hosts, final=True
+            )
             return
         self._finishing = True
         self.events.append((now, "finishing", {"attempt": self._attempt}))
