@@ -18,7 +18,7 @@ emitting each record in turn does, with one operator call per batch).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -707,3 +707,13 @@ _EFFECTS: dict[type, Callable[[StreamTask, Any, Out], None]] = {
     ResumeSource: StreamTask._halt,
 }
 """What :meth:`StreamTask._apply` does with each protocol effect."""
+
+
+def uncommitted(tasks: Iterable[StreamTask]) -> int:
+    """The output ``tasks`` hold that is not yet visible outside the job
+    (:meth:`~absnb.operators.base.Operator.uncommitted`: a two-phase-commit sink's open and
+    pre-committed transactions), which only a completed checkpoint commits: the measure the
+    coordinator decides the final checkpoint by (FLIP-147,
+    :meth:`~absnb.protocols.coordinator.CheckpointCoordinator.final_checkpoint_due`), in the
+    simulator (the world's sinks) and on Spark (a host's tasks, once they have finished)."""
+    return sum(task.fn.uncommitted(task.state) for task in tasks)

@@ -97,6 +97,19 @@ class TwoPhaseCommitState(Generic[Txn]):
         return "; ".join(parts)
 
 
+def pending_for_final(
+    state: TwoPhaseCommitState[Txn], checkpoint_id: CheckpointId
+) -> TwoPhaseCommitState[Txn]:
+    """``state`` with the transaction :meth:`TwoPhaseCommitSink.end_input` pre-committed for
+    :data:`END_OF_INPUT` pending for ``checkpoint_id`` instead: the first checkpoint the task
+    snapshots after its input ended is its final one (FLIP-147), whose completion commits
+    it."""
+    if state.pending and state.pending[-1][0] == END_OF_INPUT:
+        final = (checkpoint_id, state.pending[-1][1])
+        return replace(state, pending=(*state.pending[:-1], final))
+    return state
+
+
 class TwoPhaseCommitSink(Operator, Generic[Txn]):
     """The exactly-once sink template. Subclasses implement the I/O hooks.
 
@@ -294,9 +307,7 @@ class TwoPhaseCommitSink(Operator, Generic[Txn]):
         keeps it as pending for n (Flink: ``snapshotState`` → ``preCommit``). A transaction
         :meth:`end_input` pre-committed for :data:`END_OF_INPUT` is pending for n from now
         on: n is the final checkpoint of this task (FLIP-147), taken after its input ended."""
-        if state.pending and state.pending[-1][0] == END_OF_INPUT:
-            final = (checkpoint_id, state.pending[-1][1])
-            state = replace(state, pending=(*state.pending[:-1], final))
+        state = pending_for_final(state, checkpoint_id)
         if state.current is None:
             return state
         old = state.current
@@ -350,9 +361,10 @@ class TwoPhaseCommitSink(Operator, Generic[Txn]):
         :data:`END_OF_INPUT`, the final checkpoint (Flink: ``endInput``, then the final
         checkpoint, FLIP-147). The first checkpoint this task snapshots afterwards is its
         final one: :meth:`snapshot_state` keeps the transaction pending for it, and its
-        completion commits it. When the run succeeds before any (a Spark run ends), the
-        runtime calls ``notify_checkpoint_complete(state, END_OF_INPUT)``, which commits
-        everything still pending. A restore from a checkpoint taken before this aborts it."""
+        completion commits it. The coordinator triggers that checkpoint once the job's input
+        has ended if no other did (:meth:`~absnb.CheckpointCoordinator.final_checkpoint_due`),
+        in the simulator and on Spark alike, where the hosts wait for it before they exit.
+        A restore from a checkpoint taken before this aborts it."""
         return self.snapshot_state(state, END_OF_INPUT), ()
 
     def uncommitted(self, state: TwoPhaseCommitState[Txn]) -> int:

@@ -24,7 +24,7 @@ from absnb.sim.actions import Deliver, Emit, TriggerCheckpoint
 from absnb.sim.args import check_world
 from absnb.sim.format import show_message
 from absnb.sim.recovery import PartKeys, acknowledged_key, recovery_key
-from absnb.task import Send, StreamTask
+from absnb.task import Send, StreamTask, uncommitted
 
 _S = TypeVar("_S", bound="WorldState")
 
@@ -211,9 +211,10 @@ class WorldState:
         return False
 
     def uncommitted(self) -> int:
-        """Sink transactions not yet committed to their external systems."""
-        tasks, graph = self.tasks, self.graph
-        return sum(graph.function(t).uncommitted(tasks[t].state) for t in self.static.sinks)
+        """Sink transactions not yet committed to their external systems
+        (:func:`absnb.task.uncommitted` of the sinks)."""
+        tasks = self.tasks
+        return uncommitted(tasks[t] for t in self.static.sinks)
 
     def is_finished(self) -> bool:
         """All input consumed, every channel empty and every notification delivered."""

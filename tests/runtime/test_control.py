@@ -20,6 +20,7 @@ from absnb.runtime.control_plane.messages import (
     Ack,
     AddressBook,
     ControlError,
+    Finish,
     Notify,
     Stop,
     Trigger,
@@ -579,3 +580,67 @@ def test_a_cause_still_on_its_way_is_waited_for_while_a_host_is_connected(job: J
         error, setup = cause.result(timeout=5)
     assert "injected failure" in str(error)
     assert not setup
+
+
+# -- the final checkpoint (FLIP-147; absnb.runtime.control_plane.final_checkpoint) ------------
+def test_hosts_that_ended_wait_for_the_final_checkpoint_then_finish(job: Job) -> None:
+    clients, _ = job.register_all()
+    clients[0].ended(0, 0)
+    clients[1].ended(0, 0)
+    assert [quiet(c) for c in clients] == [[], [], []]  # host 2 still runs
+    clients[2].ended(2, 0)  # its sink holds its last transactions uncommitted
+    # every host hears of it: the finished tasks join it, no barrier reaches them
+    assert collect(clients[0], bool) == [Trigger(1, (SRC,))]
+    assert collect(clients[1], bool) == collect(clients[2], bool) == [Trigger(1, ())]
+    assert job.events("triggered") == [{"checkpoint_id": 1, "attempt": 0, "final": True}]
+    for c in clients:
+        for t in HOST_TASKS[c.host_id]:
+            c.ack(ack(t, 1))
+    assert [collect(c, bool) for c in clients] == [[Notify(1)]] * 3
+    clients[0].ended(0, 1)
+    clients[2].ended(0, 1)
+    assert quiet(clients[0]) == []  # host 1 has yet to carry out the notification
+    clients[1].ended(0, 1)
+    assert [collect(c, bool) for c in clients] == [[Finish()]] * 3
+    assert job.events("finishing") == [{"attempt": 0}]
+    job.clock.now = 10.0  # nothing more is triggered
+    assert quiet(clients[0]) == []
+
+
+def test_hosts_with_nothing_uncommitted_finish_at_once(job: Job) -> None:
+    clients, _ = job.register_all()
+    for c in clients:
+        c.ended(0, 0)
+    assert [collect(c, bool) for c in clients] == [[Finish()]] * 3
+    assert job.events("triggered") == []
+
+
+def test_a_host_that_ended_joins_the_pending_and_later_checkpoints(job: Job) -> None:
+    clients, _ = job.register_all()
+    n = job.trigger()
+    clients[1].ended(0, 0)
+    assert collect(clients[1], bool) == [Trigger(n, ())]  # pending when it ended
+    for c in clients:
+        for t in HOST_TASKS[c.host_id]:
+            c.ack(ack(t, n))
+    assert [collect(c, bool) for c in clients] == [[Notify(n)]] * 3
+    job.clock.now += 2.0  # the next periodic checkpoint reaches it too
+    assert collect(clients[1], bool) == [Trigger(n + 1, ())]
+    assert collect(clients[0], bool) == [Trigger(n + 1, (SRC,))]
+
+
+def test_one_final_checkpoint_an_attempt(job: Job) -> None:
+    """A sink that still holds output uncommitted after the final checkpoint (a sink that
+    does not commit) is not waited for again: the hosts finish."""
+    clients, _ = job.register_all()
+    for c in clients:
+        c.ended(1, 0)
+    for c in clients:
+        (trigger,) = collect(c, bool)
+        for t in HOST_TASKS[c.host_id]:
+            c.ack(ack(t, trigger.checkpoint_id))
+    assert [collect(c, bool) for c in clients] == [[Notify(1)]] * 3
+    for c in clients:
+        c.ended(1, 1)
+    assert [collect(c, bool) for c in clients] == [[Finish()]] * 3
+    assert len(job.events("triggered")) == 1

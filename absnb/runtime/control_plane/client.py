@@ -23,6 +23,7 @@ from absnb.runtime.control_plane.messages import (
     AddressBook,
     Command,
     ControlError,
+    Ended,
     Failed,
     Finished,
     Refused,
@@ -35,7 +36,7 @@ from absnb.runtime.plan import HostPlan
 
 ServerMessage = Command | AddressBook | Refused
 """What a coordinator sends a host: before the address book, the book or a refusal."""
-HostMessage = Register | Ack | Failed | Finished | Report | EventBatch
+HostMessage = Register | Ack | Ended | Failed | Finished | Report | EventBatch
 """What a host sends the coordinator."""
 
 
@@ -293,6 +294,12 @@ class ControlClient:
     def report(self, report: Report) -> None:
         """Answer a :class:`~absnb.runtime.control_plane.messages.Probe` (termination detection)."""
         self._send(report)
+
+    def ended(self, uncommitted: int, notified: CheckpointId) -> None:
+        """Report that every task of this host has finished, and the output its sinks still
+        hold uncommitted as of checkpoint ``notified``
+        (:class:`~absnb.runtime.control_plane.messages.Ended`)."""
+        self._send(Ended(self.host_id, self.attempt, uncommitted, notified))
 
     def finished(self, metrics: dict[str, object]) -> None:
         """Report that every task of this host has finished."""

@@ -132,6 +132,20 @@ class Finished:
 
 
 @dataclass(frozen=True)
+class Ended:
+    """Host -> server: every task of the host has finished (FLIP-147), and its sinks hold
+    ``uncommitted`` output (:func:`absnb.task.uncommitted`) as of checkpoint ``notified``
+    (the newest whose notify-checkpoint-complete the host carried out in this attempt; 0:
+    none). The host goes on serving triggers, acknowledgements and notifications, and says
+    this again after each notification, until the server tells it to :class:`Finish`."""
+
+    host_id: int
+    attempt: int
+    uncommitted: int
+    notified: CheckpointId = 0
+
+
+@dataclass(frozen=True)
 class Failed:
     """Host -> server, its last word: the host failed with ``error`` (its peers hear why).
 
@@ -191,6 +205,13 @@ class Refused:
     reason: str
 
 
-Command = Trigger | Notify | Aborted | Stop | Probe | Terminate
+@dataclass(frozen=True)
+class Finish:
+    """Server -> every host, once every host has :class:`Ended`: the job's final checkpoint
+    has completed and the hosts carried out its notification (the sinks committed), or none
+    was due; finish now (Flink 1.15: a task exits once its final checkpoint completed)."""
+
+
+Command = Trigger | Notify | Aborted | Stop | Probe | Terminate | Finish
 """What :meth:`ControlClient.poll <absnb.runtime.control_plane.client.ControlClient.poll>`
 returns."""

@@ -19,7 +19,7 @@ a row than it tolerates, ``stop`` is called with the
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 
 from absnb.core.ids import CheckpointId, TaskId
 from absnb.core.snapshot import TaskSnapshot
@@ -82,6 +82,9 @@ class PendingCheckpoints:
         self.stop = stop
         self.stopped: StorageError | None = None
         """The error the run stops with, once more checkpoints failed than tolerated."""
+        self.notified: CheckpointId = 0
+        """The newest checkpoint whose notify-checkpoint-complete went to the hosts in this
+        attempt (0: none yet)."""
         self._acks: dict[CheckpointId, dict[TaskId, Ack]] = {}
         self._triggered_at: dict[CheckpointId, float] = {}
 
@@ -91,18 +94,33 @@ class PendingCheckpoints:
         for late in self.coordinator.expire(now):
             self.abort(late, "timed out", now)
 
-    def trigger(self, now: float, task_host: dict[TaskId, int], attempt: int) -> None:
-        """Trigger the next checkpoint: one :class:`~absnb.runtime.control_plane.messages.Trigger`
-        per host of initiator tasks."""
+    def trigger(
+        self,
+        now: float,
+        task_host: dict[TaskId, int],
+        attempt: int,
+        *,
+        joining: Collection[int] = (),
+        final: bool = False,
+    ) -> CheckpointId:
+        """Trigger the next checkpoint and return its id: one
+        :class:`~absnb.runtime.control_plane.messages.Trigger` per host of initiator tasks,
+        and one naming no task to each host of ``joining`` (hosts whose tasks have all
+        finished, which no barrier reaches: their tasks join it, FLIP-147). ``final``: the
+        job's final checkpoint (its ``triggered`` event says so)."""
         n = self.coordinator.trigger(now)
         self._triggered_at[n] = now
         self._acks[n] = {}
-        self.events.append((now, "triggered", {"checkpoint_id": n, "attempt": attempt}))
-        by_host: dict[int, list[TaskId]] = {}
+        info: dict[str, object] = {"checkpoint_id": n, "attempt": attempt}
+        if final:
+            info["final"] = True
+        self.events.append((now, "triggered", info))
+        by_host: dict[int, list[TaskId]] = {h: [] for h in joining}
         for t in self.initiators:
             by_host.setdefault(task_host[t], []).append(t)
         for h, tasks in sorted(by_host.items()):
             self._send(h, Trigger(n, tuple(tasks)))
+        return n
 
     def acknowledge(self, ack: Ack) -> None:
         """Count a task's acknowledgement (or decline); the last one completes the
@@ -151,6 +169,7 @@ class PendingCheckpoints:
         for old in decided.subsumed:
             self.abort(old, "subsumed", now)
         self.events.append((now, "completed", {"checkpoint_id": n, "duration": now - started}))
+        self.notified = max(self.notified, n)
         self._broadcast(Notify(n))
 
     def abort(self, n: CheckpointId, reason: str, now: float) -> None:
@@ -204,5 +223,6 @@ class PendingCheckpoints:
 
     def clear(self) -> None:
         """Forget every acknowledgement (a new attempt begins)."""
+        self.notified = 0
         self._acks.clear()
         self._triggered_at.clear()

@@ -11,9 +11,10 @@ of the initiator tasks, collects the tasks' acknowledgements, and when a checkpo
 calls ``on_complete`` (the runtime writes the storage manifest) and only then sends
 notify-checkpoint-complete to every host.
 
-A job whose end cannot travel as end-of-input (a cycle, or processes sending to each
-other, like the bank) terminates by quiescence detection
-(:mod:`absnb.runtime.control_plane.quiescence`).
+A host whose tasks have all finished waits for the job's final checkpoint before it ends
+(:mod:`absnb.runtime.control_plane.final_checkpoint`, FLIP-147); a job whose end cannot travel
+as end-of-input (a cycle, or processes sending to each other, like the bank) terminates by
+quiescence detection (:mod:`absnb.runtime.control_plane.quiescence`).
 
 The control plane's modules, one job each: the messages and their framing
 (:mod:`absnb.runtime.control_plane.messages`), the server's loop
@@ -32,11 +33,13 @@ from absnb.core.ids import CheckpointId, TaskId
 from absnb.protocols.coordinator import CheckpointCoordinator
 from absnb.runtime.connections.handshake import HANDSHAKE_SECONDS
 from absnb.runtime.control_plane.attempt_causes import REPORT_CHARS, AttemptCauses
+from absnb.runtime.control_plane.final_checkpoint import FinalCheckpoint
 from absnb.runtime.control_plane.messages import (
     HELLO,
     Aborted,
     Ack,
     ControlError,
+    Ended,
     Failed,
     Finished,
     Register,
@@ -52,12 +55,13 @@ from absnb.runtime.events.log import EventBatch
 from absnb.runtime.storage.fs import StorageError
 
 
-class CoordinatorServer(Registration, Quiescence, SelectorServer):
+class CoordinatorServer(Registration, Quiescence, FinalCheckpoint, SelectorServer):
     """The checkpoint coordinator on the driver, serving the hosts' control connections.
 
     One background thread (``start``) accepts connections, authenticates them, serves
     registrations, acknowledgements and finish reports, and triggers periodic checkpoints
-    while the current attempt runs (every host registered, none finished or lost).
+    while the current attempt runs (every host registered, none finished or lost), then
+    the final one.
     Every other method may be called from any thread.
 
     Args:
@@ -89,7 +93,8 @@ class CoordinatorServer(Registration, Quiescence, SelectorServer):
     Attributes:
         events: ``(time, kind, details)`` tuples for metrics, with kind ``triggered``,
             ``running`` (every host of an attempt registered), ``acknowledged``,
-            ``completed``, ``aborted``, ``refused``, ``disconnected`` or ``terminated``.
+            ``completed``, ``aborted``, ``refused``, ``disconnected``, ``terminated`` or
+            ``finishing`` (the final checkpoint's ``triggered`` says ``final``).
     """
 
     def __init__(
@@ -155,6 +160,7 @@ class CoordinatorServer(Registration, Quiescence, SelectorServer):
         self._finished: dict[int, dict[str, object]] = {}
         self._lost: set[int] = set()
         self._termination = TerminationDetector(hosts, probe_interval)
+        self._reset_final()
 
     # -- public API ----------------------------------------------------------------------------
 
@@ -265,8 +271,8 @@ class CoordinatorServer(Registration, Quiescence, SelectorServer):
                 self._drop(conn)
         elif isinstance(message, Ack):
             self._on_ack(conn, message)
-        elif isinstance(message, Finished):
-            self._on_finished(conn, message)
+        elif isinstance(message, Ended | Finished):
+            self._on_end(conn, message)
         elif isinstance(message, Report):
             self._on_report(conn, message)
         elif isinstance(message, EventBatch):  # the host's event log, on the driver's clock
@@ -300,8 +306,9 @@ class CoordinatorServer(Registration, Quiescence, SelectorServer):
         now = self.clock()
         if self.coordinator.timeout is not None and self._running():
             self._pending.expire(now)
-        if self._running() and self.coordinator.is_due(now):
-            self._pending.trigger(now, self._task_host, self._attempt)
+        if self._running() and not self._all_ended() and self.coordinator.is_due(now):
+            joining = sorted(self._ended)  # hosts whose tasks have all finished join it
+            self._pending.trigger(now, self._task_host, self._attempt, joining=joining)
 
     def _on_ack(self, conn: _Conn, ack: Ack) -> None:
         assert conn.register is not None
@@ -312,18 +319,10 @@ class CoordinatorServer(Registration, Quiescence, SelectorServer):
             return
         self._pending.acknowledge(ack)
 
-    def _on_finished(self, conn: _Conn, msg: Finished) -> None:
-        assert conn.register is not None
-        if msg.host_id != conn.register.host_id or msg.attempt != self._attempt:
-            self._drop(conn)
-            return
-        with self._cond:
-            self._finished[msg.host_id] = dict(msg.metrics)
-            self._cond.notify_all()
-
     def _idle(self) -> None:
         self._maybe_trigger()
         self._maybe_probe()
+        self._maybe_finish()
 
     # -- attempts -----------------------------------------------------------------------------
 
@@ -361,6 +360,7 @@ class CoordinatorServer(Registration, Quiescence, SelectorServer):
             self._lost.clear()
             self._pending.clear()
             self._termination.reset()
+            self._reset_final()
             self._cond.notify_all()
 
     # -- connections --------------------------------------------------------------------------

@@ -1,8 +1,10 @@
 """What a host carries out, one table each: the coordinator's commands to its tasks
 (trigger, notify-checkpoint-complete, abort, probe) and the controls its tasks return
 (block, unblock, snapshot, acknowledge, drop, decline), and, once a task's snapshot is
-written, its acknowledgement to the coordinator (:meth:`CarriesOut._acknowledge`). The
-tasks decide (:class:`~absnb.task.StreamTask`); the host only does what they say."""
+written, its acknowledgement to the coordinator (:meth:`CarriesOut._acknowledge`); once its
+tasks have all finished, that they ended and what its sinks hold uncommitted
+(:meth:`CarriesOut._report_ended`, FLIP-147). The tasks decide
+(:class:`~absnb.task.StreamTask`); the host only does what they say."""
 
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ from absnb.runtime.control_plane.client import ControlClient
 from absnb.runtime.control_plane.messages import (
     Aborted,
     Ack,
+    Finish,
     Notify,
     Probe,
     Terminate,
@@ -25,7 +28,7 @@ from absnb.runtime.failures import committing_to
 from absnb.runtime.host.parts import HostParts
 from absnb.runtime.host.report import probe_report
 from absnb.runtime.host.snapshot_writer import WriteFailed
-from absnb.task import Control, Dropped, Out
+from absnb.task import Control, Dropped, Out, uncommitted
 
 
 class CarriesOut(HostParts):
@@ -64,6 +67,9 @@ class CarriesOut(HostParts):
             self.injected.notified(str(t), n, after_commit=True, committing=committing)
             self.log.command(t, n, True)
             self._after(t, out, client)
+        self.notified = max(self.notified, n)
+        if self.ended:  # the coordinator waits to hear what is left uncommitted now
+            self._report_ended(client)
 
     def _aborted(self, cmd: Aborted, client: ControlClient) -> None:
         n = cmd.checkpoint_id
@@ -75,6 +81,13 @@ class CarriesOut(HostParts):
 
     def _probe(self, cmd: Probe, client: ControlClient) -> None:
         client.report(probe_report(self.plan, self.tasks, self.queues, cmd.round))
+
+    def _report_ended(self, client: ControlClient) -> None:
+        """Every task here has finished: tell the coordinator, with the output the sinks
+        hold uncommitted as of the newest notification carried out (it decides the final
+        checkpoint, FLIP-147); the host then waits for ``Finish``."""
+        self.ended = True
+        client.ended(uncommitted(self.tasks.values()), self.notified)
 
     # -- controls ----------------------------------------------------------------------------
     def _block(self, t: TaskId, ctl: Block, client: ControlClient) -> None:
@@ -121,6 +134,7 @@ COMMANDS: dict[type, Callable[[Any, Any, ControlClient], None]] = {
     Aborted: CarriesOut._aborted,
     Probe: CarriesOut._probe,
     Terminate: lambda host, cmd, client: None,  # the loop ends on it
+    Finish: lambda host, cmd, client: None,  # the loop ends on it
 }
 CONTROLS: dict[type, Callable[[Any, TaskId, Any, ControlClient], None]] = {
     Block: CarriesOut._block,

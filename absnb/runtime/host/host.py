@@ -7,10 +7,13 @@ they return (``Host._after``): controls, then sends, to a local queue when both 
 live here, else over the data plane. A task's snapshot goes to checkpoint storage, then to
 the coordinator. An end of input is delivered to its task like any message; a task whose
 inputs have all ended finishes and ends its outputs, and joins every later checkpoint it
-hears of (:meth:`~absnb.task.StreamTask.join`, FLIP-147); the host ends when all its tasks
-have. The barriers of a protocol whose barriers overtake (FLIP-76) take the priority lane
-(:mod:`absnb.runtime.data_plane.priority`); a cancellation marker travels in order, as in Flink
-(:func:`~absnb.protocols.overtaken.priority_event`). A job whose end cannot travel as
+hears of (:meth:`~absnb.task.StreamTask.join`, FLIP-147). Once all its tasks have finished,
+the host tells the coordinator so and goes on serving its commands until it says
+:class:`~absnb.runtime.control_plane.messages.Finish`: the job's final checkpoint, if one is
+due, has completed (:mod:`absnb.runtime.control_plane.final_checkpoint`). The barriers of
+a protocol whose barriers overtake (FLIP-76) take the priority lane
+(:mod:`absnb.runtime.data_plane.priority`); a cancellation marker travels in order, as in
+Flink (:func:`~absnb.protocols.overtaken.priority_event`). A job whose end cannot travel as
 end-of-input (:func:`~absnb.runtime.plan.terminates_by_quiescence`) runs until the coordinator
 detects quiescence from the hosts' answers to its probes. Every wait is bounded and listens to the
 coordinator: a :class:`~absnb.runtime.control_plane.messages.Stop` ends the host at once with
@@ -28,7 +31,7 @@ from absnb.core.events import checkpoint_of
 from absnb.core.ids import ChannelId, TaskId
 from absnb.core.messages import CancelCheckpointMarker, EndOfInput, Record, RecordBatch
 from absnb.runtime.control_plane.client import ControlClient, report_setup_failure
-from absnb.runtime.control_plane.messages import Terminate, Trigger
+from absnb.runtime.control_plane.messages import Finish, Terminate, Trigger
 from absnb.runtime.data_plane.priority import Overtaking
 from absnb.runtime.events.memory import release_freed
 from absnb.runtime.host.carry_out import CarriesOut
@@ -43,7 +46,8 @@ __all__ = ["Host", "HostStopped", "RunStopped", "run_host"]
 
 class Host(CarriesOut):
     """Runs the tasks of one :class:`~absnb.runtime.plan.HostPlan` until they have all
-    finished (what it is made of: :class:`~absnb.runtime.host.parts.HostParts`)."""
+    finished and the coordinator says to finish (what it is made of:
+    :class:`~absnb.runtime.host.parts.HostParts`)."""
 
     # -- the loop ----------------------------------------------------------------------------
     def run(self) -> HostResult:
@@ -79,13 +83,17 @@ class Host(CarriesOut):
         plan, net = self.plan, self.net
         started = time.monotonic()
         last_flush = started
-        while self.quiescence or len(self.finished) < len(self.tasks):
+        while True:
             commands, self.early = self.early + self._stopped(client.poll()), []
             if any(type(cmd) is Terminate for cmd in commands):
                 # Quiescent: nothing to drain, and the checkpoints no longer matter.
                 return self._end(client, started, drain=False)
             for cmd in commands:
                 self._command(cmd, client)
+            if any(type(cmd) is Finish for cmd in commands):  # the final checkpoint is done
+                return self._end(client, started, drain=True)
+            if not (self.ended or self.quiescence) and len(self.finished) == len(self.tasks):
+                self._report_ended(client)
             if self.writer.pending:
                 self._acknowledge(client)
                 time.sleep(0)  # let the writer's thread take the GIL between its system calls
@@ -98,7 +106,6 @@ class Host(CarriesOut):
             if now - last_flush >= plan.flush_every or not busy:
                 net.flush()
                 last_flush = now
-        return self._end(client, started, drain=True)
 
     def _receive(self, client: ControlClient, timeout: float) -> None:
         """Deliver what the data plane hands out (waiting up to ``timeout`` s: idle): priority
@@ -169,7 +176,8 @@ class Host(CarriesOut):
         return out
 
     def _end(self, client: ControlClient, started: float, drain: bool) -> HostResult:
-        """Every task has finished: drain (if ``drain``), report and return the result."""
+        """The host is done (told to ``Finish``, or quiescent): drain (if ``drain``), report
+        and return the result."""
         net = self.net
         net.flush()
         while drain and (net.pending_output() or self.writer.pending):

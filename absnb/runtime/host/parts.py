@@ -13,7 +13,7 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any
 
-from absnb.core.ids import ChannelId, TaskId
+from absnb.core.ids import ChannelId, CheckpointId, TaskId
 from absnb.protocols import get_protocol
 from absnb.runtime.control_plane.client import ControlClient
 from absnb.runtime.data_plane.transport import DataPlane
@@ -67,6 +67,10 @@ class HostParts:
         # channel state of channels from other hosts, delivered before what they bring
         self.refill = restore(plan, self.storage, self.tasks, self.queues, self.log)
         self.finished: set[TaskId] = set()
+        self.ended = False
+        """Whether the host told the coordinator that its tasks have all finished
+        (:class:`~absnb.runtime.control_plane.messages.Ended`): it waits for ``Finish``."""
+        self.notified: CheckpointId = 0  # the newest notification carried out this attempt
         self.consumed: dict[TaskId, int] = dict.fromkeys(plan.tasks, 0)
         self.aligning = Alignments(self.queues)  # where a channel is blocked (alignment.py)
         self.blocked = self.aligning.blocked  # the local channels held back now

@@ -8,7 +8,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from absnb.core.ids import TaskId
-from absnb.protocols.two_phase_commit import END_OF_INPUT
 from absnb.runtime.events.table import RunEvents
 from absnb.runtime.failures import Failure
 from absnb.runtime.plan import HostResult
@@ -89,15 +88,8 @@ class SparkRun:
         return self.metrics.tasks()
 
 
-def final_states(graph: ExecutionGraph, results: list[HostResult]) -> dict[TaskId, object]:
-    """Every final state the hosts returned. The run succeeded: a sink writing outside the
-    job that took no checkpoint after its input ended holds its last transaction pending
-    for END_OF_INPUT (:meth:`TwoPhaseCommitSink.end_input
-    <absnb.protocols.two_phase_commit.TwoPhaseCommitSink.end_input>`) and commits it now,
-    the run's end standing for its final checkpoint."""
-    states = {t: s for r in results for t, s in r.states.items()}
-    for t in graph.tasks:
-        fn = graph.function(t)
-        if fn.external and t in states:
-            states[t] = fn.notify_checkpoint_complete(states[t], END_OF_INPUT)
-    return states
+def final_states(results: list[HostResult]) -> dict[TaskId, object]:
+    """Every final state the hosts returned. A sink writing outside the job has committed
+    what it wrote when its final checkpoint completed, before its host finished (FLIP-147,
+    :mod:`absnb.runtime.control_plane.final_checkpoint`): the driver commits nothing."""
+    return {t: s for r in results for t, s in r.states.items()}

@@ -292,7 +292,7 @@ class SparkRuntime:
             for n in coordinator.failed_checkpoints:  # what a slow writer left after the abort
                 self.storage.discard_incomplete(job_id, n)
         results = attempts.results
-        states = final_states(graph, results)
+        states = final_states(results)
         from absnb.runtime.events.table import run_events
 
         log = run_events(
