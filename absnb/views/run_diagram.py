@@ -93,15 +93,11 @@ def run_svg(
     title: str | None = None,
     width: float = WIDTH,
     window: tuple[float, float] | None = None,
-    unit: str = "s",
 ) -> str:
     """The diagram of a run's event ``rows`` (time order) as a complete SVG document;
     ``window`` (seconds from, to) draws only what happened then (a checkpoint close up).
-    ``unit="step"`` draws a simulated run's rows (:func:`absnb.sim.event_rows.trace_rows`):
-    time in steps, no record rates. Its words are in the language set
-    (:func:`absnb.set_language`); ``title`` defaults to "the real run". A simulated run's
-    ``sent`` rows are left out: this diagram shows what arrived, not each message."""
-    rows = [r for r in rows if r.kind != "sent"]
+    Its words are in the language set (:func:`absnb.set_language`); ``title`` defaults to
+    "the real run"."""
     tasks = tasks_of(rows)
     if window is not None:
         rows = [r for r in rows if window[0] <= r.time <= window[1]]
@@ -111,12 +107,12 @@ def run_svg(
     body = [f'<rect width="{_n(width)}" height="HEIGHT" fill="#ffffff"/>']
     heading = _("the real run") if title is None else title
     body.append(_text(16, 26, heading, size=22, anchor="start", font_weight="bold"))
-    body += _lanes(tasks, lane, sc, bottom, unit)
+    body += _lanes(tasks, lane, sc, bottom)
     body += _bands(rows, lane, sc)
     body += _attempts(rows, sc, bottom)
     body += _cuts(rows, lane, sc)
     body += _marks(rows, lane, sc)
-    rates = unit == "s" and (window is None or window[1] - window[0] >= 20 * BUCKET)
+    rates = window is None or window[1] - window[0] >= 20 * BUCKET
     flow, height = _flow(rows, sc, bottom + 44, width) if rates else ([], bottom + 24)
     body += flow
     legend, height = _legend(rows, height + 10, width)
@@ -129,9 +125,7 @@ def run_svg(
     )
 
 
-def _lanes(
-    tasks: list[str], lane: dict[str, float], sc: Scale, bottom: float, unit: str
-) -> list[str]:
+def _lanes(tasks: list[str], lane: dict[str, float], sc: Scale, bottom: float) -> list[str]:
     out = [_text(LEFT - 12, TOP, _("coordinator"), fill="#555555")]
     out.append(
         f'<line x1="{LEFT}" y1="{TOP}" x2="{_n(sc.width - RIGHT)}" y2="{TOP}" '
@@ -150,8 +144,7 @@ def _lanes(
             f'<line x1="{_n(x)}" y1="{_n(bottom)}" x2="{_n(x)}" y2="{_n(bottom + 6)}" '
             'stroke="#333333"/>'
         )
-        label = _("step {n}").format(n=f"{at:.6g}") if unit == "step" else f"{at:.6g} {unit}"
-        out.append(_text(x, bottom + 16, label, size=14, anchor="middle"))
+        out.append(_text(x, bottom + 16, f"{at:.6g} s", size=14, anchor="middle"))
     for a, b in sc.gaps:
         x0, x1 = sc.x(a) + 8, sc.x(b) - 8
         out.append(
@@ -162,7 +155,7 @@ def _lanes(
             _text(
                 (x0 + x1) / 2,
                 bottom + 16,
-                f"≈{b - a:.1f} s" if unit == "s" else _("≈{n} steps").format(n=f"{b - a:.0f}"),
+                f"≈{b - a:.1f} s",
                 size=14,
                 anchor="middle",
                 fill="#555555",

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from dataclasses import replace
 
@@ -15,7 +14,6 @@ from absnb.sim.event_rows import cached_trace_rows, trace_rows
 from absnb.sim.schedulers import RandomScheduler
 from absnb.sim.stepper import Stepper
 from absnb.sim.world import World
-from absnb.views.run_diagram import run_svg
 
 
 def stepped(protocol: str, seed: int = 1, steps: int = 300) -> Stepper:
@@ -48,14 +46,6 @@ def test_a_tampered_simulated_snapshot_is_named() -> None:
     rows[i] = replace(row, consumed={**row.consumed, channel: row.consumed[channel] + 1})
     problems = cut_problems(rows, [n])
     assert any(p.startswith(f"checkpoint {n}, channel {channel}:") for p in problems)
-
-
-def test_one_view_draws_a_simulated_run_in_steps() -> None:
-    st = stepped("abs")
-    svg = run_svg(trace_rows(st.trace, st.world), "simulated", unit="step")
-    assert re.search(r">step \d+</text>", svg)
-    assert "cut 1" in svg
-    assert "records per second" not in svg
 
 
 @pytest.mark.parametrize("protocol", ["abs", "chandy-lamport", "unaligned"])
