@@ -1,11 +1,16 @@
-"""A run as a space-time diagram draws it: its event rows, its lanes, the time shown."""
+"""A run as a space-time diagram draws it: its event rows, its lanes, the time shown.
+
+A simulated run's comes from :func:`absnb.views.simulated.simulated`, a real run's from
+its event log by :func:`real_run`."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from absnb.core.events import EventRow
 from absnb.core.ids import TaskId
+from absnb.views.run_state import tasks_of
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,3 +38,21 @@ class DrawnRun:
     def task(self, name: str | None) -> TaskId:
         """The task a row names."""
         return self.names[name or ""]
+
+
+def real_run(rows: Sequence[EventRow], title: str) -> DrawnRun:
+    """A real run's event ``rows`` (time order) as a run to draw: one lane per task the
+    log names (sources first), from its first event to its last."""
+    names = tasks_of(rows)
+    width: dict[str, int] = {}
+    for name in names:
+        op, _, i = name.partition("[")
+        width[op] = max(width.get(op, 0), int(i.rstrip("]")) + 1 if i else 1)
+    tasks = []
+    for name in names:
+        op, _, i = name.partition("[")
+        tasks.append(TaskId(op, int(i.rstrip("]")), max(width[op], 2)) if i else TaskId(op))
+    times = [r.time for r in rows]
+    return DrawnRun(
+        tuple(rows), tuple(tasks), min(times, default=0.0), max(times, default=0.0), title
+    )

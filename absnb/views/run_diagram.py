@@ -17,12 +17,22 @@ from collections.abc import Collection, Sequence
 
 from absnb.core.events import EventRow
 from absnb.i18n import gettext as _
+from absnb.views.diagram import WIDTH
+from absnb.views.drawn_run import DrawnRun
 from absnb.views.labels import wide
 from absnb.views.palette import STATUS_COLOURS
-from absnb.views.run_state import channels_of, tasks_of
-from absnb.views.timeline_static import CONTROL, CUT, FONT, LANE, OFFENDING, RECORD, RECOVERY
+from absnb.views.run_state import channels_of
+from absnb.views.timeline_static import (
+    CONTROL,
+    CUT,
+    FONT,
+    LANE,
+    OFFENDING,
+    RECORD,
+    RECOVERY,
+    _n,
+)
 
-WIDTH = 1024
 LEFT, RIGHT, TOP, GAP, FLOW = 190.0, 24.0, 64.0, 40.0, 30.0
 BUCKET = 0.05
 
@@ -76,10 +86,6 @@ class Scale:
         return out
 
 
-def _n(v: float) -> str:
-    return f"{v:.1f}".rstrip("0").rstrip(".")
-
-
 def _text(x: float, y: float, text: str, size: int = 16, anchor: str = "end", **style: str) -> str:
     extra = "".join(f' {k.replace("_", "-")}="{v}"' for k, v in style.items())
     return (
@@ -89,23 +95,24 @@ def _text(x: float, y: float, text: str, size: int = 16, anchor: str = "end", **
 
 
 def run_svg(
-    rows: Sequence[EventRow],
+    run: DrawnRun,
     title: str | None = None,
     width: float = WIDTH,
     window: tuple[float, float] | None = None,
 ) -> str:
-    """The diagram of a run's event ``rows`` (time order) as a complete SVG document;
-    ``window`` (seconds from, to) draws only what happened then (a checkpoint close up).
-    Its words are in the language set (:func:`absnb.set_language`); ``title`` defaults to
-    "the real run"."""
-    tasks = tasks_of(rows)
+    """The diagram of a real run (:func:`~absnb.views.drawn_run.real_run`) as a complete
+    SVG document; ``window`` (seconds from, to) draws only what happened then (a
+    checkpoint close up). Its words are in the language set (:func:`absnb.set_language`);
+    ``title`` defaults to the run's."""
+    rows: Sequence[EventRow] = run.rows
+    tasks = [str(t) for t in run.tasks]
     if window is not None:
         rows = [r for r in rows if window[0] <= r.time <= window[1]]
     lane = {t: TOP + GAP * (i + 1) for i, t in enumerate(tasks)}
     sc = Scale([r.time for r in rows] if window is None else window, width, window is None)
     bottom = TOP + GAP * (len(tasks) + 0.75)
     body = [f'<rect width="{_n(width)}" height="HEIGHT" fill="#ffffff"/>']
-    heading = _("the real run") if title is None else title
+    heading = run.title if title is None else title
     body.append(_text(16, 26, heading, size=22, anchor="start", font_weight="bold"))
     body += _lanes(tasks, lane, sc, bottom)
     body += _bands(rows, lane, sc)

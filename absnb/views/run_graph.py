@@ -10,9 +10,9 @@ from collections.abc import Sequence
 from absnb.core.events import EventRow
 from absnb.i18n import gettext as _
 from absnb.views.palette import BLOCKED_COLOUR, EDGE_COLOUR, STATUS_COLOURS
-from absnb.views.run_diagram import _n, _text
+from absnb.views.run_diagram import _text
 from absnb.views.run_state import Moment, channels_of, moment, tasks_of
-from absnb.views.timeline_static import FONT
+from absnb.views.timeline_static import FONT, _n
 
 BOX_W, BOX_H, COL, ROW = 150.0, 50.0, 250.0, 80.0
 

@@ -22,7 +22,7 @@ from absnb.i18n import gettext as _
 from absnb.sim.events import Event
 from absnb.sim.world import World
 from absnb.views.diagram import layout_run
-from absnb.views.drawn_run import DrawnRun
+from absnb.views.drawn_run import DrawnRun, real_run
 from absnb.views.pictures import img_html
 from absnb.views.run_counterpart import simulate_like
 from absnb.views.run_diagram import run_svg
@@ -58,6 +58,7 @@ class RunView:
     ) -> None:
         self.rows = list(rows)
         self.title = title
+        self.run = real_run(self.rows, title)
         self.window = window
         if at is None:  # a moment in the stretch drawn, if there is one
             shown = [r for r in self.rows if window is None or window[0] <= r.time <= window[1]]
@@ -70,7 +71,7 @@ class RunView:
         """The space-time diagram as an SVG document (a column's width beside a
         simulated run)."""
         width = 1024 if self.simulated is None else COLUMN
-        return run_svg(self.rows, self.title, width=width, window=self.window)
+        return run_svg(self.run, width=width, window=self.window)
 
     @property
     def simulated_svg(self) -> str | None:

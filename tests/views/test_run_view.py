@@ -10,6 +10,7 @@ import pytest
 
 from absnb.core.events import EventRow
 from absnb.views import show_run
+from absnb.views.drawn_run import real_run
 from absnb.views.run_diagram import Scale, run_svg
 from absnb.views.run_graph import graph_svg
 from absnb.views.run_state import moment, tasks_of
@@ -49,13 +50,13 @@ def test_the_moment_knows_what_was_blocked_and_taken() -> None:
 
 
 def test_the_diagram_draws_lanes_alignment_cut_failure_restore_and_rates() -> None:
-    svg = run_svg(rows(), "a run")
+    svg = run_svg(real_run(rows(), "a run"))
     for text in ("source[0]", "count[0]", "cut 1", "✗ count[0] fails", "restored checkpoint 1",
                  "records per second on each channel", "peak 200/s"):  # fmt: skip
         assert text in svg
     assert svg.count('stroke-dasharray="3 2"') == 1  # one alignment band
     assert "≈10.0 s" in svg  # the restart's 10 quiet seconds, drawn narrow
-    assert run_svg(rows(), "a run") == svg  # same log, same bytes
+    assert run_svg(real_run(rows(), "a run")) == svg  # same log, same bytes
 
 
 def test_a_quiet_stretch_is_drawn_narrow_and_time_keeps_its_order() -> None:
@@ -80,7 +81,7 @@ def test_a_barrier_that_overtook_nothing_gets_no_mark() -> None:
         EventRow(1.04, 0, "count[0]", "overtaken", A, 1, count=0),
         EventRow(1.045, 0, "count[0]", "overtaken", B, 1, count=1234),
     ]
-    svg = run_svg(sorted(rows() + extra, key=lambda r: r.time), "a run")
+    svg = run_svg(real_run(sorted(rows() + extra, key=lambda r: r.time), "a run"))
     assert "↷1,234" in svg
     assert "↷0<" not in svg
 
@@ -91,7 +92,7 @@ def test_counts_too_close_on_one_lane_are_drawn_as_their_sum() -> None:
         EventRow(1.041, 0, "count[0]", "overtaken", B, 1, count=463),  # a pixel later
         EventRow(1.04, 0, "source[0]", "overtaken", A, 1, count=7),  # another lane
     ]
-    svg = run_svg(sorted(rows() + extra, key=lambda r: r.time), "a run")
+    svg = run_svg(real_run(sorted(rows() + extra, key=lambda r: r.time), "a run"))
     assert "↷1,593<" in svg
     assert "↷463<" not in svg
     assert "↷1,130<" not in svg
@@ -104,7 +105,7 @@ def test_a_burst_of_one_bucket_shows_as_a_spike_and_letters_do_not_overlap() -> 
         EventRow(11.3, 1, "count[0]", "commit", detail="1 (on restore)"),
         EventRow(11.301, 1, "count[0]", "abort_txn", detail="2"),
     ]
-    svg = run_svg(sorted(rows() + burst + sinks, key=lambda r: r.time), "a run")
+    svg = run_svg(real_run(sorted(rows() + burst + sinks, key=lambda r: r.time), "a run"))
     (line,) = re.findall(
         r'<polyline points="([^"]+)"[^>]*stroke-width="1.5"', svg.split(html.escape(B))[-1]
     )
@@ -126,7 +127,7 @@ def test_a_close_up_shows_the_graph_at_a_moment_inside_it() -> None:
 def test_a_count_at_the_right_edge_is_drawn_to_the_left_of_its_mark() -> None:
     last = max(r.time for r in rows())
     edge = [EventRow(last + 1, 1, "count[0]", "overtaken", A, 1, count=3_141_592_653)]
-    svg = run_svg(sorted(rows() + edge, key=lambda r: r.time), "a run", width=1024)
+    svg = run_svg(real_run(sorted(rows() + edge, key=lambda r: r.time), "a run"), width=1024)
     text = "↷3,141,592,653"
     ((x, anchor),) = re.findall(rf'<text x="([\d.]+)"[^>]*text-anchor="(\w+)"[^>]*>{text}<', svg)
     right = float(x) + (9 * len(text) if anchor == "start" else 0)
