@@ -130,16 +130,17 @@ class SnapshotPoint(NamedTuple):
 
 
 class CrashPoint(NamedTuple):
-    """A task crashed at a step."""
+    """A task crashed at a step (a real run: a time in seconds)."""
 
-    step: int
+    step: float
     task: TaskId
 
 
 class RecoveryPoint(NamedTuple):
-    """A recovery at a step restored a checkpoint (0: the initial state) into tasks."""
+    """A recovery at a step (a real run: a time) restored a checkpoint (0: the initial
+    state) into tasks."""
 
-    step: int
+    step: float
     checkpoint_id: CheckpointId
     tasks: tuple[TaskId, ...]
     mode: RecoveryMode
@@ -331,20 +332,30 @@ def checkpoint_cuts(run: DrawnRun) -> dict[CheckpointId, dict[TaskId, int]]:
 
 
 def crash_steps(run: DrawnRun) -> list[CrashPoint]:
-    """Every crash: its step and the failed task."""
-    return [CrashPoint(int(r.time), run.task(r.task)) for r in run.rows if r.kind == "failure"]
+    """Every crash of a task: its step and the failed task."""
+    return [
+        CrashPoint(run.at(r.time), run.task(r.task))
+        for r in run.rows
+        if r.kind == "failure" and r.task in run.names
+    ]
 
 
 def recovery_steps(run: DrawnRun) -> list[RecoveryPoint]:
-    """Every recovery: its step, the checkpoint restored and the tasks that restarted."""
+    """Every recovery: its step, the checkpoint restored and the tasks that restarted (a
+    real run's tasks restore one by one: each attempt's restores are one recovery, at the
+    first)."""
     out: list[RecoveryPoint] = []
+    attempt = -1
     for r in run.rows:
-        if r.kind != "restored":
+        if r.kind != "restored" or r.task not in run.names:
             continue
         mode: RecoveryMode = "partial" if r.detail == "partial" else "full"
         last = out[-1] if out else None
-        if last is not None and last.step == int(r.time) and last.checkpoint_id == r.checkpoint:
+        at = run.at(r.time)
+        same = last is not None and (last.step == at or (run.unit == "s" and r.attempt == attempt))
+        attempt = r.attempt
+        if last is not None and same and last.checkpoint_id == r.checkpoint:
             out[-1] = last._replace(tasks=(*last.tasks, run.task(r.task)))
         else:
-            out.append(RecoveryPoint(int(r.time), r.checkpoint or 0, (run.task(r.task),), mode))
+            out.append(RecoveryPoint(at, r.checkpoint or 0, (run.task(r.task),), mode))
     return out

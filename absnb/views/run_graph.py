@@ -5,14 +5,15 @@ thick, dashed and vermillion."""
 
 from __future__ import annotations
 
+import html
 from collections.abc import Sequence
 
 from absnb.core.events import EventRow
 from absnb.i18n import gettext as _
 from absnb.views.palette import BLOCKED_COLOUR, EDGE_COLOUR, STATUS_COLOURS
-from absnb.views.run_diagram import _text
 from absnb.views.run_state import Moment, channels_of, moment, tasks_of
-from absnb.views.timeline_static import FONT, _n
+from absnb.views.svg import FONT
+from absnb.views.svg import num as _n
 
 BOX_W, BOX_H, COL, ROW = 150.0, 50.0, 250.0, 80.0
 
@@ -87,3 +88,11 @@ def _edge(a: tuple[float, float], b: tuple[float, float], blocked: bool) -> str:
     else:
         style = f'stroke="{EDGE_COLOUR}" stroke-width="2"'
     return f'<line x1="{_n(x0)}" y1="{_n(y0)}" x2="{_n(x1 - 6)}" y2="{_n(y1)}" {style}/>'
+
+
+def _text(x: float, y: float, text: str, size: int = 16, anchor: str = "end", **style: str) -> str:
+    extra = "".join(f' {k.replace("_", "-")}="{v}"' for k, v in style.items())
+    return (
+        f'<text x="{_n(x)}" y="{_n(y)}" font-size="{size}" text-anchor="{anchor}" '
+        f'dominant-baseline="middle"{extra}>{html.escape(text)}</text>'
+    )

@@ -1,11 +1,11 @@
 """``show_run``: a real run drawn from its own event log, in a notebook.
 
-The space-time diagram (:mod:`absnb.views.run_diagram`) and the execution graph at one
-moment (:mod:`absnb.views.run_graph`), both as ``<img>`` pictures with ``data:`` URLs, so
-an untrusted notebook shows them too. Given a simulated run of the same job and protocol,
-the two diagrams stand side by side in two columns, in the same colours: the real run's
-time in seconds on the left, the simulator's own diagram (every message an arrow, its
-steps as time) on the right.
+The space-time diagram (:mod:`absnb.views.diagram`, the simulator's) and the execution
+graph at one moment (:mod:`absnb.views.run_graph`), both as ``<img>`` pictures with
+``data:`` URLs, so an untrusted notebook shows them too. Given a simulated run of the
+same job and protocol, the two diagrams stand side by side in two columns, drawn by the
+same code in the same colours: the real run's seconds on the left, the simulator's steps
+(every message an arrow) on the right.
 Each column is :data:`COLUMN` pixels wide, drawn at one pixel per unit when the page
 gives it that (a 1280 px screen does), so its smallest labels are 14 px.
 :meth:`RunView.widget <absnb.views.RunView.widget>` puts the graph under a time slider.
@@ -25,7 +25,6 @@ from absnb.views.diagram import layout_run
 from absnb.views.drawn_run import DrawnRun, real_run
 from absnb.views.pictures import img_html
 from absnb.views.run_counterpart import simulate_like
-from absnb.views.run_diagram import run_svg
 from absnb.views.run_graph import graph_svg
 from absnb.views.simulated import simulated as simulated_run
 from absnb.views.timeline_static import render_svg
@@ -58,7 +57,7 @@ class RunView:
     ) -> None:
         self.rows = list(rows)
         self.title = title
-        self.run = real_run(self.rows, title)
+        self.run = real_run(self.rows, title, window)
         self.window = window
         if at is None:  # a moment in the stretch drawn, if there is one
             shown = [r for r in self.rows if window is None or window[0] <= r.time <= window[1]]
@@ -71,7 +70,7 @@ class RunView:
         """The space-time diagram as an SVG document (a column's width beside a
         simulated run)."""
         width = 1024 if self.simulated is None else COLUMN
-        return run_svg(self.run, width=width, window=self.window)
+        return render_svg(layout_run(self.run, width=width))
 
     @property
     def simulated_svg(self) -> str | None:

@@ -10,11 +10,13 @@ import pytest
 
 from absnb.core.events import EventRow
 from absnb.views import show_run
+from absnb.views.diagram import Scale, layout_run
 from absnb.views.drawn_run import real_run
-from absnb.views.run_diagram import Scale, run_svg
 from absnb.views.run_graph import graph_svg
+from absnb.views.run_layers import quiet_gaps, ticks
 from absnb.views.run_state import moment, tasks_of
-from absnb.views.timeline_static import CONTROL, CUT
+from absnb.views.svg import CONTROL, CUT
+from absnb.views.timeline_static import render_svg
 
 A, B = "source[0]->count[0]", "source[1]->count[0]"
 
@@ -49,31 +51,41 @@ def test_the_moment_knows_what_was_blocked_and_taken() -> None:
     assert tasks_of(rows()) == ["source[0]", "source[1]", "count[0]"]
 
 
+def run_svg(rows: list[EventRow], width: float = 1024) -> str:
+    """The real run's diagram, as show_run draws it."""
+    return render_svg(layout_run(real_run(rows, "a run"), width=width))
+
+
 def test_the_diagram_draws_lanes_alignment_cut_failure_restore_and_rates() -> None:
-    svg = run_svg(real_run(rows(), "a run"))
-    for text in ("source[0]", "count[0]", "cut 1", "✗ count[0] fails", "restored checkpoint 1",
-                 "records per second on each channel", "peak 200/s"):  # fmt: skip
+    svg = run_svg(rows())
+    for text in ("source[0]", "count[0]", "coordinator", "checkpoint 1", "✗ count[0] fails",
+                 "restored checkpoint 1", "records per second on each channel",
+                 "peak 200/s"):  # fmt: skip
         assert text in svg
     assert svg.count('stroke-dasharray="3 2"') == 1  # one alignment band
     assert "≈10.0 s" in svg  # the restart's 10 quiet seconds, drawn narrow
-    assert run_svg(real_run(rows(), "a run")) == svg  # same log, same bytes
+    assert run_svg(rows()) == svg  # same log, same bytes
 
 
 def test_a_quiet_stretch_is_drawn_narrow_and_time_keeps_its_order() -> None:
-    sc = Scale([0.0, 1.0, 2.0, 100.0, 101.0], 1024)
+    gaps = quiet_gaps([0.0, 1.0, 2.0, 100.0, 101.0], -1.0, 102.0)
+    sc = Scale(-1.0, 102.0, 1024, 190.0, 24.0, 0.0, 1.0, gaps, seconds=True)
     xs = [sc.x(t) for t in (0.0, 1.0, 2.0, 50.0, 100.0, 101.0)]
     assert xs == sorted(xs)
     assert xs[4] - xs[2] == pytest.approx(56.0)  # 98 s of nothing in 56 px
-    assert all(not 2.0 < t < 100.0 for t in sc.ticks())
+    assert all(not 2.0 < t < 100.0 for t in ticks(-1.0, 102.0, gaps))
 
 
 def test_no_time_label_runs_into_a_gap_label() -> None:
-    # a restart from 8 s to 14 s: the "8 s" tick sits at the gap's edge, 28 px from "≈6.0 s"
-    sc = Scale([0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 8.0, 14.0, 15.0, 16.0, 17.0, 18.0, 19.0], 1280)
-    ((a, b),) = sc.gaps
-    centre = (sc.x(a) + sc.x(b)) / 2
-    assert all(abs(sc.x(t) - centre) >= 52 for t in sc.ticks())
-    assert len(sc.ticks()) >= 5  # the others are still labelled
+    # a restart from 8 s to 14 s: its "≈6.0 s" and the round seconds around it
+    times = [0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 8.0, 14.0, 15.0, 16.0, 17.0, 18.0, 19.0]
+    log = [EventRow(t, 0, "count[0]", "barrier", A, 1) for t in times]
+    d = layout_run(real_run(log, "a run"), width=1280)
+    (gap,) = [lb for lb in d.labels if lb.kind == "gap"]
+    steps = [lb for lb in d.labels if lb.kind == "step"]
+    assert gap.text == "≈6.0 s"
+    assert not any(lb.box.overlaps(gap.box) for lb in steps)
+    assert len(steps) >= 5  # the others are still labelled
 
 
 def test_a_barrier_that_overtook_nothing_gets_no_mark() -> None:
@@ -81,7 +93,7 @@ def test_a_barrier_that_overtook_nothing_gets_no_mark() -> None:
         EventRow(1.04, 0, "count[0]", "overtaken", A, 1, count=0),
         EventRow(1.045, 0, "count[0]", "overtaken", B, 1, count=1234),
     ]
-    svg = run_svg(real_run(sorted(rows() + extra, key=lambda r: r.time), "a run"))
+    svg = run_svg(sorted(rows() + extra, key=lambda r: r.time))
     assert "↷1,234" in svg
     assert "↷0<" not in svg
 
@@ -92,7 +104,7 @@ def test_counts_too_close_on_one_lane_are_drawn_as_their_sum() -> None:
         EventRow(1.041, 0, "count[0]", "overtaken", B, 1, count=463),  # a pixel later
         EventRow(1.04, 0, "source[0]", "overtaken", A, 1, count=7),  # another lane
     ]
-    svg = run_svg(real_run(sorted(rows() + extra, key=lambda r: r.time), "a run"))
+    svg = run_svg(sorted(rows() + extra, key=lambda r: r.time))
     assert "↷1,593<" in svg
     assert "↷463<" not in svg
     assert "↷1,130<" not in svg
@@ -105,7 +117,7 @@ def test_a_burst_of_one_bucket_shows_as_a_spike_and_letters_do_not_overlap() -> 
         EventRow(11.3, 1, "count[0]", "commit", detail="1 (on restore)"),
         EventRow(11.301, 1, "count[0]", "abort_txn", detail="2"),
     ]
-    svg = run_svg(real_run(sorted(rows() + burst + sinks, key=lambda r: r.time), "a run"))
+    svg = run_svg(sorted(rows() + burst + sinks, key=lambda r: r.time))
     (line,) = re.findall(
         r'<polyline points="([^"]+)"[^>]*stroke-width="1.5"', svg.split(html.escape(B))[-1]
     )
@@ -127,7 +139,7 @@ def test_a_close_up_shows_the_graph_at_a_moment_inside_it() -> None:
 def test_a_count_at_the_right_edge_is_drawn_to_the_left_of_its_mark() -> None:
     last = max(r.time for r in rows())
     edge = [EventRow(last + 1, 1, "count[0]", "overtaken", A, 1, count=3_141_592_653)]
-    svg = run_svg(real_run(sorted(rows() + edge, key=lambda r: r.time), "a run"), width=1024)
+    svg = run_svg(sorted(rows() + edge, key=lambda r: r.time), width=1024)
     text = "↷3,141,592,653"
     ((x, anchor),) = re.findall(rf'<text x="([\d.]+)"[^>]*text-anchor="(\w+)"[^>]*>{text}<', svg)
     right = float(x) + (9 * len(text) if anchor == "start" else 0)
@@ -152,7 +164,7 @@ def test_show_run_is_a_picture_an_untrusted_notebook_shows() -> None:
     urls = re.findall(r'src="data:image/svg\+xml;base64,([^"]+)"', bundle["text/html"])
     assert len(urls) == 2  # the diagram and the graph
     diagram = base64.b64decode(urls[0]).decode()
-    assert "cut 1" in diagram
+    assert "checkpoint 1" in diagram
     assert "fails" not in diagram  # outside the window
     assert view.at == pytest.approx(1.02, abs=1e-3)  # inside the alignment
     with pytest.raises(TypeError, match="needs a SparkRun"):
