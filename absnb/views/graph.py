@@ -14,7 +14,6 @@ it is imported when called, so ``to_dot`` works without it.
 from __future__ import annotations
 
 import functools
-import html
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, TypedDict, TypeVar
 
@@ -25,7 +24,7 @@ from absnb.i18n import get_language, language
 from absnb.i18n import gettext as _
 from absnb.protocols.two_phase_commit import TwoPhaseCommitState
 from absnb.sim.format import show_message, show_value
-from absnb.views.graph_frame import Edge, Frame, Node, Operator, frame_dot
+from absnb.views.graph_frame import Edge, Frame, Node, Operator, escape, frame_dot
 from absnb.views.legend import legend
 from absnb.views.palette import (
     BARRIER_COLOUR,
@@ -66,12 +65,6 @@ class GraphvizNotFoundError(AbsnbError, RuntimeError):
 
 
 # -- text helpers ----------------------------------------------------------------------------
-def escape(text: str) -> str:
-    """``text`` made safe inside a Graphviz HTML-like label: ``&``, ``<``, ``>`` and ``"``
-    (not ``'``, whose ``&#x27;`` Graphviz would not need)."""
-    return html.escape(text, quote=False).replace('"', "&quot;")
-
-
 def _cut(text: str, limit: int = MAX_TEXT) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 

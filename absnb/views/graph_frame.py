@@ -10,10 +10,17 @@ on the frame, so it can be compared with golden files.
 
 from __future__ import annotations
 
+import html
 from dataclasses import dataclass
 
 from absnb.views.graph_layout import in_order, quote
 from absnb.views.palette import EDGE_COLOUR, FONT_SIZE, STATUS_BORDERS, STATUS_COLOURS, font
+
+
+def escape(text: str) -> str:
+    """``text`` made safe inside a Graphviz HTML-like label: ``&``, ``<``, ``>`` and ``"``
+    (not ``'``, whose ``&#x27;`` Graphviz would not need)."""
+    return html.escape(text, quote=False).replace('"', "&quot;")
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,8 +1,8 @@
 """``show_run``: a real run drawn from its own event log, in a notebook.
 
-The space-time diagram (:mod:`absnb.views.diagram`, the simulator's) and the execution
-graph at one moment (:mod:`absnb.views.run_graph`), both as ``<img>`` pictures with
-``data:`` URLs, so an untrusted notebook shows them too. Given a simulated run of the
+The space-time diagram (:mod:`absnb.views.diagram`) and the execution graph at one moment
+(:mod:`absnb.views.graph_frame`), each drawn as the simulator's is, both as ``<img>``
+pictures with ``data:`` URLs, so an untrusted notebook shows them too. Given a simulated run of the
 same job and protocol, the two diagrams stand side by side in two columns, drawn by the
 same code in the same colours: the real run's seconds on the left, the simulator's steps
 (every message an arrow) on the right.
@@ -23,9 +23,11 @@ from absnb.sim.events import Event
 from absnb.sim.world import World
 from absnb.views.diagram import layout_run
 from absnb.views.drawn_run import DrawnRun, real_run
+from absnb.views.graph import render_svg as dot_svg
+from absnb.views.graph_frame import frame_dot
 from absnb.views.pictures import img_html
 from absnb.views.run_counterpart import simulate_like
-from absnb.views.run_graph import graph_svg
+from absnb.views.run_state import run_frame
 from absnb.views.simulated import simulated as simulated_run
 from absnb.views.timeline_static import render_svg
 
@@ -94,7 +96,7 @@ class RunView:
 
     def graph_svg(self, t: float | None = None) -> str:
         """The execution graph at ``t`` seconds (default: ``at``)."""
-        return graph_svg(self.rows, self.at if t is None else t)
+        return dot_svg(frame_dot(run_frame(self.rows, self.at if t is None else t)))
 
     def _repr_html_(self) -> str:
         parts = [self.diagrams_html(), img_html(self.graph_svg(), _("execution graph"))]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import html
 import re
+import shutil
 
 import pytest
 
@@ -12,13 +13,15 @@ from absnb.core.events import EventRow
 from absnb.views import show_run
 from absnb.views.diagram import Scale, layout_run
 from absnb.views.drawn_run import real_run
-from absnb.views.run_graph import graph_svg
+from absnb.views.graph import render_svg as dot_svg
+from absnb.views.graph_frame import frame_dot
 from absnb.views.run_layers import quiet_gaps, ticks
-from absnb.views.run_state import moment, tasks_of
+from absnb.views.run_state import moment, run_frame, tasks_of
 from absnb.views.svg import CONTROL, CUT
 from absnb.views.timeline_static import render_svg
 
 A, B = "source[0]->count[0]", "source[1]->count[0]"
+needs_dot = pytest.mark.skipif(shutil.which("dot") is None, reason="Graphviz 'dot' not installed")
 
 
 def rows() -> list[EventRow]:
@@ -147,11 +150,19 @@ def test_a_count_at_the_right_edge_is_drawn_to_the_left_of_its_mark() -> None:
 
 
 def test_the_graph_shows_the_blocked_channel_and_the_title_says_so() -> None:
-    svg = graph_svg(rows(), 1.04)
-    assert "checkpoint 1, 2 tasks have their part, 1 channel(s) blocked" in svg
-    assert svg.count('stroke-width="5"') == 1  # the blocked channel, thick
+    dot = frame_dot(run_frame(rows(), 1.04))
+    assert "checkpoint 1, 2 tasks have their part, 1 channel(s) blocked" in dot
+    assert dot.count("<B>blocked</B></FONT>> color=") == 1  # the blocked channel
+    assert dot.count("snapshot taken") == 2
+    assert '"source[0]" -> "count[0]" [label=<' in dot
+    assert "failed, waiting for the restart" in frame_dot(run_frame(rows(), 5.0))
+
+
+@needs_dot
+def test_the_graph_is_drawn_as_the_simulator_s() -> None:
+    svg = dot_svg(frame_dot(run_frame(rows(), 1.04)))
     assert "snapshot taken" in svg
-    assert "failed, waiting for the restart" in graph_svg(rows(), 5.0)
+    assert svg.count('stroke-width="2.5"') >= 1
 
 
 def test_show_run_is_a_picture_an_untrusted_notebook_shows() -> None:
