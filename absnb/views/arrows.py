@@ -130,16 +130,17 @@ class SnapshotPoint(NamedTuple):
 
 
 class CrashPoint(NamedTuple):
-    """A task crashed at a step."""
+    """A task crashed at a step (a real run: a time in seconds)."""
 
-    step: int
+    step: float
     task: TaskId
 
 
 class RecoveryPoint(NamedTuple):
-    """A recovery at a step restored a checkpoint (0: the initial state) into tasks."""
+    """A recovery at a step (a real run: a time) restored a checkpoint (0: the initial
+    state) into tasks."""
 
-    step: int
+    step: float
     checkpoint_id: CheckpointId
     tasks: tuple[TaskId, ...]
     mode: RecoveryMode
@@ -207,19 +208,24 @@ def run_arrows(run: DrawnRun) -> list[Arrow]:
     sent, as :func:`absnb.views.timeline.message_arrows` (a message delivered that no row
     sent was in transit since the first step shown)."""
     matcher = _Matcher(run.names, int(run.first))
+    read = matcher.read
     for row in run.rows:
-        matcher.read(row)
+        read(row)
     return [p.arrow() for p in matcher.pending]
+
+
+_DELIVERED: dict[str, MessageKind] = {"records": "record", **_SENT_KINDS}
+"""What a delivery row's kind says was delivered."""
 
 
 class _Matcher:
     """The messages of the rows read so far (:attr:`pending`, in the order sent) and those
-    still in transit on each channel, oldest first."""
+    still in transit on each channel (by name), oldest first."""
 
     def __init__(self, tasks: dict[str, TaskId], start: int) -> None:
         self.tasks = tasks
         self.start = start
-        self.queues: dict[ChannelId, deque[_Pending]] = {}
+        self.queues: dict[str, deque[_Pending]] = {}
         self.pending: list[_Pending] = []
         self.overtook = False
         self.channels: dict[str, ChannelId] = {}
@@ -229,10 +235,10 @@ class _Matcher:
         kind = row.kind
         if kind == "sent":
             self.send(row)
+        elif kind in _DELIVERED:
+            self.deliver(row, _DELIVERED[kind])
         elif kind == "overtaken":
             self.overtook = bool(row.count)
-        elif kind == "records" or kind in _SENT_KINDS:
-            self.deliver(row, "record" if kind == "records" else _SENT_KINDS[kind])
         elif kind == "restored" and row.task is not None:
             self.restore(row, self.tasks[row.task])
 
@@ -247,8 +253,7 @@ class _Matcher:
         """A delivery ends the oldest message on its channel (FIFO), or the first barrier
         there when it overtook records (unaligned)."""
         assert row.channel is not None
-        c = self.channel(row.channel)
-        q = self.queues.get(c)
+        q = self.queues.get(row.channel)
         if q and self.overtook:
             i = next(i for i, x in enumerate(q) if x.kind != "record")
             p = q[i]
@@ -256,7 +261,7 @@ class _Matcher:
         elif q:
             p = q.popleft()
         else:  # in transit before the trace began
-            p = self._new(c, self.start, kind, _label(kind, row), False)
+            p = self._new(self.channel(row.channel), self.start, kind, _label(kind, row), False)
         self.overtook = False
         p.received = int(row.time)
         p.dropped = kind == "record" and row.count == 0
@@ -264,23 +269,32 @@ class _Matcher:
     def restore(self, row: EventRow, task: TaskId) -> None:
         """A recovery restarted ``task``: the messages on its input channels are lost (the
         rows that follow put the snapshot's channel state back in transit)."""
-        for c, q in self.queues.items():
-            if c.dst == task:
+        for name, q in self.queues.items():
+            if self.channels[name].dst == task:
                 for p in q:
                     p.lost = int(row.time)
                 q.clear()
 
     def send(self, row: EventRow) -> None:
         """A message goes in transit on its channel."""
-        assert row.channel is not None
-        c = self.channel(row.channel)
-        record = row.count is not None
-        kind = "record" if record else _SENT_KINDS[row.detail or ""]
-        label = row.detail or "" if record else _label(kind, row)
-        restored = record and row.checkpoint is not None
-        self.queues.setdefault(c, deque()).append(
-            self._new(c, int(row.time), kind, label, restored)
-        )
+        name = row.channel
+        assert name is not None
+        q = self.queues.get(name)
+        if q is None:
+            q = self.queues[name] = deque()
+        if row.count is not None:  # a record
+            p = _Pending(
+                self.channel(name),
+                int(row.time),
+                "record",
+                row.detail or "",
+                row.checkpoint is not None,
+            )
+        else:
+            kind = _SENT_KINDS[row.detail or ""]
+            p = _Pending(self.channel(name), int(row.time), kind, _label(kind, row), False)
+        q.append(p)
+        self.pending.append(p)
 
     def _new(
         self, c: ChannelId, sent: int, kind: MessageKind, label: str, restored: bool
@@ -318,20 +332,30 @@ def checkpoint_cuts(run: DrawnRun) -> dict[CheckpointId, dict[TaskId, int]]:
 
 
 def crash_steps(run: DrawnRun) -> list[CrashPoint]:
-    """Every crash: its step and the failed task."""
-    return [CrashPoint(int(r.time), run.task(r.task)) for r in run.rows if r.kind == "failure"]
+    """Every crash of a task: its step and the failed task."""
+    return [
+        CrashPoint(run.at(r.time), run.task(r.task))
+        for r in run.rows
+        if r.kind == "failure" and r.task in run.names
+    ]
 
 
 def recovery_steps(run: DrawnRun) -> list[RecoveryPoint]:
-    """Every recovery: its step, the checkpoint restored and the tasks that restarted."""
+    """Every recovery: its step, the checkpoint restored and the tasks that restarted (a
+    real run's tasks restore one by one: each attempt's restores are one recovery, at the
+    first)."""
     out: list[RecoveryPoint] = []
+    attempt = -1
     for r in run.rows:
-        if r.kind != "restored":
+        if r.kind != "restored" or r.task not in run.names:
             continue
         mode: RecoveryMode = "partial" if r.detail == "partial" else "full"
         last = out[-1] if out else None
-        if last is not None and last.step == int(r.time) and last.checkpoint_id == r.checkpoint:
+        at = run.at(r.time)
+        same = last is not None and (last.step == at or (run.unit == "s" and r.attempt == attempt))
+        attempt = r.attempt
+        if last is not None and same and last.checkpoint_id == r.checkpoint:
             out[-1] = last._replace(tasks=(*last.tasks, run.task(r.task)))
         else:
-            out.append(RecoveryPoint(int(r.time), r.checkpoint or 0, (run.task(r.task),), mode))
+            out.append(RecoveryPoint(at, r.checkpoint or 0, (run.task(r.task),), mode))
     return out

@@ -174,6 +174,22 @@ def run_cuts(run: DrawnRun, now: float) -> list[Cut]:
     return cuts
 
 
+def completed_cuts(cuts: Sequence[Cut], tasks: Sequence[TaskId]) -> list[Cut]:
+    """The completed ones of ``cuts``, each task with no part in one (a task that had
+    finished, or a close up's edge) at its neighbour's point, as one the cut waits for."""
+    out = []
+    for c in cuts:
+        if c.status != "completed" or not c.positions:
+            continue
+        positions, missing = dict(c.positions), [t for t in tasks if t not in c.positions]
+        for t in missing:
+            i = tasks.index(t)
+            near = sorted((abs(j - i), j) for j, u in enumerate(tasks) if u in c.positions)
+            positions[t] = c.positions[tasks[near[0][1]]]
+        out.append(Cut(positions, c.label, c.status, tuple(missing), c.checkpoint_id))
+    return out
+
+
 def snapshot_cut(
     snapshot: GlobalSnapshot, trace: Sequence[Event], *, label: str | None = None
 ) -> Cut:

@@ -20,24 +20,38 @@ of the message over the cut.
 
 from __future__ import annotations
 
-import bisect
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal, NamedTuple
 
 from absnb.core.ids import TaskId
 from absnb.i18n import gettext as _
 from absnb.views.arrows import (
-    Arrow,
     CrashPoint,
     RecoveryPoint,
     crash_steps,
     recovery_steps,
     run_arrows,
 )
-from absnb.views.cut import Cut, classify, run_cuts, side
+from absnb.views.cut import Cut, classify, completed_cuts, run_cuts
 from absnb.views.drawn_run import DrawnRun
 from absnb.views.labels import CHAR_EM, LABEL_PX, Box, Label, Placer, around
+from absnb.views.run_layers import (
+    BUCKET,
+    COORDINATOR_PX,
+    GAP_PX,
+    RunLayers,
+    layers_of,
+    quiet_gaps,
+    ticks,
+)
+from absnb.views.strokes import (
+    Crossing,
+    CutLine,
+    Point,
+    Stroke,
+    all_crossings,
+    message_strokes,
+)
 
 WIDTH = 1024
 """Default width of the diagram in pixels: a notebook's output area in a 1280 px wide
@@ -46,55 +60,6 @@ LANE_PX = 20
 TITLE_PX = 24
 MAX_STATE_LABELS = 8
 """Channel-state labels beyond this many are left out (the messages stay emphasised)."""
-
-Emphasis = Literal["", "channel state", "offending"]
-
-
-class Point(NamedTuple):
-    """A point in diagram coordinates: ``x`` a step, ``y`` a lane (0: the top task)."""
-
-    x: float
-    y: float
-
-
-@dataclass(frozen=True, slots=True)
-class Stroke:
-    """One message as drawn: a straight segment from its send to its delivery.
-
-    ``state`` is ``delivered``, ``in flight`` (the segment ends at the current step half
-    way to the receiver's lane: it has not arrived) or ``lost`` (discarded by a recovery;
-    it ends half way at the recovery). ``emphasis`` is the strongest class the message has
-    with respect to any cut drawn: ``offending`` over ``channel state``.
-    """
-
-    arrow: Arrow
-    start: Point
-    end: Point
-    state: Literal["delivered", "in flight", "lost"]
-    emphasis: Emphasis
-
-
-class Crossing(NamedTuple):
-    """A message stroke crossing a cut line at ``at``.
-
-    ``forward``: from the before side to the after side. ``genuine``: the crossing that
-    makes the message channel state (or offending); False for a pass over the cut that
-    the same message undoes.
-    """
-
-    cut: int
-    stroke: int
-    at: Point
-    forward: bool
-    genuine: bool
-
-
-@dataclass(frozen=True, slots=True)
-class CutLine:
-    """A cut as drawn: one point per lane, top to bottom, joined by straight pieces."""
-
-    cut: Cut
-    points: tuple[Point, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,11 +73,30 @@ class Scale:
     right: float
     top: float
     gap: float
+    gaps: tuple[tuple[float, float], ...] = ()
+    """A real run's quiet stretches, each drawn :data:`~absnb.views.run_layers.GAP_PX` wide."""
+    seconds: bool = False
+    """Time in seconds (a real run's), not in steps."""
 
     def px(self, p: Point) -> tuple[float, float]:
+        if self.seconds:
+            return self.x(p.x), self.top + p.y * self.gap
         span = max(self.last - self.first, 1.0)
         x = self.left + (p.x - self.first) / span * (self.width - self.left - self.right)
         return x, self.top + p.y * self.gap
+
+    def x(self, t: float) -> float:
+        """A real run's time in pixels: linear, each quiet stretch squeezed."""
+        busy = (self.last - self.first) - sum(b - a for a, b in self.gaps)
+        inner = self.width - self.left - self.right - GAP_PX * len(self.gaps)
+        per_second = inner / max(busy, 1e-6)
+        x = self.left + (t - self.first) * per_second
+        for a, b in self.gaps:
+            if t <= a:
+                break
+            inside = min(t, b) - a
+            x += -inside * per_second + GAP_PX * inside / (b - a)
+        return x
 
     def point(self, x: float, y: float) -> Point:
         span = max(self.last - self.first, 1.0)
@@ -139,132 +123,11 @@ class Diagram:
     """How far each cut line reaches above the top lane, up to its label (pixels)."""
     scale: Scale
     height: float
+    layers: RunLayers | None = None
+    """A real run's ticks, bands, dots, counts and rates (None for a simulated run)."""
 
     def lane(self, task: TaskId) -> int:
         return self.tasks.index(task)
-
-
-def _cut_x(line: CutLine, y: float) -> float:
-    """Where the cut line is at height ``y`` (between the top and the bottom lane)."""
-    pts = line.points
-    i = min(max(int(y), 0), len(pts) - 1)
-    if i == len(pts) - 1 or y <= pts[0].y:
-        return pts[i].x
-    a, b = pts[i], pts[i + 1]
-    return a.x + (b.x - a.x) * (y - a.y)
-
-
-def _crossings(stroke: Stroke, line: CutLine, cut_index: int, stroke_index: int) -> list[Crossing]:
-    """Where ``stroke`` crosses ``line``: the side is known at its two ends (from the
-    steps, so ties at a task's own point follow :func:`~absnb.views.cut.side`) and
-    measured where it passes every lane in between."""
-    a, s, e = stroke.arrow, stroke.start, stroke.end
-    cut = line.cut
-    ys = [s.y]
-    lo, hi = sorted((s.y, e.y))
-    inner = [float(k) for k in range(int(lo) + 1, int(-(-hi // 1))) if lo < k < hi]
-    ys += inner if e.y > s.y else inner[::-1]
-    ys.append(e.y)
-
-    def x_at(y: float) -> float:
-        return s.x + (e.x - s.x) * (y - s.y) / (e.y - s.y)
-
-    gaps = [x_at(y) - _cut_x(line, y) for y in ys]
-    sides = [side(cut, a.src, a.sent_step, sending=True)]
-    for g in gaps[1:-1]:
-        sides.append("before" if g < 0 else "after" if g > 0 else sides[-1])
-    if stroke.state == "delivered":
-        assert a.received_step is not None
-        sides.append(side(cut, a.dst, a.received_step, sending=False))
-    else:
-        sides.append("before" if gaps[-1] < 0 else "after")
-    found: list[tuple[Point, bool]] = []
-    for j in range(len(ys) - 1):
-        if sides[j] == sides[j + 1]:
-            continue
-        g0, g1 = gaps[j], gaps[j + 1]
-        t = g0 / (g0 - g1) if g0 != g1 else 0.5
-        t = min(max(t, 0.0), 1.0)
-        y = ys[j] + (ys[j + 1] - ys[j]) * t
-        found.append((Point(x_at(y), y), sides[j] == "before"))
-    net = sides[-1] != sides[0]
-    out, genuine_done = [], False
-    for at, forward in found:
-        genuine = net and not genuine_done and forward == (sides[0] == "before")
-        genuine_done = genuine_done or genuine
-        out.append(Crossing(cut_index, stroke_index, at, forward, genuine))
-    return out
-
-
-def _strokes(
-    arrows: list[Arrow], lanes: dict[TaskId, int], now: float, cuts: Sequence[Cut]
-) -> list[Stroke]:
-    """One stroke per message, in the order sent. A message not delivered ends half way
-    or so: the head of its channel nearest the receiver, the ones queued behind it
-    further back, so the picture shows the channel's FIFO order."""
-    queued: dict[object, list[Arrow]] = {}
-    for a in arrows:
-        if a.received_step is None:
-            queued.setdefault((a.channel, a.lost_step), []).append(a)
-    depth = {id(a): (k, len(q)) for q in queued.values() for k, a in enumerate(q)}
-    order = sorted(range(len(arrows)), key=lambda i: (arrows[i].sent_step, i))
-    out = [_stroke(arrows[i], lanes, now, depth) for i in order]
-    return _emphasised(out, cuts)
-
-
-def _stroke(
-    a: Arrow, lanes: dict[TaskId, int], now: float, depth: dict[int, tuple[int, int]]
-) -> Stroke:
-    """The stroke of one message, without emphasis; ``depth``: the place of each message
-    not delivered in its channel's queue, and the queue's length."""
-    y0, y1 = lanes[a.src], lanes[a.dst]
-    start = Point(float(a.sent_step), float(y0))
-    if a.received_step is not None:
-        return Stroke(a, start, Point(float(a.received_step), float(y1)), "delivered", "")
-    k, n = depth[id(a)]
-    y = y0 + (y1 - y0) * (0.75 - 0.5 * k / n)
-    if a.lost_step is not None:
-        return Stroke(a, start, Point(float(a.lost_step), y), "lost", "")
-    return Stroke(a, start, Point(now, y), "in flight", "")
-
-
-class _Spans:
-    """Which strokes (sorted by start) may cross a cut spanning some steps: only those
-    overlapping its span of steps can."""
-
-    def __init__(self, strokes: Sequence[Stroke]) -> None:
-        self.starts = [s.start.x for s in strokes]
-        self.longest = max(
-            (s.end.x - s.start.x for s in strokes if s.state == "delivered"), default=0.0
-        )
-        self.open_ended = [i for i, s in enumerate(strokes) if s.state != "delivered"]
-
-    def near(self, lo: float, hi: float) -> list[int]:
-        """The indices of the strokes that may overlap steps ``lo`` to ``hi``, in order."""
-        starts = self.starts
-        near = range(bisect.bisect_left(starts, lo - self.longest), bisect.bisect_right(starts, hi))
-        return sorted({*near, *self.open_ended})
-
-
-def _emphasised(strokes: list[Stroke], cuts: Sequence[Cut]) -> list[Stroke]:
-    """``strokes`` with the strongest class each message has with respect to any of
-    ``cuts``: ``offending`` over ``channel state``."""
-    spans = _Spans(strokes)
-    strongest: dict[int, Emphasis] = {}
-    for cut in cuts:
-        lo, hi = min(cut.positions.values()), max(cut.positions.values())
-        for i in spans.near(lo, hi):
-            s = strokes[i]
-            if s.start.x > hi or s.end.x < lo or strongest.get(i) == "offending":
-                continue
-            kind = classify(s.arrow, cut)
-            if kind == "offending" or kind == "channel state":
-                strongest[i] = kind
-    out = list(strokes)
-    for i, emphasis in strongest.items():
-        s = out[i]
-        out[i] = Stroke(s.arrow, s.start, s.end, s.state, emphasis)
-    return out
 
 
 def _ticks(first: float, now: float, scale: Scale) -> list[float]:
@@ -286,25 +149,32 @@ def layout_run(
     pending checkpoint of the run), laid out ``width`` pixels wide."""
     tasks = run.tasks
     lanes = {t: i for i, t in enumerate(tasks)}
+    seconds = run.unit == "s"
     if cuts is None:
         cuts = run_cuts(run, run.now)
+        cuts = completed_cuts(cuts, tasks) if seconds else cuts
     first, now = _steps_shown(run, cuts)
-    strokes = _strokes(run_arrows(run), lanes, now, cuts)
+    strokes = [] if seconds else message_strokes(run_arrows(run), lanes, now, cuts)
     lines = tuple(
         CutLine(c, tuple(Point(c.positions[t], float(i)) for i, t in enumerate(tasks)))
         for c in cuts
     )
-    crossings = _all_crossings(strokes, lines)
+    crossings = all_crossings(strokes, lines)
     crashes = tuple(crash_steps(run))
     recoveries = tuple(recovery_steps(run))
 
     # Labels: checkpoint names in rows above the top lane, then everything else.
-    left = 24 + max(len(str(t)) * LANE_PX for t in (*tasks, "step")) * CHAR_EM + 16
+    axis = _("coordinator") if seconds else "step"
+    left = 24 + max(len(str(t)) * LANE_PX for t in (*tasks, axis)) * CHAR_EM + 16
     right = 40.0
-    row_of = _cut_rows(lines, Scale(first, now, width, left, right, 0.0, 1.0))
+    quiet = seconds and not run.close_up
+    gaps = quiet_gaps([r.time for r in run.rows], first, now) if quiet else ()
+    row_of = _cut_rows(lines, Scale(first, now, width, left, right, 0.0, 1.0, gaps, seconds))
     top = 56 + ROW_PX * (max(row_of, default=0) + 2)
     gap = 170.0 if len(tasks) <= 2 else 120.0 if len(tasks) <= 4 else 90.0
-    scale = Scale(first, now, width, left, right, top, gap)
+    if seconds:  # room for the coordinator's lane above the checkpoints' names
+        top += COORDINATOR_PX
+    scale = Scale(first, now, width, left, right, top, gap, gaps, seconds)
     placer = Placer(left, width - right, TITLE_PX * 1.8)
     for line, row in zip(lines, row_of, strict=True):
         x, _y = scale.px(line.points[0])
@@ -316,7 +186,16 @@ def layout_run(
         marks += [scale.px(p) for line in lines for p in line.points]
         placer.obstacles = [Box(mx - 10, my - 10, mx + 10, my + 10) for mx, my in marks]
     tick_y = bottom + 0.3 * gap + 20
-    _place_steps(placer, scale, first, now, tick_y)
+    layers = None
+    if seconds:
+        rates = not run.close_up or now - first >= 20 * BUCKET  # a close up of a few buckets: none
+        coordinator = (56 + LABEL_PX - top) / gap  # above the rows of checkpoint names
+        lanes_of = {str(t): i for i, t in enumerate(tasks)}
+        layers = layers_of(run.rows, lanes_of, scale.x, coordinator, rates)
+        _place_counts(placer, scale, layers)
+        _place_seconds(placer, scale, tick_y)
+    else:
+        _place_steps(placer, scale, first, now, tick_y)
     _place_failures(placer, scale, lanes, crashes, recoveries, tick_y)
     _place_crossings(placer, scale, strokes, lines, crossings)
     height = max([bottom + 60, *(lb.box.y1 for lb in placer.labels)]) + 16
@@ -335,7 +214,15 @@ def layout_run(
         tuple(ROW_PX * row + 18 for row in row_of),
         scale,
         height,
+        layers,
     )
+
+
+def _place_steps(placer: Placer, scale: Scale, first: float, now: float, tick_y: float) -> None:
+    """The step numbers of the time axis."""
+    for step in _ticks(first, now, scale):
+        x, _y = scale.px(Point(step, 0))
+        placer.place(f"{step:g}", "step", [(x, tick_y)])
 
 
 ROW_PX = LABEL_PX * 1.6
@@ -344,26 +231,12 @@ ROW_PX = LABEL_PX * 1.6
 
 def _steps_shown(run: DrawnRun, cuts: Sequence[Cut]) -> tuple[float, float]:
     """The first and the last step the diagram shows: the run's, widened to every
-    task's point of every cut."""
-    first = run.first
+    task's point of every cut (half a step before it; a real run's, to it)."""
+    first, before = run.first, 0.5 if run.unit == "step" else 0.0
     for cut in cuts:
         for t in run.tasks:
-            first = min(first, cut.position(t) - 0.5)
+            first = min(first, cut.position(t) - before)
     return first, run.now
-
-
-def _all_crossings(strokes: Sequence[Stroke], lines: Sequence[CutLine]) -> list[Crossing]:
-    """Every crossing of a record's stroke with a cut line."""
-    spans = _Spans(strokes)
-    crossings: list[Crossing] = []
-    for ci, line in enumerate(lines):
-        lo = min(p.x for p in line.points)
-        hi = max(p.x for p in line.points)
-        for si in spans.near(lo, hi):
-            s = strokes[si]
-            if s.arrow.kind == "record" and s.start.x <= hi and s.end.x >= lo:
-                crossings += _crossings(s, line, ci, si)
-    return crossings
 
 
 def _bands(
@@ -397,11 +270,21 @@ def _cut_rows(lines: Sequence[CutLine], probe: Scale) -> list[int]:
     return row_of
 
 
-def _place_steps(placer: Placer, scale: Scale, first: float, now: float, tick_y: float) -> None:
-    """The step numbers of the time axis."""
-    for step in _ticks(first, now, scale):
-        x, _y = scale.px(Point(step, 0))
-        placer.place(f"{step:g}", "step", [(x, tick_y)])
+def _place_seconds(placer: Placer, scale: Scale, tick_y: float) -> None:
+    """A real run's time axis: what each quiet stretch lasted, then round seconds."""
+    for a, b in scale.gaps:
+        x = (scale.x(a) + scale.x(b)) / 2
+        placer.place(f"≈{b - a:.1f} s", "gap", [(x, tick_y)])
+    for at in ticks(scale.first, scale.last, scale.gaps):
+        placer.place(f"{at:.6g} s", "step", [(scale.x(at), tick_y)])
+
+
+def _place_counts(placer: Placer, scale: Scale, layers: RunLayers) -> None:
+    """↷n and P/C/A over their lanes."""
+    for text, t, y in layers.counts:
+        x, ly = scale.px(Point(t, y))
+        kind = "overtaken" if text.startswith("↷") else "transaction"
+        placer.place(text, kind, [(x, ly - 22), (x, ly - 44), (x, ly + 22)])
 
 
 def _place_failures(
@@ -413,13 +296,16 @@ def _place_failures(
     tick_y: float,
 ) -> None:
     """A label by each crash, and one under the time axis for each recovery."""
+    crashed = _("✗ {task} fails") if scale.seconds else _("{task} crashes")
     for crash in crashes:
         x, y = scale.px(Point(crash.step, lanes[crash.task]))
-        placer.place(_("{task} crashes").format(task=crash.task), "crash", around(x, y, 6))
+        placer.place(crashed.format(task=crash.task), "crash", around(x, y, 6))
     for rec in recoveries:
         x, _y = scale.px(Point(rec.step, 0))
         what = (
-            _("recover from checkpoint {n}").format(n=rec.checkpoint_id)
+            _("restored checkpoint {n}").format(n=rec.checkpoint_id or _("none"))
+            if scale.seconds
+            else _("recover from checkpoint {n}").format(n=rec.checkpoint_id)
             if rec.checkpoint_id
             else _("recover from the initial state")
         )

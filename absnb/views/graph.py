@@ -14,7 +14,6 @@ it is imported when called, so ``to_dot`` works without it.
 from __future__ import annotations
 
 import functools
-import html
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, TypedDict, TypeVar
 
@@ -25,18 +24,13 @@ from absnb.i18n import get_language, language
 from absnb.i18n import gettext as _
 from absnb.protocols.two_phase_commit import TwoPhaseCommitState
 from absnb.sim.format import show_message, show_value
-from absnb.views.graph_layout import in_order, quote
+from absnb.views.graph_frame import Edge, Frame, Node, Operator, escape, frame_dot
 from absnb.views.legend import legend
 from absnb.views.palette import (
     BARRIER_COLOUR,
     BLOCKED_COLOUR,
-    EDGE_COLOUR,
-    FONT_SIZE,
     MARKER_COLOUR,
     RECORDING_COLOUR,
-    STATUS_BORDERS,
-    STATUS_COLOURS,
-    font,
 )
 
 if TYPE_CHECKING:
@@ -71,12 +65,6 @@ class GraphvizNotFoundError(AbsnbError, RuntimeError):
 
 
 # -- text helpers ----------------------------------------------------------------------------
-def escape(text: str) -> str:
-    """``text`` made safe inside a Graphviz HTML-like label: ``&``, ``<``, ``>`` and ``"``
-    (not ``'``, whose ``&#x27;`` Graphviz would not need)."""
-    return html.escape(text, quote=False).replace('"', "&quot;")
-
-
 def _cut(text: str, limit: int = MAX_TEXT) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
@@ -293,7 +281,7 @@ def node_status(kind: str, text: str) -> str:
     return "" if kind == "idle" else text
 
 
-def _task_node(world: World, t: TaskId, max_state_items: int | None, short: bool = False) -> str:
+def _task_node(world: World, t: TaskId, max_state_items: int | None, short: bool = False) -> Node:
     st = world.tasks[t]
     kind, status = task_status(world, t)
     width = SHORT_NODE_CHARS if short else LINE_CHARS
@@ -308,14 +296,12 @@ def _task_node(world: World, t: TaskId, max_state_items: int | None, short: bool
         if short:  # a wrapped line keeps "taken: 1" together (a no-break space)
             note = note.replace(": ", ":\u00a0")
         lines.extend(f"<I>{escape(part)}</I>" for part in wrap(note, width))
-    label = "<BR/>".join(lines)
-    style = STATUS_BORDERS[kind]
-    return f'{quote(str(t))} [label=<{label}> fillcolor="{STATUS_COLOURS[kind]}" {style}];'
+    return Node(str(t), "<BR/>".join(lines), kind)
 
 
 def _channel_edge(
     world: World, c: ChannelId, recording: dict[ChannelId, str], n: int, short: bool = False
-) -> str:
+) -> Edge:
     q = world.channels[c]
     lines: list[str] = []
     attrs: list[str] = []
@@ -339,8 +325,7 @@ def _channel_edge(
         attrs += ["style=dashed", "constraint=false"]
     if lines:
         attrs.insert(0, "label=<" + "<BR/>".join(lines) + ">")
-    head = f"{quote(str(c.src))} -> {quote(str(c.dst))}"
-    return f"{head} [{' '.join(attrs)}];" if attrs else f"{head};"
+    return Edge(str(c.src), str(c.dst), tuple(attrs))
 
 
 def _shows_loops(world: World) -> bool:
@@ -402,6 +387,17 @@ def to_dot(
             unlabelled groups of tasks, narrower lines, ``blocked: n`` and
             ``recording: n`` on channels, control messages as ``▌1`` and ``◆1``.
     """
+    return frame_dot(world_frame(world, max_messages, max_state_items, with_legend, short))
+
+
+def world_frame(
+    world: World,
+    max_messages: int = 3,
+    max_state_items: int | None = 3,
+    with_legend: bool = True,
+    short: bool = False,
+) -> Frame:
+    """The frame of ``world``'s execution graph now (arguments as for :func:`to_dot`)."""
     graph = world.graph
     label = _title(world, short)
     if with_legend:
@@ -409,36 +405,17 @@ def to_dot(
             f'<TABLE BORDER="0" CELLSPACING="0"><TR><TD>{label}</TD></TR>'
             f"<TR><TD>{legend(world)}</TD></TR></TABLE>"
         )
-    out = [
-        f"digraph {quote(graph.name)} {{",
-        "  rankdir=TB; nodesep=0.25; ranksep=0.3;",
-        f"  labelloc=t; fontname={font()}; fontsize={FONT_SIZE}; label=<{label}>;",
-        f'  node [shape=box style="rounded,filled" fontname={font()} fontsize={FONT_SIZE}];',
-        f'  edge [fontname={font()} fontsize={FONT_SIZE} color="{EDGE_COLOUR}"];',
-    ]
-    for i, (name, spec) in enumerate(graph.operators.items()):
-        nodes = [_task_node(world, t, max_state_items, short) for t in graph.tasks_of(name)]
-        if spec.parallelism == 1:
-            out.extend(f"  {n}" for n in nodes)
-            continue
-        out.append(f"  subgraph cluster_{i} {{")
+    operators = []
+    for name, spec in graph.operators.items():
+        nodes = tuple(_task_node(world, t, max_state_items, short) for t in graph.tasks_of(name))
         # short: no label (the tasks' names say the operator), so the graph is lower
         about = _("{name} ({kind}, parallelism {n})").format(
             name=escape(name), kind=escape(spec.kind), n=spec.parallelism
         )
-        out.append(
-            f"    label=<{'' if short else about}>; "
-            f'style="rounded,dashed"; color="#999999"; fontsize={FONT_SIZE - 2};'
-        )
-        out.extend(f"    {n}" for n in nodes)
-        out.append(in_order(graph.tasks_of(name)))
-        out.append("  }")
+        operators.append(Operator(None if spec.parallelism == 1 else "" if short else about, nodes))
     recording = _recording(world, short)
-    out.extend(
-        f"  {_channel_edge(world, c, recording, max_messages, short)}" for c in graph.channels
-    )
-    out.append("}")
-    return "\n".join(out) + "\n"
+    edges = tuple(_channel_edge(world, c, recording, max_messages, short) for c in graph.channels)
+    return Frame(graph.name, label, tuple(operators), edges)
 
 
 # -- rendering --------------------------------------------------------------------------------

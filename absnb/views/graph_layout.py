@@ -16,7 +16,7 @@ def quote(name: str) -> str:
     return '"' + name.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-def in_order(tasks: Iterable[TaskId]) -> str:
+def in_order(tasks: Iterable[TaskId | str]) -> str:
     """Tasks side by side in index order, whatever the labels: without it dot may swap
     ``count[0]`` and ``count[1]`` from one step to the next."""
     names = [quote(str(t)) for t in tasks]

@@ -1,11 +1,11 @@
 """``show_run``: a real run drawn from its own event log, in a notebook.
 
-The space-time diagram (:mod:`absnb.views.run_diagram`) and the execution graph at one
-moment (:mod:`absnb.views.run_graph`), both as ``<img>`` pictures with ``data:`` URLs, so
-an untrusted notebook shows them too. Given a simulated run of the same job and protocol
-(its trace as event rows, :func:`~absnb.sim.event_rows.trace_rows`), the two diagrams
-stand side by side in two columns drawn by the same code, so each kind has the same
-colour: the real run's time in seconds on the left, the simulator's steps on the right.
+The space-time diagram (:mod:`absnb.views.diagram`) and the execution graph at one moment
+(:mod:`absnb.views.graph_frame`), each drawn as the simulator's is, both as ``<img>``
+pictures with ``data:`` URLs, so an untrusted notebook shows them too. Given a simulated run of the
+same job and protocol, the two diagrams stand side by side in two columns, drawn by the
+same code in the same colours: the real run's seconds on the left, the simulator's steps
+(every message an arrow) on the right.
 Each column is :data:`COLUMN` pixels wide, drawn at one pixel per unit when the page
 gives it that (a 1280 px screen does), so its smallest labels are 14 px.
 :meth:`RunView.widget <absnb.views.RunView.widget>` puts the graph under a time slider.
@@ -19,13 +19,17 @@ from typing import TYPE_CHECKING, TypedDict
 from absnb.core.events import EventRow
 from absnb.core.job import Job
 from absnb.i18n import gettext as _
-from absnb.sim.event_rows import trace_rows
 from absnb.sim.events import Event
 from absnb.sim.world import World
+from absnb.views.diagram import layout_run
+from absnb.views.drawn_run import DrawnRun, real_run
+from absnb.views.graph import render_svg as dot_svg
+from absnb.views.graph_frame import frame_dot
 from absnb.views.pictures import img_html
 from absnb.views.run_counterpart import simulate_like
-from absnb.views.run_diagram import run_svg
-from absnb.views.run_graph import graph_svg
+from absnb.views.run_state import run_frame
+from absnb.views.simulated import simulated as simulated_run
+from absnb.views.timeline_static import render_svg
 
 if TYPE_CHECKING:
     import ipywidgets as w
@@ -50,31 +54,32 @@ class RunView:
         rows: Sequence[EventRow],
         title: str,
         at: float | None = None,
-        simulated: Sequence[EventRow] | None = None,
+        simulated: DrawnRun | None = None,
         window: tuple[float, float] | None = None,
     ) -> None:
         self.rows = list(rows)
         self.title = title
+        self.run = real_run(self.rows, title, window)
         self.window = window
         if at is None:  # a moment in the stretch drawn, if there is one
             shown = [r for r in self.rows if window is None or window[0] <= r.time <= window[1]]
             at = interesting_time(shown or self.rows)
         self.at = at
-        self.simulated = None if simulated is None else list(simulated)
+        self.simulated = simulated
 
     @property
     def svg(self) -> str:
         """The space-time diagram as an SVG document (a column's width beside a
         simulated run)."""
         width = 1024 if self.simulated is None else COLUMN
-        return run_svg(self.rows, self.title, width=width, window=self.window)
+        return render_svg(layout_run(self.run, width=width))
 
     @property
     def simulated_svg(self) -> str | None:
-        """The simulated run's diagram (time in steps), None without one."""
+        """The simulated run's space-time diagram, None without one."""
         if self.simulated is None:
             return None
-        return run_svg(self.simulated, _("the same, simulated"), width=COLUMN, unit="step")
+        return render_svg(layout_run(self.simulated, title=_("the same, simulated"), width=COLUMN))
 
     def diagrams_html(self) -> str:
         """The diagram, or the real and the simulated run's side by side, as ``<img>``."""
@@ -91,7 +96,7 @@ class RunView:
 
     def graph_svg(self, t: float | None = None) -> str:
         """The execution graph at ``t`` seconds (default: ``at``)."""
-        return graph_svg(self.rows, self.at if t is None else t)
+        return dot_svg(frame_dot(run_frame(self.rows, self.at if t is None else t)))
 
     def _repr_html_(self) -> str:
         parts = [self.diagrams_html(), img_html(self.graph_svg(), _("execution graph"))]
@@ -167,8 +172,8 @@ def show_run(
 
 def _simulated_rows(
     run: object, simulated: tuple[Sequence[Event], World] | Job | bool | None
-) -> list[EventRow] | None:
-    """The rows of ``show_run``'s ``simulated``, made by :func:`simulate_like` if asked."""
+) -> DrawnRun | None:
+    """``show_run``'s ``simulated`` as a run to draw, made by :func:`simulate_like` if asked."""
     if simulated is None or simulated is False:
         return None
     if isinstance(simulated, Job) or simulated is True:
@@ -178,4 +183,4 @@ def _simulated_rows(
             "show_run's simulated is (stepper.trace, stepper.world), a Job, or True for "
             f"the same job simulated; got {simulated!r:.60}"
         )
-    return trace_rows(*simulated)
+    return simulated_run(*simulated)

@@ -11,10 +11,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, TypedDict
 
 from absnb.i18n import gettext as _
-from absnb.views import timeline_static as svg
+from absnb.views import svg
 from absnb.views.arrows import KIND_NAMES, MessageKind, kind_name
-from absnb.views.diagram import Diagram, Stroke
+from absnb.views.diagram import Diagram
 from absnb.views.labels import LABEL_PX
+from absnb.views.strokes import Stroke
 
 if TYPE_CHECKING:
     import plotly.graph_objects as go

@@ -21,49 +21,31 @@ from typing import TYPE_CHECKING
 from absnb.i18n import gettext as _
 from absnb.views.arrows import KIND_NAMES, kind_name
 from absnb.views.cut import Cut
-from absnb.views.diagram import (
-    LANE_PX,
-    TITLE_PX,
-    WIDTH,
-    CutLine,
-    Diagram,
-    Point,
-    Stroke,
-    layout_run,
-)
+from absnb.views.diagram import LANE_PX, TITLE_PX, WIDTH, Diagram, layout_run
 from absnb.views.labels import LABEL_PX
+from absnb.views.run_marks import quiet_stretches, rates_svg, run_legend, run_marks
+from absnb.views.strokes import CutLine, Point, Stroke
+from absnb.views.svg import (
+    BY_HAND,
+    CONTROL,
+    CUT,
+    FONT,
+    LANE,
+    LOST,
+    OFFENDING,
+    RECORD,
+    RECOVERY,
+)
+from absnb.views.svg import num as _n
+from absnb.views.svg import text as _text
 
 if TYPE_CHECKING:
     from absnb.sim.events import Event
     from absnb.sim.world import World
 
-RECORD = "#0072B2"
-CONTROL = "#E69F00"
-OFFENDING = "#D55E00"
-CUT = "#5E2B97"
-BY_HAND = "#000000"
-RECOVERY = "#009E73"
-LOST = "#8C8C8C"
-LANE = "#333333"
-FONT = "DejaVu Sans, Verdana, Arial, sans-serif"
 BURIED = 150
 """Above this many record arrows the cuts are drawn a second time over them."""
 _CUT_DASH = {"completed": "", "pending": "12 7", "by hand": "14 6 3 6"}
-
-
-def _n(v: float) -> str:
-    """A coordinate with one decimal, without a trailing ``.0``: deterministic text."""
-    text = f"{v:.1f}"
-    return text[:-2] if text.endswith(".0") else text
-
-
-def _text(x: float, y: float, text: str, *, size: int = LABEL_PX, fill: str = "#111111",
-          anchor: str = "middle", weight: str = "normal") -> str:  # fmt: skip
-    return (
-        f'<text x="{_n(x)}" y="{_n(y)}" font-size="{size}" fill="{fill}" text-anchor="{anchor}" '
-        f'dominant-baseline="central" font-weight="{weight}" stroke="#ffffff" '
-        f'stroke-width="5" stroke-linejoin="round" paint-order="stroke">{html.escape(text)}</text>'
-    )
 
 
 def _stroke_style(s: Stroke) -> tuple[str, float, str, str]:
@@ -198,7 +180,7 @@ def _legend_entries(d: Diagram) -> list[tuple[str, str, float, str]]:
             entries.append((colour, _CUT_DASH[status], 4.0, name))
     if d.bands:
         entries.append(("url(#down)", "", 14.0, _("task down: crash to recovery")))
-    return entries
+    return entries + run_legend(d)
 
 
 def render_svg(d: Diagram) -> str:
@@ -207,7 +189,7 @@ def render_svg(d: Diagram) -> str:
     W = sc.width
     body: list[str] = [_defs(), f'<rect width="{_n(W)}" height="HEIGHT" fill="#ffffff"/>']
     body.append(_text(sc.left, TITLE_PX, d.title, size=TITLE_PX, anchor="start", weight="bold"))
-    body += _lanes(d)
+    body += quiet_stretches(d) + _lanes(d) + run_marks(d)
     dense = sum(s.arrow.kind != "record" for s in d.strokes) > 30
     body += _strokes(d, [s for s in d.strokes if s.arrow.kind != "record"], dense)
     body += _cut_lines(d)  # over the markers and barriers (the marker often runs along it)
@@ -219,9 +201,13 @@ def render_svg(d: Diagram) -> str:
     body += _snapshot_marks(d)
     body += _crash_marks(d)
     body += _labels(d)
-    legend, used = _legend(d, d.height + 8)
+    bottom = d.height
+    if d.layers is not None and d.layers.rates:
+        strip, bottom = rates_svg(d, bottom)
+        body += strip
+    legend, used = _legend(d, bottom + 8)
     body += legend
-    height = d.height + used + 16
+    height = bottom + used + 16
     doc = "\n".join(body).replace('height="HEIGHT"', f'height="{_n(height)}"', 1)
     return (
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{_n(W)}" height="{_n(height)}" '
@@ -256,7 +242,8 @@ def _lanes(d: Diagram) -> list[str]:
         )
         out.append(_text(sc.left - 14, y, str(task), size=LANE_PX, anchor="end", weight="bold"))
     tick_y = bottom + 0.3 * sc.gap + 20
-    out.append(_text(sc.left - 14, tick_y, "step", fill="#444444", anchor="end"))
+    if not sc.seconds:
+        out.append(_text(sc.left - 14, tick_y, "step", fill="#444444", anchor="end"))
     for r in d.recoveries:
         x, _y = sc.px(Point(r.step, 0))
         out.append(
@@ -335,12 +322,14 @@ def _crash_marks(d: Diagram) -> list[str]:
 
 
 _LABEL_FILLS = {
+    "overtaken": CONTROL,
+    "gap": "#555555",
     "offending": OFFENDING,
     "checkpoint": CUT,
     "by hand": BY_HAND,
     "recovery": "#00684A",
 }
-_BOLD_LABELS = ("offending", "checkpoint", "by hand", "crash")
+_BOLD_LABELS = ("offending", "checkpoint", "by hand", "crash", "overtaken", "transaction")
 
 
 def _labels(d: Diagram) -> list[str]:

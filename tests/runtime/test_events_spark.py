@@ -57,7 +57,7 @@ def test_a_real_run_logs_what_it_did_checks_its_cuts_and_restores_checkpoint_2(
     assert any(n.startswith("barrier 2 on ") for n in names)
     # and drawn: lanes, every completed checkpoint's cut, the failure and the restore
     svg = show_run(run).svg
-    assert all(f"cut {n}" in svg for n in run.checkpoints)
+    assert all(f"checkpoint {n}" in svg for n in run.checkpoints)
     assert "✗ count[1] fails" in svg
     assert f"restored checkpoint {run.restored[1]}" in svg
 

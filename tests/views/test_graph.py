@@ -22,9 +22,6 @@ from absnb.core.job import Job
 from absnb.core.messages import Record
 from absnb.operators import KeyedCount, Source
 from absnb.views.graph import (
-    BLOCKED_COLOUR,
-    RECORDING_COLOUR,
-    STATUS_COLOURS,
     GraphvizNotFoundError,
     channel_contents,
     graph_svg,
@@ -34,6 +31,7 @@ from absnb.views.graph import (
     task_status,
     to_dot,
 )
+from absnb.views.palette import BLOCKED_COLOUR, RECORDING_COLOUR, STATUS_COLOURS
 from tests.views.worlds import SCENARIOS, SEED_001, bank_long_channel, bank_marker_at_b, build
 
 GOLDEN = Path(__file__).parent / "golden"

@@ -16,8 +16,10 @@ from absnb.core.snapshot import GlobalSnapshot
 from absnb.sim.actions import Crash, Deliver, Recover, Transfer, TriggerCheckpoint
 from absnb.sim.format import show_message
 from absnb.views.cut import Cut, classify, offending, snapshot_cut, snapshot_cuts
-from absnb.views.diagram import CutLine, Diagram, Point, Stroke
+from absnb.views.diagram import Diagram
 from absnb.views.simulated import simulated
+from absnb.views.strokes import CutLine, Point, Stroke
+from absnb.views.svg import OFFENDING
 from absnb.views.timeline import (
     Arrow,
     CrashPoint,
@@ -32,7 +34,7 @@ from absnb.views.timeline import (
     snapshot_points,
     space_time,
 )
-from absnb.views.timeline_static import OFFENDING, timeline_svg
+from absnb.views.timeline_static import timeline_svg
 from tests.sim.crashes import run_with_crash
 
 SVG = "{http://www.w3.org/2000/svg}"

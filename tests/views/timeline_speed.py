@@ -5,8 +5,10 @@ Run: ``python tests/views/timeline_speed.py [--repeat R]``.
 For word count runs of 1,000, 5,000 and 20,000 events (seeded random scheduling, a
 checkpoint every 50 steps, one crash and a full recovery half way), prints the median
 time of :func:`message_arrows`, of :func:`space_time` (arrows and layout included), of the
-figure's ``to_json`` (what a notebook sends to the browser) and of :func:`timeline_svg`
-(the static picture, layout included).
+figure's ``to_json`` (what a notebook sends to the browser), of :func:`timeline_svg`
+(the static picture, layout included) and of :func:`trace_rows` (the trace as event rows:
+the pictures convert a trace once and then only the steps added, so the other columns,
+which draw the same trace again as a stepper's redraw does, leave it out).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import time
 from collections.abc import Callable
 
 import absnb
+from absnb.sim.event_rows import trace_rows
 from absnb.sim.events import Event
 from absnb.views.timeline import message_arrows, space_time
 from absnb.views.timeline_static import timeline_svg
@@ -54,7 +57,7 @@ def main() -> None:
     args = parser.parse_args()
     print(
         f"{'events':>7} {'arrows':>7} {'arrows s':>9} {'figure s':>9} {'to_json s':>10} "
-        f"{'svg s':>7}"
+        f"{'svg s':>7} {'rows s':>7}"
     )
     for events in (1_000, 5_000, 20_000):
         trace, world = run(events)
@@ -64,7 +67,8 @@ def main() -> None:
         fig = space_time(trace, world)
         j = median_seconds(fig.to_json, args.repeat)
         v = median_seconds(lambda: timeline_svg(trace, world), args.repeat)  # noqa: B023
-        print(f"{events:>7,} {arrows:>7,} {a:>9.3f} {f:>9.3f} {j:>10.3f} {v:>7.3f}")
+        r = median_seconds(lambda: trace_rows(trace, world), args.repeat)  # noqa: B023
+        print(f"{events:>7,} {arrows:>7,} {a:>9.3f} {f:>9.3f} {j:>10.3f} {v:>7.3f} {r:>7.3f}")
 
 
 if __name__ == "__main__":
