@@ -69,6 +69,7 @@ def test_the_final_checkpoint_commits_the_output(runtime, answer, tmp_path) -> N
     sink = FileSink(tmp_path / "out")
     run = runtime.run(absnb.word_count(text(), sink=sink), "abs", checkpoint_interval=None)
     assert finals(run) == [(0, 1)]
+    assert run.final_checkpoints == [1]
     assert completed(run) == [1]
     assert run.checkpoints == [1]
     kinds = [kind for _, kind, _ in run.coordinator_events]

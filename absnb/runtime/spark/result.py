@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from absnb.core.ids import TaskId
+from absnb.core.ids import CheckpointId, TaskId
 from absnb.runtime.events.table import RunEvents
 from absnb.runtime.failures import Failure
 from absnb.runtime.plan import HostResult
@@ -66,6 +66,17 @@ class SparkRun:
     def to_chrome_trace(self, path: str) -> None:
         """Write the event log in the Chrome trace event format (Perfetto opens it)."""
         self.log.to_chrome_trace(path)
+
+    @property
+    def final_checkpoints(self) -> list[CheckpointId]:
+        """The job's final checkpoints (FLIP-147), oldest first: triggered once every task's
+        input had ended, because sinks still held what they pre-committed then; one per
+        attempt that reached its end with such output (empty when none did)."""
+        return [
+            d["checkpoint_id"]
+            for _, kind, d in self.coordinator_events
+            if kind == "triggered" and d.get("final")
+        ]
 
     @property
     def records(self) -> int:
