@@ -135,6 +135,7 @@ SIM: list[Case] = [
     ("world-interval-str", lambda: absnb.World(wc(), checkpoint_interval="5"), InvalidTypeError, ("'5'",)),  # noqa: E501
     ("world-max-concurrent-0", lambda: absnb.World(wc(), "abs", max_concurrent=0), ProtocolSettingError, (">= 1", "not 0")),  # noqa: E501
     ("world-interval-0", lambda: absnb.World(wc(), checkpoint_interval=0), InvalidValueError, ("not 0",)),  # noqa: E501
+    ("world-none-two-phase-commit", lambda: absnb.World(absnb.word_count(sink="two-phase-commit"), "none"), ProtocolSettingError, ("protocol 'none'", "sink[0]", "a snapshot protocol")),  # noqa: E501
     ("world-interval-neg", lambda: absnb.World(wc(), checkpoint_interval=-3), InvalidValueError, ("-3",)),  # noqa: E501
     ("world-interval-float", lambda: absnb.World(wc(), checkpoint_interval=2.5), InvalidTypeError, ("2.5",)),  # noqa: E501
     ("world-max-checkpoints", lambda: absnb.World(wc(), max_checkpoints=-1), InvalidValueError, ("-1",)),  # noqa: E501
@@ -347,6 +348,7 @@ SPARK: list[Case] = [
     ("run-job-str", run(job="word_count"), InvalidTypeError, ("'word_count'",)),
     ("run-protocol", run(protocol="paxos"), UnknownProtocolError, ("'paxos'",)),
     ("run-protocol-int", run(protocol=3), InvalidTypeError, ("3",)),
+    ("run-none-two-phase-commit", run(job=absnb.word_count(sink="two-phase-commit"), protocol="none"), ProtocolSettingError, ("protocol 'none'", "sink[0]")),  # noqa: E501
     ("run-protocol-class", run(protocol=AlignedProtocol), InvalidTypeError, ("class AlignedProtocol", "AlignedProtocol()")),  # noqa: E501
     ("run-protocol-handler", run(protocol=AlignedBarrierHandler), InvalidTypeError, ("LabProtocol(AlignedBarrierHandler)",)),  # noqa: E501
     ("run-protocol-lab-class", run(protocol=LabProtocol), InvalidTypeError, ("LabProtocol(...)",)),

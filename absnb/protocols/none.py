@@ -48,5 +48,21 @@ class NoSnapshots(SnapshotProtocol):
     exactly_once = False
     without_channel_state = "no snapshots are taken"
 
+    def check(self, graph: ExecutionGraph) -> None:
+        """A two-phase-commit sink commits only when a checkpoint completes (Flink's
+        ``TwoPhaseCommitSinkFunction``): without checkpoints its output would never become
+        visible, so such a job is refused here rather than left empty."""
+        from absnb.core.errors import ProtocolSettingError
+        from absnb.protocols.two_phase_commit import TwoPhaseCommitSink
+
+        sinks = [str(t) for t in graph.tasks if isinstance(graph.function(t), TwoPhaseCommitSink)]
+        if sinks:
+            raise ProtocolSettingError(
+                f"protocol 'none' takes no checkpoints, and {', '.join(sinks)} commit(s) "
+                "output only when one completes (a two-phase-commit sink): nothing would "
+                "ever become visible. Use a snapshot protocol ('abs', 'unaligned', "
+                "'chandy-lamport', ...) or a sink without transactions."
+            )
+
     def handler(self, graph: ExecutionGraph, task: TaskId) -> NoSnapshotHandler:
         return NoSnapshotHandler(*task_handler_args(graph, task))
