@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import Any
 
 from absnb.i18n import N_
 from absnb.i18n import gettext as _
@@ -36,7 +35,7 @@ NO_SPARK = N_("skipped by spark=False (--no-spark)")
 
 
 def check(
-    handler_class: type[Any],
+    handler_class: type,
     lab: str | None = None,
     *,
     spark: bool = True,
@@ -84,7 +83,7 @@ def check(
     chosen = lab_for(handler_class, lab)
     parts: list[PartResult] = []
     found: Counterexample | None = None
-    steps: list[Callable[[type[Any]], tuple[PartResult, Counterexample | None]]] = [
+    steps: list[Callable[[type], tuple[PartResult, Counterexample | None]]] = [
         lambda c: (chosen.scripted(c), None),
         lambda c: (chosen.random_runs(c), None),
         lambda c: exhaustive(chosen, c),
@@ -124,7 +123,7 @@ def _timed_out(part: str, timeout: float | None) -> PartResult:
     )
 
 
-def exhaustive(lab: Lab, handler_class: type[Any]) -> tuple[PartResult, Counterexample | None]:
+def exhaustive(lab: Lab, handler_class: type) -> tuple[PartResult, Counterexample | None]:
     """Part c: each of the lab's searches in turn; the first violation is the
     counterexample."""
     part = PARTS[2]
@@ -145,7 +144,7 @@ def exhaustive(lab: Lab, handler_class: type[Any]) -> tuple[PartResult, Countere
     return PartResult(part, "passed", f"{states:,} states: {done}"), None
 
 
-def shortest(lab: Lab, handler_class: type[Any]) -> Counterexample | None:
+def shortest(lab: Lab, handler_class: type) -> Counterexample | None:
     """The shortest schedule of the first of the lab's searches that shows a failure (None
     when no run of the simulator within their bounds shows one)."""
     for search in lab.searches:
@@ -156,7 +155,7 @@ def shortest(lab: Lab, handler_class: type[Any]) -> Counterexample | None:
     return None
 
 
-def on_spark(lab: Lab, handler_class: type[Any], *, spark: bool, failed: bool) -> PartResult:
+def on_spark(lab: Lab, handler_class: type, *, spark: bool, failed: bool) -> PartResult:
     """Part d: the lab's run on Spark, unless ``spark`` is False, an earlier part
     ``failed`` or the lab has none."""
     if not spark:

@@ -76,7 +76,7 @@ class SparkCase:
     checkpoint_interval: float
     source_rate: float
     hosts: int = 2
-    sink: Callable[[type[Any], str], Operator] | None = None
+    sink: Callable[[type, str], Operator] | None = None
 
     def describe(self, hosts: int | None = None) -> str:
         """The run in words; ``hosts``: the Spark tasks it ran on (by default
@@ -130,7 +130,7 @@ def java_found() -> bool:
 
 
 def spark_part(
-    case: SparkCase, handler_class: type[Any], *, timeout: float = SPARK_TIMEOUT
+    case: SparkCase, handler_class: type, *, timeout: float = SPARK_TIMEOUT
 ) -> PartResult:
     """Part d: ``case``'s run under ``handler_class``, checked; skipped without Java."""
     lacking = missing()
@@ -160,7 +160,7 @@ class _Outcome:
 
 def _run(
     case: SparkCase,
-    handler_class: type[Any],
+    handler_class: type,
     job: Job,
     storage: CheckpointStorage,
     timeout: float,

@@ -371,12 +371,12 @@ class TwoPhaseCommitSink(Operator, Generic[Txn]):
         """Transactions not yet visible: the open one and the pending ones."""
         return (state.current is not None) + len(state.pending)
 
-    def output(self, states: Sequence[Any]) -> list[Any]:
+    def output(self, states: Sequence[TwoPhaseCommitState[Txn]]) -> list[Any]:
         """The job's output from this sink: what the external system shows as committed."""
         return self.committed()
 
-    def copy_state(self, state: Any) -> Any:
-        return state
+    def copy_state(self, state: TwoPhaseCommitState[Txn]) -> TwoPhaseCommitState[Txn]:
+        return state  # immutable
 
-    def freeze(self, state: Any) -> Any:
+    def freeze(self, state: TwoPhaseCommitState[Txn]) -> TwoPhaseCommitState[Txn]:
         return state

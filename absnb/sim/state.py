@@ -247,7 +247,7 @@ class WorldState:
         new.notices = dict(self.notices) if self.notices else {}
         return new
 
-    def key(self, *, recovery: bool = True) -> tuple[Any, ...]:
+    def key(self, *, recovery: bool = True) -> tuple[object, ...]:
         """A hashable value equal for states whose futures are the same.
 
         The clock and history (trace, completed and aborted lists, when checkpoints were

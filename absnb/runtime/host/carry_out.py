@@ -18,6 +18,7 @@ from absnb.runtime.control_plane.client import ControlClient
 from absnb.runtime.control_plane.messages import (
     Aborted,
     Ack,
+    Command,
     Finish,
     Notify,
     Probe,
@@ -37,7 +38,7 @@ class CarriesOut(HostParts):
     _after: Callable[[TaskId, Out, ControlClient], None]
     _join: Callable[[int, ControlClient], None]
 
-    def _command(self, cmd: Any, client: ControlClient) -> None:
+    def _command(self, cmd: Command, client: ControlClient) -> None:
         """Carry out one control-plane command (not Stop)."""
         COMMANDS[type(cmd)](self, cmd, client)
 

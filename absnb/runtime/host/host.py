@@ -31,7 +31,7 @@ from absnb.core.events import checkpoint_of
 from absnb.core.ids import ChannelId, TaskId
 from absnb.core.messages import CancelCheckpointMarker, EndOfInput, Record, RecordBatch
 from absnb.runtime.control_plane.client import ControlClient, report_setup_failure
-from absnb.runtime.control_plane.messages import Finish, Terminate, Trigger
+from absnb.runtime.control_plane.messages import Command, Finish, Terminate, Trigger
 from absnb.runtime.data_plane.priority import Overtaking
 from absnb.runtime.events.memory import release_freed
 from absnb.runtime.host.carry_out import CarriesOut
@@ -195,7 +195,7 @@ class Host(CarriesOut):
         client.finished(result.metrics)
         return result
 
-    def _stopped(self, commands: list[Any]) -> list[Any]:
+    def _stopped(self, commands: list[Command]) -> list[Command]:
         """``commands``, unless one of them is Stop (:func:`~.stopping.stopped` raises)."""
         return stopped(self.plan, commands)
 

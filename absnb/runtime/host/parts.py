@@ -16,6 +16,7 @@ from typing import Any
 from absnb.core.ids import ChannelId, CheckpointId, TaskId
 from absnb.protocols import get_protocol
 from absnb.runtime.control_plane.client import ControlClient
+from absnb.runtime.control_plane.messages import Command
 from absnb.runtime.data_plane.transport import DataPlane
 from absnb.runtime.events.log import EventLog
 from absnb.runtime.failures import Injections, declines
@@ -86,7 +87,7 @@ class HostParts:
         if plan.attempt > 0:  # reading the checkpoint and restoring every task from it
             self.metrics["restore_seconds"] = time.monotonic() - restoring
         self.quiescence = terminates_by_quiescence(graph)
-        self.early: list[Any] = []  # commands that came while the host was connecting
+        self.early: list[Command] = []  # commands that came while the host was connecting
         self.pacing = SourcePacing(plan)
 
     def open(self) -> tuple[DataPlane, ControlClient]:

@@ -9,7 +9,7 @@ import time
 from collections.abc import Sequence
 
 from absnb.runtime.control_plane.client import ControlClient
-from absnb.runtime.control_plane.messages import Stop
+from absnb.runtime.control_plane.messages import Command, Stop
 from absnb.runtime.failures import InjectedFailure
 from absnb.runtime.plan import HostPlan
 
@@ -28,7 +28,7 @@ class RunStopped(HostStopped):
     host's Spark task ends without failing."""
 
 
-def stopped(plan: HostPlan, commands: list[object]) -> list[object]:
+def stopped(plan: HostPlan, commands: list[Command]) -> list[Command]:
     """``commands``, unless one of them is Stop: then raise :class:`HostStopped` (or
     :class:`RunStopped`, for the run's final Stop)."""
     for cmd in commands:
