@@ -165,13 +165,15 @@ def _run(
     storage: CheckpointStorage,
     timeout: float,
 ) -> _Outcome:
-    """``case``'s run on a local session (the running one, if any), in a thread that is
-    cancelled after ``timeout`` seconds."""
+    """``case``'s run on a local session (the running one, if any; else a new one, quiet),
+    in a thread that is cancelled after ``timeout`` seconds."""
     from absnb.runtime.spark import SparkRuntime, quiet_task_failures
+    from absnb.runtime.spark.session import quiet_session
     from absnb.runtime.spark.stage import shipped_by_value
 
     outcome = _Outcome(timeout=timeout)
-    runtime = SparkRuntime(master=f"local[{case.hosts}]", storage=storage)
+    # the JVM's start-up lines go to a log file: a student's notebook shows the report only
+    runtime = SparkRuntime(quiet_session(f"local[{case.hosts}]"), storage=storage)
     runtime.hosts = outcome.hosts = min(case.hosts, runtime.slots())
     protocol = case.protocol(handler_class)
 

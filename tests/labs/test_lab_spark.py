@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import dataclasses
 import importlib.util
+import os
+import subprocess
 import sys
 import textwrap
 from pathlib import Path
@@ -21,6 +23,7 @@ from absnb.protocols.cyclic import CyclicBarrierHandler
 from absnb.sinks import MemorySink
 from tests.labs.handlers import NeverUnblocks
 from tests.labs.sink_handlers import CommitsAtTheSnapshot, CommitsTwice, LeavesTheLeftovers
+from tests.test_cli_quiet import JVM_LINES
 
 pytestmark = pytest.mark.skipif(not java_found(), reason="Java is not installed (Spark needs it)")
 
@@ -160,3 +163,24 @@ def test_a_run_that_never_ends_fails_part_d_when_its_time_is_up():
     assert part.status == "failed", part.lines()
     assert part.summary.endswith("no end after 10 s")
     assert "an input blocked for good" in part.details[0]
+
+
+def test_part_d_in_a_fresh_process_prints_the_report_and_no_jvm_line() -> None:
+    """A student's first check with Java present starts Spark: the JVM's start-up lines go
+    to a log file, not to the notebook's stderr."""
+    child = (
+        "from absnb.labs.registry import LABS\n"
+        "from absnb.labs.spark import spark_part\n"
+        "from absnb.protocols.chandy_lamport import ChandyLamportHandler\n"
+        "print(spark_part(LABS['chandy-lamport'].spark, ChandyLamportHandler).status)\n"
+    )
+    root = Path(__file__).resolve().parents[2]
+    done = subprocess.run(
+        [sys.executable, "-c", child],
+        capture_output=True, text=True, timeout=300,
+        env={**os.environ, "PYTHONPATH": str(root)},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.split() == ["passed"]
+    said = done.stdout + done.stderr
+    assert [line for line in JVM_LINES if line in said] == []

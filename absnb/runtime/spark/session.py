@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import sys
+import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
@@ -75,6 +76,31 @@ def default_session(master: str = "local[*]") -> SparkSession:
         .getOrCreate()
     )
     spark.sparkContext.setLogLevel("ERROR")
+    return spark
+
+
+def quiet_session(master: str = "local[4]") -> Session:
+    """:func:`~absnb.runtime.spark.session.default_session` with the JVM's own output (its start-up
+    lines: the log4j profile, a loopback hostname, no native Hadoop; later errors) sent to
+    a log file instead of this process's stderr, so that a notebook shows none of it. The
+    file's path is ``spark.conf.get("absnb.jvm_log")``; if the session cannot start, the
+    file's text is written to stderr before the error is raised."""
+    fd, path = tempfile.mkstemp(prefix="absnb-spark-", suffix=".log")
+    sys.stderr.flush()
+    saved = os.dup(2)
+    os.dup2(fd, 2)  # the JVM started now inherits the log file as its stderr
+    try:
+        spark = default_session(master)
+    except BaseException:
+        os.dup2(saved, 2)
+        with open(path, errors="replace") as f:
+            sys.stderr.write(f.read())
+        raise
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+        os.close(fd)
+    spark.conf.set("absnb.jvm_log", path)
     return spark
 
 
