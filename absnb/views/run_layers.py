@@ -37,8 +37,6 @@ SIGN_APART = 14.0
 SIGNS = {"pre_commit": "P", "commit": "C", "abort_txn": "A"}
 
 
-Span = tuple[float, float]
-"""A stretch of time, from and to."""
 Series = tuple[tuple[tuple[float, float], ...], ...]
 """A channel's record rate: its stretches, each ``(time, records a second)`` points."""
 
