@@ -137,22 +137,50 @@ def split_columns(
     partitioning: Partitioning, outs: Columns, sender: int, n: int, sent: int
 ) -> Sequence[Columns | list[Any]]:
     """``partitioning.split`` of the records of ``outs``: columns for a forward, broadcast
-    or hash edge whose key is the identity of one column of str or int keys (every key
-    hashed at once, :func:`~absnb.core.vector_hash.subtasks_of_words`, exactly as
-    ``stable_hash``); for any other edge the records as a list, split as ever."""
+    or hash edge whose key is the identity of one column of str or int keys (:func:`by_key`);
+    for any other edge the records as a list, split as ever."""
     kind = type(partitioning)
     if kind is Forward:
         return [outs if i == sender else outs[:0] for i in range(n)]
     if kind is Broadcast:
         return [outs] * n
     if kind is Hash and partitioning.key is identity and len(outs.arrays) == 1:  # type: ignore[union-attr]
-        import numpy as np
         import pyarrow.types as types
 
-        from absnb.core.vector_hash import subtasks_of_words
+        from absnb.operators.columnar import key_type
 
-        keys = outs.arrays[0]
-        if types.is_string(keys.type) or types.is_integer(keys.type):
-            picks = subtasks_of_words(keys, n)
-            return [outs.take(np.flatnonzero(picks == i)) for i in range(n)]
+        keys = key_type(outs.arrays[0])
+        if types.is_string(keys) or types.is_integer(keys):
+            return by_key(outs, n)
     return partitioning.split(outs.to_pylist(), sender, n, sent)
+
+
+def by_key(outs: Columns, n: int) -> list[Columns]:
+    """The rows of a column of keys split as ``stable_hash(key) % n`` splits them: the
+    batch encoded once (its distinct keys, :func:`~absnb.operators.columnar.encode`), each
+    distinct key hashed once (:func:`~absnb.core.vector_hash.cached_hashes`, exactly
+    ``stable_hash``); each part a dictionary array of its own distinct keys, in the order
+    they first appear, so that the receiver need not encode it again."""
+    import numpy as np
+    import pyarrow as pa
+
+    from absnb.core.vector_hash import cached_hashes
+    from absnb.operators.columnar import encode
+
+    codes, dictionary = encode(outs.arrays[0])
+    where = (cached_hashes(dictionary) % np.uint32(n)).astype(np.intp)
+    picks = where[codes]
+    renumber = np.zeros(len(dictionary), np.int32)
+    parts = []
+    for i in range(n):
+        rows = np.flatnonzero(picks == i)
+        if not len(rows):
+            parts.append(outs[:0])
+            continue
+        members = np.flatnonzero(where == i)
+        renumber[members] = np.arange(len(members), dtype=np.int32)
+        keys = pa.DictionaryArray.from_arrays(
+            pa.array(renumber[codes[rows]]), dictionary.take(members), safe=False
+        )
+        parts.append(Columns(outs.names, (keys,)))
+    return parts
