@@ -55,6 +55,7 @@ def main(corpus: str, modes: list[str]) -> None:
                         h.metrics.get("columnar_batches", 0) for h in run.hosts
                     ),
                     "seconds": seconds,
+                    "host_cpu_seconds": sum(h.metrics.get("cpu_seconds", 0.0) for h in run.hosts),
                     "words": sum(counts.values()),
                     "distinct": len(counts),
                     "checkpoints": len(run.checkpoints),

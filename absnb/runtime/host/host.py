@@ -109,6 +109,7 @@ class Host(CarriesOut):
         self.inbox = Inbox()
         self.sources = [t for t in plan.tasks if graph.kind(t) in ("source", "process")]
         self.metrics: dict[str, Any] = {"records_in": 0, "records_out": 0, "checkpoints": []}
+        self.cpu_started = time.process_time()  # the CPU the host costs (its threads too)
         if plan.attempt > 0:  # reading the checkpoint and restoring every task from it
             self.metrics["restore_seconds"] = time.monotonic() - restoring
         self.quiescence = terminates_by_quiescence(graph)
@@ -267,6 +268,7 @@ class Host(CarriesOut):
         self.log.ship(force=True)
         self.metrics["records_out"] = self.outbox.records_out
         self.metrics["columnar_batches"] = self.outbox.columnar_batches
+        self.metrics["cpu_seconds"] = time.process_time() - self.cpu_started
         result = host_result(
             self.plan, self.tasks, self.metrics, self.aligning.lasted, net.stats(), started
         )
