@@ -4,10 +4,11 @@
                                               either followed by /records for the
                                               per-record path)
 
-One Spark session (local[2]), a warm-up run of each path, then one run per MODE; each run is the
-whole ``SparkRuntime.run`` call with ``inputs=CORPUS_DIR`` (reading the files included),
-on the columnar path (batches as Arrow columns, the default) or, with ``/records``, with
-``columnar=False`` (batches of Python values).
+One Spark session (local[2]), a warm-up run of each path, then one run per MODE; each run
+is the whole ``SparkRuntime.run`` call with ``inputs=CORPUS_DIR`` (reading the files
+included), on the columnar path (batches as Arrow columns, the default) or, with
+``/records``, with ``columnar=False`` (batches of Python values). Each line gives the wall
+time and the CPU seconds the hosts cost (``host_cpu_seconds``).
 """
 
 from __future__ import annotations
