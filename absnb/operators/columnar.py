@@ -10,13 +10,13 @@
 - :func:`encode`: a batch's keys as codes into its distinct keys (Arrow's dictionary
   encoding, or the codes of a dictionary array as they come).
 - :func:`group`: the rows of a batch grouped by key, the groups in order of first
-  appearance (:class:`Groups`): every record's count so far (a stable group and cumulative
-  count) and each key's last row.
+  appearance (:class:`Groups`): every record's count or running total so far (a stable
+  group and cumulative count or sum) and each key's last row.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import MutableMapping, Sequence
 from functools import cache
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -95,6 +95,41 @@ def key_type(keys: pa.Array) -> pa.DataType:
     return keys.type.value_type if types.is_dictionary(keys.type) else keys.type
 
 
+def ints(values: pa.Array) -> npt.NDArray[np.int64] | None:
+    """The int64 values of an Arrow array of ints (or a dictionary array of them) without
+    nulls, or None when it holds another type, a null or an int out of int64's range."""
+    import numpy as np
+    import pyarrow.types as types
+
+    if values.null_count:
+        return None
+    if types.is_dictionary(values.type):
+        decoded = ints(values.dictionary)
+        indices = values.indices.to_numpy(zero_copy_only=False)
+        return None if decoded is None else decoded[indices]
+    if not types.is_integer(values.type):
+        return None
+    array = values.to_numpy(zero_copy_only=False)
+    if array.dtype == np.uint64 and len(array) and int(array.max()) >= 1 << 63:
+        return None
+    out: npt.NDArray[np.int64] = array.astype(np.int64, copy=False)
+    return out
+
+
+def counted(state: MutableMapping[Any, int], keys: pa.Array) -> npt.NDArray[np.int64]:
+    """Each record's count so far of its key in ``keys``, counted into the dict ``state``
+    as one at a time would (new keys added in order of first appearance)."""
+    import numpy as np
+
+    groups = group(keys)
+    uniques = groups.distinct.to_pylist()
+    get = state.get
+    before = np.fromiter((get(k, 0) for k in uniques), np.int64, len(uniques))
+    counts = groups.running_counts(before)
+    state.update(zip(uniques, (before + groups.sizes).tolist(), strict=True))
+    return counts
+
+
 class Groups(NamedTuple):
     """The rows of a batch grouped by key, the groups numbered in order of first
     appearance (the order the per-record path adds new keys to a dict in)."""
@@ -121,6 +156,22 @@ class Groups(NamedTuple):
         counts = np.empty(n, np.int64)
         counts[order] = rank + np.asarray(before, np.int64)[self.codes[order]]
         return counts
+
+    def running_sums(
+        self, amounts: npt.NDArray[np.int64], before: npt.NDArray[Any]
+    ) -> npt.NDArray[np.int64]:
+        """The running total of each row's key just after the row (``before[group]`` plus
+        the group's ``amounts`` up to and including it), in input order (int64: the caller
+        keeps the totals in range)."""
+        import numpy as np
+
+        order, starts = self.order, self.starts
+        step = amounts[order]
+        run = np.cumsum(step)
+        run += np.repeat(np.asarray(before, np.int64) - (run[starts] - step[starts]), self.sizes)
+        totals = np.empty(len(run), np.int64)
+        totals[order] = run
+        return totals
 
     def last_rows(self) -> npt.NDArray[np.intp]:
         """The last row of each group."""

@@ -11,7 +11,7 @@ from absnb.core.errors import GraphError, OperatorOutputError, TransferRefusedEr
 from absnb.core.graph import identity as identity  # re-exported: absnb.operators.identity
 from absnb.operators.array_state import ArrayKeyedState
 from absnb.operators.base import Operator, To
-from absnb.operators.columnar import group, key_type, words_of_lines
+from absnb.operators.columnar import counted, group, key_type, words_of_lines
 from absnb.operators.keyed_state import IncrementalKeyed
 
 if TYPE_CHECKING:
@@ -161,7 +161,6 @@ class KeyedCount(IncrementalKeyed[MutableMapping[Hashable, int]]):
         order the per-record path adds new keys in), every record's count so far computed
         at once (:meth:`~absnb.operators.columnar.Groups.running_counts`); out as
         ``(key, count)`` columns, the keys as they came."""
-        import numpy as np
         import pyarrow as pa
         import pyarrow.types as types
 
@@ -171,17 +170,13 @@ class KeyedCount(IncrementalKeyed[MutableMapping[Hashable, int]]):
         kind = key_type(keys)
         if keys.null_count or not (types.is_string(kind) or types.is_integer(kind)):
             return None
-        groups = group(keys)
-        uniques = groups.distinct.to_pylist()
         counts: Any
         if isinstance(state, ArrayKeyedState):
-            counts = state.accumulate_slots(state.slots(uniques)[groups.codes])
+            groups = group(keys)
+            slots = state.slots(groups.distinct.to_pylist())[groups.codes]
+            counts = state.accumulate_slots(slots)
         else:
-            get = state.get
-            before = np.fromiter((get(k, 0) for k in uniques), np.int64, len(uniques))
-            counts = groups.running_counts(before)
-            after = before + groups.sizes
-            state.update(zip(uniques, after.tolist(), strict=True))
+            counts = counted(state, keys)
         return state, _pairs(keys, pa.array(counts, pa.int64()))
 
     def __repr__(self) -> str:

@@ -71,7 +71,7 @@ def test_a_batch_split_by_key_goes_where_its_records_go(words: list[str], n: int
             assert part.arrays[0].dictionary.to_pylist() == list(dict.fromkeys(rows))
 
 
-def test_the_hash_cache_gives_stable_hash_and_stays_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_hash_cache_is_stable_hash_and_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(vector_hash, "CACHED", 4)
     monkeypatch.setattr(vector_hash, "_hashes", {})
     for words in (["a", "b"], ["b", "c", "d"], [f"w{i}" for i in range(40)], ["a"]):
