@@ -177,18 +177,24 @@ def _key_column(key: Callable[[Any], Any], columns: int) -> int | None:
 
 def by_key(outs: Columns, n: int, column: int = 0) -> list[Columns]:
     """The rows of ``outs`` split as ``stable_hash(key) % n`` splits them, the keys in
-    ``column``: the batch encoded once (its distinct keys,
+    ``column``. Int keys are hashed row by row, vectorised (``key & 0x7FFFFFFF``). Other
+    keys (str) are encoded once (the batch's distinct keys,
     :func:`~absnb.operators.columnar.encode`), each distinct key hashed once
-    (:func:`~absnb.core.vector_hash.cached_hashes`, exactly ``stable_hash``); in each part
-    the keys a dictionary array of its own distinct keys, in the order they first appear,
-    so that the receiver need not encode them again."""
+    (:func:`~absnb.core.vector_hash.cached_hashes`, exactly ``stable_hash``), and in each
+    part the keys are a dictionary array of its own distinct keys, in the order they first
+    appear, so that the receiver need not encode them again."""
     import numpy as np
     import pyarrow as pa
+    import pyarrow.types as types
 
-    from absnb.core.vector_hash import cached_hashes
+    from absnb.core.vector_hash import cached_hashes, stable_hashes
     from absnb.operators.columnar import encode
 
-    codes, dictionary = encode(outs.arrays[column])
+    keys = outs.arrays[column]
+    if types.is_integer(keys.type):
+        picks = (stable_hashes(keys) % np.uint32(n)).astype(np.intp)
+        return [outs.take(np.flatnonzero(picks == i)) for i in range(n)]
+    codes, dictionary = encode(keys)
     where = (cached_hashes(dictionary) % np.uint32(n)).astype(np.intp)
     picks = where[codes]
     renumber = np.zeros(len(dictionary), np.int32)
@@ -200,9 +206,9 @@ def by_key(outs: Columns, n: int, column: int = 0) -> list[Columns]:
             continue
         members = np.flatnonzero(where == i)
         renumber[members] = np.arange(len(members), dtype=np.int32)
-        keys = pa.DictionaryArray.from_arrays(
+        part = pa.DictionaryArray.from_arrays(
             pa.array(renumber[codes[rows]]), dictionary.take(members), safe=False
         )
-        arrays = [keys if j == column else a.take(rows) for j, a in enumerate(outs.arrays)]
+        arrays = [part if j == column else a.take(rows) for j, a in enumerate(outs.arrays)]
         parts.append(Columns(outs.names, arrays))
     return parts

@@ -32,8 +32,8 @@ from absnb.core.graph import Hash, JobGraph, Rebalance
 from absnb.core.job import Job
 from absnb.operators.array_state import ArrayKeyedState, IntArrayKeyedState
 from absnb.operators.base import Operator
-from absnb.operators.columnar import counted, ints
 from absnb.operators.columnar import group as group_rows
+from absnb.operators.columnar import ints
 from absnb.operators.keyed_state import IncrementalKeyed, KeyedState
 from absnb.operators.library import Map, Source
 from absnb.routing import KEY_FIELDS
@@ -260,29 +260,28 @@ class KeyedSum(IncrementalKeyed[MutableMapping[int, int]]):
         """:meth:`process_batch` of ``(key, amount)`` columns of ints: a stable group and
         cumulative sum per key (:meth:`~absnb.operators.columnar.Groups.running_sums`),
         each record's running total in input order, new keys added in order of first
-        appearance; None when a total could leave int64's range."""
+        appearance; None when a total in a dict could leave int64's range (an
+        :class:`~absnb.operators.array_state.IntArrayKeyedState` holds int64 totals on every
+        path)."""
         import numpy as np
         import pyarrow as pa
 
         if len(columns.arrays) != 2:
             return None
         keys = columns.arrays[0]
-        amounts = ints(columns.arrays[1])
-        if amounts is None or ints(keys) is None:
+        amounts, key_values = ints(columns.arrays[1]), ints(keys)
+        if amounts is None or key_values is None:
             return None
-        groups = group_rows(keys)
-        reach = float(np.abs(amounts.astype(np.float64)).sum())
-        if isinstance(state, IntArrayKeyedState):
-            if reach + float(np.abs(state.values_array).max(initial=0)) >= 2.0**62:
-                return None
-            distinct = groups.distinct.to_numpy(zero_copy_only=False)
-            totals = state.accumulate_slots(state.slots(distinct)[groups.codes], amounts)
+        if isinstance(state, IntArrayKeyedState):  # int64 totals on every path
+            totals = state.accumulate_slots(state.slots(key_values), amounts)
         elif isinstance(state, ArrayKeyedState):
             return None
         else:
+            groups = group_rows(keys)
             uniques = groups.distinct.to_pylist()
             get = state.get
             held = [get(k, 0) for k in uniques]
+            reach = float(np.abs(amounts.astype(np.float64)).sum())
             if reach + max(map(abs, held), default=0) >= 2.0**62:
                 return None
             totals = groups.running_sums(amounts, np.array(held, np.int64))
@@ -320,18 +319,6 @@ class GroupCount(Operator[dict[int, int]]):
             n = state[g] = get(g, 0) + 1
             append((g, n))
         return state, outs
-
-    def process_columns(
-        self, state: dict[int, int], columns: Columns
-    ) -> tuple[dict[int, int], Columns] | None:
-        """:meth:`process_batch` of a column of int groups (a running count per group)."""
-        import pyarrow as pa
-
-        if len(columns.arrays) != 1 or ints(columns.arrays[0]) is None:
-            return None
-        keys = columns.arrays[0]
-        counts = pa.array(counted(state, keys), pa.int64())
-        return state, Columns(("group", "count"), (keys, counts))
 
 
 class LatestCountSink(Operator[dict[int, int]]):
