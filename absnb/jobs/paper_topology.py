@@ -198,6 +198,9 @@ class GeneratedSource(Source):
     """The sources: on the columnar path, a batch of generated records (ints in
     ``[0, 2**64)``) as one uint64 column."""
 
+    def emits_columns(self) -> bool:
+        return self.split is None
+
     def act_columns(self, state: None, entries: Sequence[object]) -> tuple[None, Columns] | None:
         import pyarrow as pa
 

@@ -47,6 +47,9 @@ class Source(Operator[None]):
             parts = [self._checked(entry, p) for entry, p in zip(entries, parts, strict=True)]
         return state, list(chain.from_iterable(parts))
 
+    def emits_columns(self) -> bool:
+        return self.split is str.split
+
     def act_columns(self, state: None, entries: Sequence[object]) -> tuple[None, Columns] | None:
         """The words of a batch of lines as one column
         (:func:`~absnb.operators.columnar.words_of_lines`), when ``split`` is ``str.split``

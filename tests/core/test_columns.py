@@ -126,3 +126,28 @@ def test_running_counts_are_the_counts_so_far_in_input_order(
         last = groups.last_rows()
         assert [rows[i] for i in last] == uniques
         assert all(k not in rows[i + 1 :] for k, i in zip(uniques, last.tolist(), strict=True))
+
+
+def test_a_subclass_changing_what_a_record_does_keeps_the_per_record_path() -> None:
+    """A columnar path stands for the per-record methods of the class defining it: a
+    subclass overriding ``process_batch`` (or ``act``) gets its batches as lists."""
+    from typing import Any
+
+    from absnb.experiments.paper import FinalCountSink
+    from absnb.operators import KeyedCount, Map, Source
+    from absnb.operators.base import columnar_path
+
+    class Shouting(KeyedCount):
+        def process_batch(self, state: Any, values: Any) -> Any:
+            return super().process_batch(state, [v.upper() for v in values])
+
+    class Stripping(Source):
+        def act(self, state: None, entry: Any) -> Any:
+            return super().act(state, entry.strip())
+
+    assert columnar_path(KeyedCount(), "process_columns")
+    assert columnar_path(FinalCountSink(), "process_columns")
+    assert columnar_path(Source(split=str.split), "act_columns")
+    assert not columnar_path(Shouting(), "process_columns")
+    assert not columnar_path(Stripping(split=str.split), "act_columns")
+    assert not columnar_path(Map(str), "process_columns")  # Operator's own: no path
