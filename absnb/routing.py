@@ -5,7 +5,7 @@ gates and its counters of records sent per channel, which these advance)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, cast
 
 from absnb.core.columns import Columns
@@ -133,26 +133,82 @@ def route_columns(
                 sends.append((c, RecordBatch(values, first)))
 
 
+KEY_FIELDS: dict[Callable[[Any], Any], int | None] = {identity: None}
+"""Key functions a columnar batch is hash-partitioned by without calling them: the field of
+a tuple record each takes (a column of a batch of several), or None for the record itself
+(the one column of a batch of one). A job's module adds its own."""
+
+
 def split_columns(
     partitioning: Partitioning, outs: Columns, sender: int, n: int, sent: int
 ) -> Sequence[Columns | list[Any]]:
     """``partitioning.split`` of the records of ``outs``: columns for a forward, broadcast
-    or hash edge whose key is the identity of one column of str or int keys (every key
-    hashed at once, :func:`~absnb.core.vector_hash.subtasks_of_words`, exactly as
-    ``stable_hash``); for any other edge the records as a list, split as ever."""
+    or hash edge whose key is a column of str or int keys (:data:`KEY_FIELDS`,
+    :func:`by_key`); for any other edge the records as a list, split as ever."""
     kind = type(partitioning)
     if kind is Forward:
         return [outs if i == sender else outs[:0] for i in range(n)]
     if kind is Broadcast:
         return [outs] * n
-    if kind is Hash and partitioning.key is identity and len(outs.arrays) == 1:  # type: ignore[union-attr]
-        import numpy as np
-        import pyarrow.types as types
+    if kind is Hash:
+        column = _key_column(partitioning.key, len(outs.arrays))  # type: ignore[union-attr]
+        if column is not None:
+            import pyarrow.types as types
 
-        from absnb.core.vector_hash import subtasks_of_words
+            from absnb.operators.columnar import key_type
 
-        keys = outs.arrays[0]
-        if types.is_string(keys.type) or types.is_integer(keys.type):
-            picks = subtasks_of_words(keys, n)
-            return [outs.take(np.flatnonzero(picks == i)) for i in range(n)]
+            keys = key_type(outs.arrays[column])
+            if types.is_string(keys) or types.is_integer(keys):
+                return by_key(outs, n, column)
     return partitioning.split(outs.to_pylist(), sender, n, sent)
+
+
+def _key_column(key: Callable[[Any], Any], columns: int) -> int | None:
+    """The column holding the keys ``key`` takes of a batch of ``columns`` columns, if
+    known (:data:`KEY_FIELDS`)."""
+    try:
+        field = KEY_FIELDS.get(key, -1)
+    except TypeError:  # an unhashable key function
+        return None
+    if field is None:
+        return 0 if columns == 1 else None
+    return field if columns > 1 and 0 <= field < columns else None
+
+
+def by_key(outs: Columns, n: int, column: int = 0) -> list[Columns]:
+    """The rows of ``outs`` split as ``stable_hash(key) % n`` splits them, the keys in
+    ``column``. Int keys are hashed row by row, vectorised (``key & 0x7FFFFFFF``). Other
+    keys (str) are encoded once (the batch's distinct keys,
+    :func:`~absnb.operators.columnar.encode`), each distinct key hashed once
+    (:func:`~absnb.core.vector_hash.cached_hashes`, exactly ``stable_hash``), and in each
+    part the keys are a dictionary array of its own distinct keys, in the order they first
+    appear, so that the receiver need not encode them again."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.types as types
+
+    from absnb.core.vector_hash import cached_hashes, stable_hashes
+    from absnb.operators.columnar import encode
+
+    keys = outs.arrays[column]
+    if types.is_integer(keys.type):
+        picks = (stable_hashes(keys) % np.uint32(n)).astype(np.intp)
+        return [outs.take(np.flatnonzero(picks == i)) for i in range(n)]
+    codes, dictionary = encode(keys)
+    where = (cached_hashes(dictionary) % np.uint32(n)).astype(np.intp)
+    picks = where[codes]
+    renumber = np.zeros(len(dictionary), np.int32)
+    parts = []
+    for i in range(n):
+        rows = np.flatnonzero(picks == i)
+        if not len(rows):
+            parts.append(outs[:0])
+            continue
+        members = np.flatnonzero(where == i)
+        renumber[members] = np.arange(len(members), dtype=np.int32)
+        part = pa.DictionaryArray.from_arrays(
+            pa.array(renumber[codes[rows]]), dictionary.take(members), safe=False
+        )
+        arrays = [part if j == column else a.take(rows) for j, a in enumerate(outs.arrays)]
+        parts.append(Columns(outs.names, arrays))
+    return parts

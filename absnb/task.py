@@ -50,7 +50,7 @@ from absnb.core.messages import (
 )
 from absnb.core.snapshot import TaskSnapshot
 from absnb.core.validate import operator_result
-from absnb.operators.base import Operator
+from absnb.operators.base import Operator, columnar_path
 from absnb.protocols.alignment_timer import AlignmentTimer, due, timer_for
 from absnb.protocols.base import SnapshotProtocol
 from absnb.protocols.ended import counts_ended, owed
@@ -484,7 +484,9 @@ class StreamTask:
         self.received[channel] = first + n - 1
         self._consumed(channel, n)
         if type(values) is Columns:
-            result = self.fn.process_columns(self.state, values)
+            fn = self.fn
+            holds = columnar_path(fn, "process_columns")
+            result = fn.process_columns(self.state, values) if holds else None
             if result is not None and type(result[1]) is Columns:
                 self.state = result[0]
                 route_columns(self.gates, self.sent, self.id, result[1], out.sends)
@@ -508,7 +510,7 @@ class StreamTask:
         n = len(entries)
         self.offset += n
         self._consumed(None, n)
-        if self.columnar:
+        if self.columnar and columnar_path(self.fn, "act_columns"):
             columnar = self.fn.act_columns(self.state, entries)
             if columnar is not None:
                 self.state, columns = columnar

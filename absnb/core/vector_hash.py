@@ -123,11 +123,46 @@ def subtasks(keys: pa.Array, n: int) -> npt.NDArray[Any]:
 
 def subtasks_of_words(keys: pa.Array, n: int) -> npt.NDArray[Any]:
     """:func:`subtasks` of a batch of repeating keys (words): each distinct key hashed once
-    (Arrow's dictionary encoding), its subtask taken for every row."""
+    (Arrow's dictionary encoding, :func:`cached_hashes`), its subtask taken for every row."""
+    import numpy as np
     import pyarrow.compute as pc
 
     encoded = pc.dictionary_encode(keys)
-    picks: npt.NDArray[Any] = subtasks(encoded.dictionary, n)[
-        encoded.indices.to_numpy(zero_copy_only=False)
-    ]
+    where = cached_hashes(encoded.dictionary) % np.uint32(n)
+    picks: npt.NDArray[Any] = where.astype(np.intp)[encoded.indices.to_numpy(zero_copy_only=False)]
     return picks
+
+
+CACHED = 1 << 16
+"""The most str keys whose hash :func:`cached_hashes` keeps (it forgets them all when full)."""
+
+_hashes: dict[object, int] = {}
+
+
+def cached_hashes(keys: pa.Array) -> npt.NDArray[np.uint32]:
+    """:func:`stable_hashes` of ``keys`` (distinct keys, such as a batch's dictionary): a str
+    hashed before is looked up in a process-wide cache of up to :data:`CACHED` keys, the
+    others hashed (vectorised when there are many) and kept."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.types as types
+
+    if not (types.is_string(keys.type) or types.is_large_string(keys.type)):
+        return stable_hashes(keys)
+    words = keys.to_pylist()
+    get = _hashes.get
+    hashes = [get(w) for w in words]
+    if None in hashes:
+        missing = [i for i, h in enumerate(hashes) if h is None]
+        if len(missing) > 32:
+            fresh = stable_hashes(keys.take(pa.array(missing, pa.int64()))).tolist()
+        else:
+            fresh = [stable_hash(words[i]) for i in missing]
+        if len(_hashes) + len(missing) > CACHED:
+            _hashes.clear()
+        keep = len(missing) <= CACHED
+        for i, h in zip(missing, fresh, strict=True):
+            hashes[i] = h
+            if keep:
+                _hashes[words[i]] = h
+    return np.array(hashes, np.uint32)

@@ -31,7 +31,7 @@ from absnb.jobs.paper_topology import PAPER_BASELINE_SECONDS as PAPER_BASELINE_S
 from absnb.jobs.paper_topology import PAPER_FIGURE6 as PAPER_FIGURE6
 from absnb.jobs.paper_topology import paper_topology
 from absnb.operators.base import Operator
-from absnb.operators.columnar import encode, last_rows
+from absnb.operators.columnar import group
 from absnb.runtime.events.cpu import CpuMeter
 from absnb.runtime.events.memory import release_freed
 
@@ -151,15 +151,14 @@ class FinalCountSink(Operator[dict[str, int]]):
         self, state: dict[str, int], columns: Columns
     ) -> tuple[dict[str, int], list[object]] | None:
         """:meth:`process_batch` of ``(word, count)`` columns: each distinct word's last
-        count in the batch (:func:`~absnb.operators.columnar.last_rows`), new words added
-        in order of first appearance, as ``dict.update`` of the pairs would."""
+        count in the batch (:meth:`~absnb.operators.columnar.Groups.last_rows`), new words
+        added in order of first appearance, as ``dict.update`` of the pairs would."""
         if len(columns.arrays) != 2:
             return None
         words, counts = columns.arrays
-        codes, distinct = encode(words)
-        last = last_rows(codes, len(distinct))
-        latest = counts.to_numpy(zero_copy_only=False)[last].tolist()
-        state.update(zip(distinct.to_pylist(), latest, strict=True))
+        groups = group(words)
+        latest = counts.to_numpy(zero_copy_only=False)[groups.last_rows()].tolist()
+        state.update(zip(groups.distinct.to_pylist(), latest, strict=True))
         return state, []
 
 

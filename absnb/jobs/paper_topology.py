@@ -27,12 +27,16 @@ from __future__ import annotations
 from collections.abc import Iterator, MutableMapping, Sequence
 from typing import TYPE_CHECKING, cast, overload
 
+from absnb.core.columns import Columns, column
 from absnb.core.graph import Hash, JobGraph, Rebalance
 from absnb.core.job import Job
 from absnb.operators.array_state import ArrayKeyedState, IntArrayKeyedState
 from absnb.operators.base import Operator
+from absnb.operators.columnar import group as group_rows
+from absnb.operators.columnar import ints
 from absnb.operators.keyed_state import IncrementalKeyed, KeyedState
 from absnb.operators.library import Map, Source
+from absnb.routing import KEY_FIELDS
 
 if TYPE_CHECKING:
     from absnb.core.ids import TaskId
@@ -128,6 +132,20 @@ class Parse:
     def __call__(self, record: int) -> tuple[int, int]:
         return record % self.keys, (record >> 48) % 100 + 1
 
+    def columns(self, records: Columns) -> Columns | None:
+        """``(key, amount)`` columns of a column of records (uint64), or None for others."""
+        import numpy as np
+        import pyarrow as pa
+        import pyarrow.types as types
+
+        (values,) = records.arrays if len(records.arrays) == 1 else (None,)
+        if values is None or values.null_count or not types.is_uint64(values.type):
+            return None
+        r = values.to_numpy(zero_copy_only=False)
+        keys = (r % np.uint64(self.keys)).astype(np.int64)
+        amounts = ((r >> np.uint64(48)) % np.uint64(100) + np.uint64(1)).astype(np.int64)
+        return Columns(("key", "amount"), (pa.array(keys), pa.array(amounts)))
+
 
 class ToGroup:
     """``to_group``: ``(key, total)`` -> the key's group, ``key mod groups``."""
@@ -137,6 +155,13 @@ class ToGroup:
 
     def __call__(self, update: tuple[int, int]) -> int:
         return update[0] % self.groups
+
+    def columns(self, updates: Columns) -> Columns | None:
+        """The group column of ``(key, total)`` columns of ints, or None for others."""
+        import pyarrow as pa
+
+        keys = ints(updates.arrays[0]) if len(updates.arrays) == 2 else None
+        return None if keys is None else column(pa.array(keys % self.groups), "group")
 
 
 def key_of(pair: tuple[int, int]) -> int:
@@ -149,14 +174,42 @@ def itself(value: int) -> int:
     return value
 
 
+KEY_FIELDS[key_of] = 0  # a columnar batch is partitioned by its first column
+KEY_FIELDS[itself] = None  # by its one column
+
+
 class FastMap(Map):
-    """:class:`~absnb.operators.library.Map` with a batch path (one list comprehension a batch)."""
+    """:class:`~absnb.operators.library.Map` with a batch path (one list comprehension a
+    batch), and a columnar one where its function has one (a ``columns`` method)."""
 
     emits_to = False
 
     def process_batch(self, state: None, values: Sequence[object]) -> tuple[None, list[object]]:
         fn = self.fn
         return state, [fn(v) for v in values]
+
+    def process_columns(self, state: None, columns: Columns) -> tuple[None, Columns] | None:
+        vectorised = getattr(self.fn, "columns", None)
+        out = None if vectorised is None else vectorised(columns)
+        return None if out is None else (state, out)
+
+
+class GeneratedSource(Source):
+    """The sources: on the columnar path, a batch of generated records (ints in
+    ``[0, 2**64)``) as one uint64 column."""
+
+    def emits_columns(self) -> bool:
+        return self.split is None
+
+    def act_columns(self, state: None, entries: Sequence[object]) -> tuple[None, Columns] | None:
+        import pyarrow as pa
+
+        if self.split is not None or not set(map(type, entries)) <= {int}:
+            return None
+        try:
+            return state, column(pa.array(entries, pa.uint64()), "record")
+        except (pa.ArrowException, OverflowError):
+            return None
 
 
 class KeyedSum(IncrementalKeyed[MutableMapping[int, int]]):
@@ -203,6 +256,43 @@ class KeyedSum(IncrementalKeyed[MutableMapping[int, int]]):
         if isinstance(state, KeyedState):
             state.note(cast("list[tuple[int, int]]", outs))  # the (key, total) pairs above
         return state, outs
+
+    def process_columns(
+        self, state: MutableMapping[int, int], columns: Columns
+    ) -> tuple[MutableMapping[int, int], Columns] | None:
+        """:meth:`process_batch` of ``(key, amount)`` columns of ints: a stable group and
+        cumulative sum per key (:meth:`~absnb.operators.columnar.Groups.running_sums`),
+        each record's running total in input order, new keys added in order of first
+        appearance; None when a total in a dict could leave int64's range (an
+        :class:`~absnb.operators.array_state.IntArrayKeyedState` holds int64 totals on every
+        path)."""
+        import numpy as np
+        import pyarrow as pa
+
+        if len(columns.arrays) != 2:
+            return None
+        keys = columns.arrays[0]
+        amounts, key_values = ints(columns.arrays[1]), ints(keys)
+        if amounts is None or key_values is None:
+            return None
+        if isinstance(state, IntArrayKeyedState):  # int64 totals on every path
+            totals = state.accumulate_slots(state.slots(key_values), amounts)
+        elif isinstance(state, ArrayKeyedState):
+            return None
+        else:
+            groups = group_rows(keys)
+            uniques = groups.distinct.to_pylist()
+            get = state.get
+            held = [get(k, 0) for k in uniques]
+            reach = float(np.abs(amounts.astype(np.float64)).sum())
+            if reach + max(map(abs, held), default=0) >= 2.0**62:
+                return None
+            totals = groups.running_sums(amounts, np.array(held, np.int64))
+            latest = list(zip(uniques, totals[groups.last_rows()].tolist(), strict=True))
+            state.update(latest)
+            if isinstance(state, KeyedState):
+                state.note(latest)
+        return state, Columns(("key", "total"), (keys, pa.array(totals, pa.int64())))
 
     def __repr__(self) -> str:
         args = [f"{n}=True" for n in ("incremental", "array") if getattr(self, n)]
@@ -326,7 +416,7 @@ def paper_topology(
         raise ValueError(f"groups must be a whole number >= 1, not {groups!r}")
     p = parallelism
     g = JobGraph("paper_topology")
-    g.add("source", "source", Source(), p)
+    g.add("source", "source", GeneratedSource(), p)
     g.add("parse", "operator", FastMap(Parse(keys)), p)
     g.add("sum_per_key", "operator", KeyedSum(incremental, array), p)
     g.add("to_group", "operator", FastMap(ToGroup(groups)), p)

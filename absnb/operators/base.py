@@ -109,6 +109,11 @@ class Operator(Generic[S]):
         :meth:`process_batch`. By default None."""
         return None
 
+    def emits_columns(self) -> bool:
+        """Whether :meth:`act_columns` may give columns (the hosts of a job with such an
+        operator load Arrow as they set up, not at the first batch). By default False."""
+        return False
+
     def act_columns(self, state: S, entries: Sequence[Any]) -> tuple[S, Columns] | None:
         """:meth:`act_batch` of ``entries`` with its outputs as columns, or None (before
         touching ``state``) when this operator has no columnar path for them. By default
@@ -177,3 +182,27 @@ class Operator(Generic[S]):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}()"
+
+
+_REPLACES = {"process_columns": ("process", "process_batch"), "act_columns": ("act", "act_batch")}
+
+
+_PATHS: dict[tuple[type, str], bool] = {}
+
+
+def columnar_path(fn: Operator[Any], method: str) -> bool:
+    """Whether operator ``fn``'s ``method`` (``process_columns`` or ``act_columns``) still
+    does what the per-record methods it replaces do: no class below the one defining it
+    overrides them (a user's subclass of ``KeyedCount`` with its own ``process_batch`` keeps
+    the per-record path). Worked out once per class."""
+    cls = type(fn)
+    holds = _PATHS.get((cls, method))
+    if holds is None:
+
+        def owner(name: str) -> type:
+            return next(c for c in cls.__mro__ if name in vars(c))
+
+        defined = owner(method)
+        holds = all(issubclass(defined, owner(name)) for name in _REPLACES[method])
+        _PATHS[cls, method] = holds
+    return holds

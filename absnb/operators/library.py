@@ -11,7 +11,7 @@ from absnb.core.errors import GraphError, OperatorOutputError, TransferRefusedEr
 from absnb.core.graph import identity as identity  # re-exported: absnb.operators.identity
 from absnb.operators.array_state import ArrayKeyedState
 from absnb.operators.base import Operator, To
-from absnb.operators.columnar import encode, running_counts, words_of_lines
+from absnb.operators.columnar import counted, group, key_type, words_of_lines
 from absnb.operators.keyed_state import IncrementalKeyed
 
 if TYPE_CHECKING:
@@ -47,9 +47,13 @@ class Source(Operator[None]):
             parts = [self._checked(entry, p) for entry, p in zip(entries, parts, strict=True)]
         return state, list(chain.from_iterable(parts))
 
+    def emits_columns(self) -> bool:
+        return self.split is str.split
+
     def act_columns(self, state: None, entries: Sequence[object]) -> tuple[None, Columns] | None:
-        """The words of a batch of lines as one column, split by Arrow, when ``split`` is
-        ``str.split`` (word count's); None otherwise, or for entries that are not all str."""
+        """The words of a batch of lines as one column
+        (:func:`~absnb.operators.columnar.words_of_lines`), when ``split`` is ``str.split``
+        (word count's); None otherwise, or for entries that are not all str."""
         if self.split is not str.split:
             return None
         words = words_of_lines(entries)  # type: ignore[arg-type]
@@ -154,30 +158,28 @@ class KeyedCount(IncrementalKeyed[MutableMapping[Hashable, int]]):
     def process_columns(
         self, state: MutableMapping[Hashable, int], columns: Columns
     ) -> tuple[MutableMapping[Hashable, int], Columns] | None:
-        """:meth:`process_batch` of a column of str or int keys (the key the identity): the
-        batch's distinct keys looked up once each, in order of first appearance (the order
-        the per-record path adds new keys in), every record's count so far computed at once
-        (:func:`~absnb.operators.columnar.running_counts`); out as ``(key, count)`` columns."""
-        import numpy as np
+        """:meth:`process_batch` of a column of str or int keys, or of a dictionary array of
+        them (what a hash edge sends, :func:`~absnb.routing.by_key`), the key the identity:
+        the batch's distinct keys looked up once each, in order of first appearance (the
+        order the per-record path adds new keys in), every record's count so far computed
+        at once (:meth:`~absnb.operators.columnar.Groups.running_counts`); out as
+        ``(key, count)`` columns, the keys as they came."""
         import pyarrow as pa
         import pyarrow.types as types
 
         if self.key is not identity or len(columns.arrays) != 1:
             return None
         keys = columns.arrays[0]
-        if keys.null_count or not (types.is_string(keys.type) or types.is_integer(keys.type)):
+        kind = key_type(keys)
+        if keys.null_count or not (types.is_string(kind) or types.is_integer(kind)):
             return None
-        codes, distinct = encode(keys)
-        uniques = distinct.to_pylist()
         counts: Any
         if isinstance(state, ArrayKeyedState):
-            counts = state.accumulate_slots(state.slots(uniques)[codes])
+            groups = group(keys)
+            slots = state.slots(groups.distinct.to_pylist())[groups.codes]
+            counts = state.accumulate_slots(slots)
         else:
-            get = state.get
-            before = np.fromiter((get(k, 0) for k in uniques), np.int64, len(uniques))
-            counts = running_counts(codes, before)
-            after = before + np.bincount(codes, minlength=len(uniques))
-            state.update(zip(uniques, after.tolist(), strict=True))
+            counts = counted(state, keys)
         return state, _pairs(keys, pa.array(counts, pa.int64()))
 
     def __repr__(self) -> str:

@@ -52,7 +52,7 @@ class HostPlan:
     """Return every task's final state; False: only those the job's output is made of
     (its sinks', or every task's for a job without sinks), so that a large keyed state is
     not pickled back to the driver only to be dropped there."""
-    columnar: bool = False
+    columnar: bool = True
     """Sources whose operators have a columnar path emit columns (Arrow arrays), which stay
     columns through the operators downstream that have one
     (:attr:`StreamTask.columnar <absnb.task.StreamTask.columnar>`); False: every batch a

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from absnb.core.columns import Columns, column
 from absnb.core.messages import Record, RecordBatch
-from absnb.operators.columnar import encode, last_rows, running_counts, words_of_lines
+from absnb.operators.columnar import encode, group, words_of_lines
 
 
 def pairs() -> Columns:
@@ -62,6 +62,19 @@ def test_a_batch_of_lines_splits_as_str_split(entries: list[str]) -> None:
     assert words.to_pylist() == [w for e in entries for w in e.split()]
 
 
+ascii_lines = st.lists(st.text(alphabet=st.characters(max_codepoint=0x7F), max_size=12))
+
+
+@settings(max_examples=300, deadline=None)
+@given(ascii_lines)
+def test_an_ascii_batch_splits_as_str_split(entries: list[str]) -> None:
+    """Every ASCII character, the ten ``str.split`` splits on among them."""
+    words = words_of_lines(entries)
+    assert words is not None
+    assert words.to_pylist() == [w for e in entries for w in e.split()]
+    assert words_of_lines([]) is not None
+
+
 def test_the_split_is_the_same_every_time() -> None:
     """The batch on which Arrow's utf8_split_whitespace kept a separator on the last word
     about one time in two (a word "to " among the counts): split 300 times, it gives the
@@ -88,20 +101,53 @@ def test_lines_arrow_cannot_hold_are_left_to_python() -> None:
 @given(
     st.lists(st.sampled_from("abcde"), max_size=30),
     st.dictionaries(st.sampled_from("abcde"), st.integers(0, 9)),
+    st.integers(0, 3),
 )
 def test_running_counts_are_the_counts_so_far_in_input_order(
-    keys: list[str], before: dict[str, int]
+    keys: list[str], before: dict[str, int], cut: int
 ) -> None:
     codes, distinct = encode(pa.array(keys, pa.string()))
-    uniques = distinct.to_pylist()
-    assert uniques == list(dict.fromkeys(keys))  # first appearance
-    base = np.array([before.get(k, 0) for k in uniques], np.int64)
-    seen = Counter(before)
-    expected = []
-    for k in keys:
-        seen[k] += 1
-        expected.append(seen[k])
-    assert running_counts(codes, base).tolist() == expected
-    last = last_rows(codes, len(uniques))
-    assert [keys[i] for i in last] == uniques
-    assert all(k not in keys[i + 1 :] for k, i in zip(uniques, last.tolist(), strict=True))
+    assert distinct.to_pylist() == list(dict.fromkeys(keys))  # first appearance
+    # plain keys, their dictionary encoding, and a slice of it (whose dictionary holds keys
+    # that do not occur, not in order of first appearance) group alike
+    encoded = pa.DictionaryArray.from_arrays(pa.array(codes, pa.int32()), distinct)
+    for array, rows in ((pa.array(keys, pa.string()), keys), (encoded[cut:], keys[cut:])):
+        groups = group(array)
+        uniques = groups.distinct.to_pylist()
+        assert uniques == list(dict.fromkeys(rows))
+        base = np.array([before.get(k, 0) for k in uniques], np.int64)
+        seen = Counter(before)
+        expected = []
+        for k in rows:
+            seen[k] += 1
+            expected.append(seen[k])
+        assert groups.running_counts(base).tolist() == expected
+        assert groups.sizes.tolist() == [rows.count(k) for k in uniques]
+        last = groups.last_rows()
+        assert [rows[i] for i in last] == uniques
+        assert all(k not in rows[i + 1 :] for k, i in zip(uniques, last.tolist(), strict=True))
+
+
+def test_a_subclass_changing_what_a_record_does_keeps_the_per_record_path() -> None:
+    """A columnar path stands for the per-record methods of the class defining it: a
+    subclass overriding ``process_batch`` (or ``act``) gets its batches as lists."""
+    from typing import Any
+
+    from absnb.experiments.paper import FinalCountSink
+    from absnb.operators import KeyedCount, Map, Source
+    from absnb.operators.base import columnar_path
+
+    class Shouting(KeyedCount):
+        def process_batch(self, state: Any, values: Any) -> Any:
+            return super().process_batch(state, [v.upper() for v in values])
+
+    class Stripping(Source):
+        def act(self, state: None, entry: Any) -> Any:
+            return super().act(state, entry.strip())
+
+    assert columnar_path(KeyedCount(), "process_columns")
+    assert columnar_path(FinalCountSink(), "process_columns")
+    assert columnar_path(Source(split=str.split), "act_columns")
+    assert not columnar_path(Shouting(), "process_columns")
+    assert not columnar_path(Stripping(split=str.split), "act_columns")
+    assert not columnar_path(Map(str), "process_columns")  # Operator's own: no path

@@ -4,11 +4,15 @@ whether its batch is routed as columns or record by record."""
 from __future__ import annotations
 
 import pyarrow as pa
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from absnb.core import vector_hash
+from absnb.core.columns import column
 from absnb.core.graph import Hash, identity, stable_hash
-from absnb.core.vector_hash import stable_hashes, subtasks, subtasks_of_words
+from absnb.core.vector_hash import cached_hashes, stable_hashes, subtasks, subtasks_of_words
+from absnb.routing import by_key
 
 # printable ASCII with quotes and backslashes, control characters, non-ASCII of every plane
 text = st.text(
@@ -49,6 +53,31 @@ def test_a_column_goes_where_its_records_go(words: list[str], n: int) -> None:
         assert [
             [w for w, i in zip(words, picks.tolist(), strict=True) if i == s] for s in range(n)
         ] == expected
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    st.lists(st.sampled_from(["to", "be", "don't", "日本", "a\\b", ""]) | text, max_size=40),
+    st.integers(1, 5),
+)
+def test_a_batch_split_by_key_goes_where_its_records_go(words: list[str], n: int) -> None:
+    """Each part of :func:`by_key` holds the records ``Hash.split`` sends its subtask, as a
+    dictionary array of its own distinct keys in order of first appearance."""
+    parts = by_key(column(pa.array(words, pa.string())), n)
+    expected = Hash(identity).split(words, 0, n, 0)
+    assert [p.to_pylist() for p in parts] == expected
+    for part, rows in zip(parts, expected, strict=True):
+        if rows:
+            assert part.arrays[0].dictionary.to_pylist() == list(dict.fromkeys(rows))
+
+
+def test_the_hash_cache_is_stable_hash_and_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(vector_hash, "CACHED", 4)
+    monkeypatch.setattr(vector_hash, "_hashes", {})
+    for words in (["a", "b"], ["b", "c", "d"], [f"w{i}" for i in range(40)], ["a"]):
+        array = pa.array(words)
+        assert cached_hashes(array).tolist() == [stable_hash(w) for w in words]
+        assert len(vector_hash._hashes) <= 4
 
 
 def test_the_quoting_repr_does_is_followed() -> None:

@@ -247,17 +247,15 @@ def test_the_cyclic_job_terminates_with_the_failure_free_output(spark, tmp_path,
 
 
 def test_exactly_once_after_a_failure_on_the_columnar_path(runtime, answer) -> None:
-    """With ``columnar=True`` batches travel as Arrow columns, a counter fails and restores:
-    the output is Spark's answer exactly once, as on the per-record path, which the run
-    with the default ``columnar=False`` takes without a columnar batch."""
+    """By default (``columnar=True``) batches travel as Arrow columns, a counter fails and
+    restores: the output is Spark's answer exactly once, as on the per-record path, which
+    the run with ``columnar=False`` takes without a columnar batch."""
     job = absnb.word_count(text())
     failure = Failure("count[0]", after_records=3_000, kind="raise")
-    run = runtime.run(
-        job, "abs", checkpoint_interval=0.02, failures=[failure], source_rate=4_000, columnar=True
-    )
+    run = runtime.run(job, "abs", checkpoint_interval=0.02, failures=[failure], source_rate=4_000)
     assert run.restarts == 1
     assert sum(h.metrics.get("columnar_batches", 0) for h in run.hosts) > 0
     assert sorted(run.output) == sorted((w, i) for w, n in answer.items() for i in range(1, n + 1))
-    plain = runtime.run(job, "abs", checkpoint_interval=0.05)
+    plain = runtime.run(job, "abs", checkpoint_interval=0.05, columnar=False)
     assert sum(h.metrics.get("columnar_batches", 0) for h in plain.hosts) == 0
     assert sorted(plain.output) == sorted(run.output)

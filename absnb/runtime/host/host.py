@@ -189,6 +189,7 @@ class Host(CarriesOut):
         self.log.ship(force=True)
         self.metrics["records_out"] = self.outbox.records_out
         self.metrics["columnar_batches"] = self.outbox.columnar_batches
+        self.metrics["cpu_seconds"] = time.process_time() - self.cpu_started
         result = host_result(
             self.plan, self.tasks, self.metrics, self.aligning.lasted, net.stats(), started
         )

@@ -132,7 +132,7 @@ class SparkRuntime:
         min_pause: float = 0.0,
         keep_states: bool = True,
         tolerable_failed_checkpoints: int = 0,
-        columnar: bool = False,
+        columnar: bool = True,
     ) -> SparkRun:
         """Run ``job`` to the end under ``protocol``, restarting after failures.
 
@@ -181,11 +181,13 @@ class SparkRuntime:
         :class:`~absnb.runtime.storage.fs.StorageError` of the last (Flink fails the job over
         instead; a restart would find the storage as full).
 
-        ``columnar`` (off by default) lets sources whose operators have a columnar path (word
+        ``columnar`` (on by default) lets sources whose operators have a columnar path (word
         count's) emit a batch as Arrow columns, which the operators downstream with one
         (word count's counter and sinks) process a batch at a time and the hosts exchange as
-        Arrow IPC streams; the outputs, snapshots and recoveries are those of the per-record
-        path (``columnar=False``, the default while the columnar path is not the faster).
+        Arrow IPC streams; an operator without one gets the batch's values as a list. The
+        outputs, snapshots and recoveries are those of the per-record path
+        (``columnar=False``: every batch a list of Python values), at about 1.7 times its
+        throughput for word count.
 
         Raises:
             InvalidTypeError: ``protocol`` is neither a name nor a ``SnapshotProtocol``.
