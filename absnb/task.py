@@ -716,6 +716,6 @@ def uncommitted(tasks: Iterable[StreamTask]) -> int:
     (:meth:`~absnb.operators.base.Operator.uncommitted`: a two-phase-commit sink's open and
     pre-committed transactions), which only a completed checkpoint commits: the measure the
     coordinator decides the final checkpoint by (FLIP-147,
-    :meth:`~absnb.protocols.coordinator.CheckpointCoordinator.final_checkpoint_due`), in the
+    :meth:`~absnb.CheckpointCoordinator.final_checkpoint_due`), in the
     simulator (the world's sinks) and on Spark (a host's tasks, once they have finished)."""
     return sum(task.fn.uncommitted(task.state) for task in tasks)

@@ -113,7 +113,7 @@ napoleon_use_ivar = True
 EXTERNAL = (
     *sorted(sys.stdlib_module_names),
     *("babel", "fsspec", "go", "graphviz", "ipywidgets", "pandas", "pd", "plotly"),
-    *("psycopg", "pyarrow", "pyspark", "numpy", "np", "npt"),
+    *("psycopg", "pyarrow", "pa", "pyspark", "numpy", "np", "npt"),
 )
 nitpick_ignore_regex = [
     ("py:.*", rf"({'|'.join(EXTERNAL)})(\..+)?"),

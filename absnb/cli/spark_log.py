@@ -2,7 +2,7 @@
 
 By default ``absnb run --runtime spark`` and ``absnb bench`` start Spark with the JVM's
 output (its start-up warnings, log4j's lines, the Python workers' stderr) sent to a log
-file (:func:`absnb.experiments.sessions.quiet_session`), so that the terminal shows absnb's
+file (:func:`absnb.runtime.spark.session.quiet_session`), so that the terminal shows absnb's
 progress and report only. ``--verbose``, or the environment variable ``ABSNB_SPARK_LOG``
 set to anything but ``0``, leaves Spark's log on stderr. When a run fails, the log's last
 lines are written to stderr before the error, so Spark's own errors are never hidden.

@@ -1,6 +1,6 @@
 """A Spark session and a runtime for notebooks and benchmarks, quiet and with scratch storage.
 
-:func:`quiet_session` (:mod:`absnb.runtime.spark.session`'s, here for the notebooks that
+:func:`~absnb.runtime.spark.session.quiet_session` (that module's, here for the notebooks that
 import it from here) starts Spark with the JVM's start-up lines sent to a log file (a
 notebook shows none of them); :func:`scratch_runtime` is a :class:`~absnb.runtime.SparkRuntime`
 checkpointing to a fresh temporary directory, optionally with every write slowed down.

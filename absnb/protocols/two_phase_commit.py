@@ -305,7 +305,8 @@ class TwoPhaseCommitSink(Operator, Generic[Txn]):
     ) -> TwoPhaseCommitState[Txn]:
         """Phase one: the snapshot for checkpoint n pre-commits the open transaction and
         keeps it as pending for n (Flink: ``snapshotState`` → ``preCommit``). A transaction
-        :meth:`end_input` pre-committed for :data:`END_OF_INPUT` is pending for n from now
+        :meth:`~absnb.protocols.two_phase_commit.TwoPhaseCommitSink.end_input` pre-committed
+        for :data:`~absnb.protocols.two_phase_commit.END_OF_INPUT` is pending for n from now
         on: n is the final checkpoint of this task (FLIP-147), taken after its input ended."""
         state = pending_for_final(state, checkpoint_id)
         if state.current is None:

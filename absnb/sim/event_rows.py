@@ -66,7 +66,7 @@ def cached_trace_rows(trace: Sequence[Event], world: World | None) -> list[Event
 
 
 class TraceRows:
-    """The rows of a trace converted so far (:attr:`rows`), extended as the trace grows.
+    """The rows of a trace converted so far (``rows``), extended as the trace grows.
     A snapshot row of a checkpoint that had not completed when it was converted gets its
     counts when the checkpoint completes."""
 

@@ -60,7 +60,7 @@ class World(WorldState):
 
     def needs_final_checkpoint(self) -> bool:
         """True when the coordinator decides the final checkpoint is due
-        (:meth:`~absnb.protocols.coordinator.CheckpointCoordinator.final_checkpoint_due`):
+        (:meth:`~absnb.CheckpointCoordinator.final_checkpoint_due`):
         the input is consumed, the channels empty and every notification delivered, but
         sinks still hold uncommitted output."""
         ended = (

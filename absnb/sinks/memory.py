@@ -144,8 +144,8 @@ class TransactionStore:
 
 
 class MemorySink(TwoPhaseCommitSink[str]):
-    """Exactly-once into a :class:`TransactionStore` (or any :class:`TransactionSystem`) by
-    two-phase commit."""
+    """Exactly-once into a :class:`TransactionStore` (or any
+    :class:`~absnb.sinks.memory.TransactionSystem`) by two-phase commit."""
 
     clock = staticmethod(time.time)  # transaction ages (with_transaction_timeout)
 

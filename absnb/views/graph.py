@@ -24,7 +24,7 @@ from absnb.i18n import get_language, language
 from absnb.i18n import gettext as _
 from absnb.protocols.two_phase_commit import TwoPhaseCommitState
 from absnb.sim.format import show_message, show_value
-from absnb.views.graph_frame import Edge, Frame, Node, Operator, escape, frame_dot
+from absnb.views.graph_frame import Edge, Frame, Node, OperatorGroup, escape, frame_dot
 from absnb.views.legend import legend
 from absnb.views.palette import (
     BARRIER_COLOUR,
@@ -412,7 +412,9 @@ def world_frame(
         about = _("{name} ({kind}, parallelism {n})").format(
             name=escape(name), kind=escape(spec.kind), n=spec.parallelism
         )
-        operators.append(Operator(None if spec.parallelism == 1 else "" if short else about, nodes))
+        operators.append(
+            OperatorGroup(None if spec.parallelism == 1 else "" if short else about, nodes)
+        )
     recording = _recording(world, short)
     edges = tuple(_channel_edge(world, c, recording, max_messages, short) for c in graph.channels)
     return Frame(graph.name, label, tuple(operators), edges)

@@ -34,7 +34,7 @@ class Node:
 
 
 @dataclass(frozen=True, slots=True)
-class Operator:
+class OperatorGroup:
     """An operator's tasks, in index order; ``about`` labels a group of several (None: one
     task, not grouped)."""
 
@@ -58,7 +58,7 @@ class Frame:
 
     name: str
     title: str
-    operators: tuple[Operator, ...]
+    operators: tuple[OperatorGroup, ...]
     edges: tuple[Edge, ...]
 
 

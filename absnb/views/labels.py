@@ -1,6 +1,6 @@
 """Labels of the space-time diagram, placed in pixels so that none overlaps another.
 
-:func:`~absnb.views.diagram.layout` places every label with a :class:`Placer`: each takes
+:func:`~absnb.views.timeline.layout` places every label with a :class:`Placer`: each takes
 the first of its candidate positions (nearest first, :func:`around` a point) whose
 estimated box (:func:`text_box`) overlaps no label placed before it and no obstacle.
 """

@@ -7,8 +7,9 @@ committed or aborted a transaction, and each channel's record rate in a strip un
 time axis. Long quiet stretches (a restart) are drawn narrow.
 
 :func:`layers_of` computes these from the rows (:func:`absnb.views.diagram.layout_run`
-calls it for a run timed in seconds); :func:`layers_svg` and :func:`rates_svg` draw them
-for :func:`absnb.views.timeline_static.render_svg`.
+calls it for a run timed in seconds); :func:`~absnb.views.run_marks.run_marks` and
+:func:`~absnb.views.run_marks.rates_svg` draw them for
+:func:`absnb.views.timeline_static.render_svg`.
 """
 
 from __future__ import annotations

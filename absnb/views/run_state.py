@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from absnb.core.events import EventRow
 from absnb.i18n import gettext as _
-from absnb.views.graph_frame import Edge, Frame, Node, Operator, escape
+from absnb.views.graph_frame import Edge, Frame, Node, OperatorGroup, escape
 from absnb.views.palette import BLOCKED_COLOUR
 
 
@@ -112,7 +112,7 @@ def run_frame(rows: Sequence[EventRow], t: float, name: str = "run") -> Frame:
             label += f"<BR/><I>{escape(status_words()[status])}</I>"
         operators.setdefault(task.split("[")[0], []).append(Node(task, label, status))
     groups = tuple(
-        Operator(None if len(nodes) == 1 else escape(op), tuple(nodes))
+        OperatorGroup(None if len(nodes) == 1 else escape(op), tuple(nodes))
         for op, nodes in operators.items()
     )
     edges = []

@@ -9,7 +9,7 @@ triggered meanwhile reaches such a host as a trigger naming no task, and its fin
 join it by the kernel's rules (:meth:`~absnb.task.StreamTask.join`): no barrier can reach
 them any more. Once every host of the attempt has ended, nothing is pending and every host
 has carried out the last notification, the server asks the coordinator
-(:meth:`~absnb.protocols.coordinator.CheckpointCoordinator.final_checkpoint_due`, as the
+(:meth:`~absnb.CheckpointCoordinator.final_checkpoint_due`, as the
 simulator does): if the final checkpoint is due it triggers it (again if it is aborted),
 and its completion commits the sinks' last transactions (the hosts say so in a new
 ``Ended``). Then, or at once if none is due, it tells every host to

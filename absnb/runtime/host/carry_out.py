@@ -1,9 +1,9 @@
 """What a host carries out, one table each: the coordinator's commands to its tasks
 (trigger, notify-checkpoint-complete, abort, probe) and the controls its tasks return
 (block, unblock, snapshot, acknowledge, drop, decline), and, once a task's snapshot is
-written, its acknowledgement to the coordinator (:meth:`CarriesOut._acknowledge`); once its
+written, its acknowledgement to the coordinator (``CarriesOut._acknowledge``); once its
 tasks have all finished, that they ended and what its sinks hold uncommitted
-(:meth:`CarriesOut._report_ended`, FLIP-147). The tasks decide
+(``CarriesOut._report_ended``, FLIP-147). The tasks decide
 (:class:`~absnb.task.StreamTask`); the host only does what they say."""
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ Flink (:func:`~absnb.protocols.overtaken.priority_event`). A job whose end canno
 end-of-input (:func:`~absnb.runtime.plan.terminates_by_quiescence`) runs until the coordinator
 detects quiescence from the hosts' answers to its probes. Every wait is bounded and listens to the
 coordinator: a :class:`~absnb.runtime.control_plane.messages.Stop` ends the host at once with
-:class:`HostStopped`, so that an old attempt frees its Spark slot fast
+:class:`~absnb.runtime.host.stopping.HostStopped`, so that an old attempt frees its Spark slot fast
 (:mod:`absnb.runtime.host.stopping`). This module is the loop; what a host is made of is
 :mod:`absnb.runtime.host.parts`, what it carries out :mod:`absnb.runtime.host.carry_out`.
 """
