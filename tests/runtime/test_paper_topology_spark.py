@@ -85,14 +85,15 @@ def test_incremental_snapshots_restore_exactly_once_after_a_failure(runtime, arr
     job = paper_topology(
         parallelism=2, records=80_000, keys=50_000, groups=97, seed=3, incremental=True, array=array
     )
-    # late enough that most keys were seen (a dict's snapshots are then increments), and for
-    # an array state early enough that the restored checkpoint is not the full one it takes
-    # after 8 increments (at 30,000 records the columnar path restored checkpoint 10)
-    after = 20_000 if array else 30_000
-    failure = Failure("sum_per_key[1]", after_records=after, kind="raise")
+    # Once checkpoint 4 completed: a checkpoint, not a record count, so that timing cannot
+    # choose a full one. The first snapshot is full; later ones are increments for a dict
+    # (fewer than half its keys change between two checkpoints once it holds a few
+    # thousand) and for an array state up to its full one after 8 increments (checkpoint
+    # 10). The restart restores checkpoint 4, or one just after it, a chain either way.
+    failure = Failure("sum_per_key[1]", after_checkpoint=4, kind="raise")
     with quiet_task_failures(runtime.spark):
         run = runtime.run(
-            job, "abs", checkpoint_interval=0.05, failures=[failure], source_rate=40_000
+            job, "abs", checkpoint_interval=0.05, failures=[failure], source_rate=20_000
         )
     assert run.restarts == 1
     assert run.output == expected_output(job)
