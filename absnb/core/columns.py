@@ -13,7 +13,7 @@ pyarrow is imported only when columns are made or read, never by ``import absnb`
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -93,7 +93,7 @@ class Columns:
             writer.write_batch(batch)
         return bytes(sink.getvalue())
 
-    def __reduce__(self) -> tuple[Any, tuple[bytes]]:
+    def __reduce__(self) -> tuple[Callable[[bytes], Columns], tuple[bytes]]:
         return from_ipc, (self.to_ipc(),)
 
 

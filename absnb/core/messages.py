@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -57,7 +57,9 @@ class RecordBatch:
     def __str__(self) -> str:
         return f"records {self.first}..{self.first + len(self.values) - 1}"
 
-    def __reduce__(self) -> tuple[Any, tuple[Any, int]]:
+    def __reduce__(
+        self,
+    ) -> tuple[Callable[..., RecordBatch], tuple[str | list[Any] | Columns, int]]:
         """Pickled (between hosts, in checkpoints) as one string when every value is a str
         without :data:`WORD_SEPARATOR` (a batch of words): joining and splitting run in C,
         a pickled list of strings takes a step per string each way."""

@@ -117,7 +117,7 @@ def subtasks(keys: pa.Array, n: int) -> npt.NDArray[Any]:
     """``stable_hash(key) % n`` of every key of ``keys``: the subtask each goes to."""
     import numpy as np
 
-    picks: npt.NDArray[Any] = (stable_hashes(keys) % np.uint32(n)).astype(np.intp)
+    picks: npt.NDArray[np.intp] = (stable_hashes(keys) % np.uint32(n)).astype(np.intp)
     return picks
 
 
@@ -129,7 +129,9 @@ def subtasks_of_words(keys: pa.Array, n: int) -> npt.NDArray[Any]:
 
     encoded = pc.dictionary_encode(keys)
     where = cached_hashes(encoded.dictionary) % np.uint32(n)
-    picks: npt.NDArray[Any] = where.astype(np.intp)[encoded.indices.to_numpy(zero_copy_only=False)]
+    picks: npt.NDArray[np.intp] = where.astype(np.intp)[
+        encoded.indices.to_numpy(zero_copy_only=False)
+    ]
     return picks
 
 

@@ -179,7 +179,9 @@ class Groups(NamedTuple):
         return last
 
 
-def _sorted(codes: npt.NDArray[np.intp], d: int) -> tuple[Any, Any, Any]:
+def _sorted(
+    codes: npt.NDArray[np.intp], d: int
+) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.intp], npt.NDArray[np.intp]]:
     """``(order, starts, sizes)`` of codes below ``d``: the rows stably sorted by code (a
     radix sort of 16-bit codes when they fit), where each present code's rows begin in it
     and how many they are."""

@@ -15,6 +15,8 @@ from absnb.operators.columnar import counted, group, key_type, words_of_lines
 from absnb.operators.keyed_state import IncrementalKeyed
 
 if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
     import pyarrow as pa
 
 _PARTS = frozenset({list, tuple})
@@ -173,7 +175,7 @@ class KeyedCount(IncrementalKeyed[MutableMapping[Hashable, int]]):
         kind = key_type(keys)
         if keys.null_count or not (types.is_string(kind) or types.is_integer(kind)):
             return None
-        counts: Any
+        counts: npt.NDArray[np.int64]
         if isinstance(state, ArrayKeyedState):
             groups = group(keys)
             slots = state.slots(groups.distinct.to_pylist())[groups.codes]
