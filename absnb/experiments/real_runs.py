@@ -155,6 +155,9 @@ def crash_run(after_checkpoint: int = 2, task: str = "count[1]", **kwargs: Any) 
     from absnb.runtime.failures import Failure
 
     failure = Failure(task, after_checkpoint=after_checkpoint)
+    # half the rate: the hosts start in about a second, so checkpoint 2 completed near the
+    # end of a two-second input, and on a loaded machine after it (the failure never fired)
+    kwargs.setdefault("source_rate", RATE // 2)
     run = _run(word_count(lines()), "abs", [failure], **kwargs)
     df = run.events
     failed = df[df.kind == "failure"].iloc[0]

@@ -47,7 +47,7 @@ ABS = Lab(
         protocol=LabProtocol,
         failure=Failure("count[1]", after_checkpoint=2),
         checkpoint_interval=0.05,
-        source_rate=1_000,  # a second a source: checkpoints complete during the run
+        source_rate=500,  # two seconds a source: checkpoints complete during the run
     ),
 )
 """ABS Algorithm 1: any barrier-aligning handler (the student's subclass of

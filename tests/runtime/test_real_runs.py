@@ -20,7 +20,7 @@ def test_an_aligned_run_blocks_a_channel_and_its_cuts_are_consistent(rt) -> None
     assert r.facts["cut_problems"] == []
     began, ended = r.facts["window"]
     svg = r.show(window=(began, ended)).svg
-    assert f"cut {r.facts['shown']}" in svg
+    assert f"checkpoint {r.facts['shown']}" in svg
     assert 'stroke-dasharray="3 2"' in svg  # an alignment band, drawn
 
 

@@ -132,8 +132,11 @@ class HostParts:
 def load_columns() -> None:
     """Import what columnar batches need (Arrow, NumPy and the kernels: some 0.2 s of CPU
     in a fresh worker)."""
+    import pyarrow
     import pyarrow.compute
-    import pyarrow.ipc  # noqa: F401
+    import pyarrow.ipc
+
+    pyarrow.set_cpu_count(1)  # a host is one Spark task slot: no pool of Arrow threads
 
     import absnb.core.vector_hash
     import absnb.operators.columnar  # noqa: F401

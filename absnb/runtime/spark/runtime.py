@@ -32,7 +32,6 @@ from absnb.runtime.spark.recovery import run_attempts
 from absnb.runtime.spark.result import SparkRun, final_states
 from absnb.runtime.spark.session import default_session
 from absnb.runtime.spark.stage import run_stage
-from absnb.runtime.spark.stage import shipped_by_value as shipped_by_value
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
