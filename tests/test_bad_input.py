@@ -380,6 +380,7 @@ SPARK: list[Case] = [
     ("run-failure-attempt-late", run(failures=[Failure("count[1]", after_records=1, attempt=4)]), InvalidValueError, ("attempt=4", "max_restarts=3")),  # noqa: E501
     ("run-failure-attempt-alone", run(failures=[Failure("count[1]", after_records=1, attempt=1)]), InvalidValueError, ("attempt=1", "attempt 0")),  # noqa: E501
     ("run-decline-cl", run(protocol="chandy-lamport", failures=[Failure("count[1]", during_checkpoint=1, kind="decline")]), InvalidValueError, ("'chandy-lamport'",)),  # noqa: E501
+    ("run-after-checkpoint-none", run(protocol="none", failures=[Failure("count[1]", after_checkpoint=2)]), InvalidValueError, ("'none' takes no checkpoints", "after_records")),  # noqa: E501
     ("run-restore-older", run(restore_older="yes"), InvalidTypeError, ("'yes'",)),
     ("runtime-checkpoint-dir-empty", lambda: runtime_at(""), InvalidValueError, ("checkpoint_dir is empty",)),  # noqa: E501
     ("runtime-checkpoint-dir-int", lambda: runtime_at(3), InvalidTypeError, ("3",)),

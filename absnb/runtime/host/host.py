@@ -208,7 +208,9 @@ class Host(CarriesOut):
             task = self.tasks[t]
             log = self.plan.job.inputs.get(t, ())
             left = 0 if task.halted else len(log) - task.offset
-            n = self.pacing.entries(t, task.offset, left, self.queues, self.net.pending_output())
+            n = self.pacing.entries(
+                t, task.offset, left, self.queues, self.net.pending_output(), self.notified
+            )
             if n > 0:
                 out = Out()
                 task.emit_batch(log[task.offset : task.offset + n], out)

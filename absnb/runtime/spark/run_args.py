@@ -65,6 +65,12 @@ def check_run(
     check_failures(checked, failures, restarts)
     declines = [f for f in failures if f.kind == "decline"]
     assert isinstance(protocol, str | SnapshotProtocol)  # check_protocol
+    waiting = [f for f in failures if f.after_checkpoint is not None]
+    if waiting and get_protocol(protocol).max_concurrent == 0:
+        raise InvalidValueError(
+            f"{waiting[0]} would never fire: protocol {protocol!r} takes no checkpoints, so "
+            "none ever completes; use after_records=N, or a snapshot protocol such as 'abs'"
+        )
     if declines and not get_protocol(protocol).may_be_declined:
         raise InvalidValueError(
             f"{declines[0]} would never fire: protocol {protocol!r} takes no declines (a "
