@@ -55,3 +55,21 @@ def test_auto_starts_no_worker_for_one_file(root_conftest, args, workers) -> Non
     assert root_conftest.WORKERS == 3
     assert root_conftest._workers(args, ROOT) == workers
     assert root_conftest._workers([f"../{ROOT.name}/{a}" for a in args], ROOT) == workers
+
+
+def test_only_the_spark_cells_of_translated_notebooks_are_skipped(root_conftest) -> None:
+    import json
+    from types import SimpleNamespace
+
+    def cells(path: Path) -> list:
+        code = [c for c in json.loads(path.read_text())["cells"] if c["cell_type"] == "code"]
+        return [SimpleNamespace(path=path, cell=c) for c in code]
+
+    skipped = root_conftest._translated_spark_cell
+    for lang in ("ko", "zh"):
+        for name in ("02_abs_word_count.ipynb", "04_failure_and_recovery.ipynb"):
+            items = cells(ROOT / "notebooks" / lang / name)
+            assert [skipped(i) for i in items] == [False] * (len(items) - 1) + [True]
+            english = cells(ROOT / "notebooks" / name)
+            assert items[-1].cell["source"] == english[-1].cell["source"]  # runs in English
+            assert not any(skipped(i) for i in english)
