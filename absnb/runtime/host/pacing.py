@@ -1,6 +1,6 @@
 """How much a host's sources may emit now: a batch at most, no faster than ``source_rate``,
 nothing while what they sent waits here (backpressure), and no more than half their input
-before a checkpoint an injected failure waits for has completed (:data:`HOLD_SECONDS`)."""
+before the checkpoint an injected failure waits for has completed (:data:`HOLD_SECONDS`)."""
 
 from __future__ import annotations
 
@@ -9,14 +9,23 @@ from collections import deque
 from typing import Any
 
 from absnb.core.ids import ChannelId, TaskId
+from absnb.runtime.failures import Failure
 from absnb.runtime.plan import HostPlan
 
 HOLD_SECONDS = 60.0
-"""The longest a source holds the second half of its input back for the checkpoint an
-``after_checkpoint`` failure of its attempt waits for. Flink's test sources wait for
-checkpoints the same way (``FiniteTestSource`` ends only after two have completed): without
-the hold, a run whose input ends before that checkpoint completes (a short input, a loaded
-machine) never fires its failure. The run then reports the failure as not fired."""
+"""The longest a source holds the second half of its input back for the checkpoint a
+failure of its attempt waits for (:func:`awaits`). Flink's test sources wait for checkpoints
+the same way (``FiniteTestSource`` ends only after two have completed): without the hold, a
+run whose input ends before that checkpoint (a short input, a loaded machine) never fires
+its failure. After it, the run goes on and reports the failure as not fired."""
+
+
+def awaits(f: Failure) -> int | None:
+    """The checkpoint failure ``f`` waits for (None: it waits for records only): the one it
+    fails after, during, or when told of; the sources hold their input until it completes
+    (a declined one never does: until a newer one completes)."""
+    return f.after_checkpoint or f.during_checkpoint or f.notified
+
 
 MAX_QUEUED = 4
 """Messages (mostly record batches) a source may have waiting in a local queue before it
@@ -30,11 +39,7 @@ class SourcePacing:
         self.plan = plan
         self.rate_start: dict[TaskId, tuple[float, int]] = {}  # source_rate's reference
         self.hold_for = min(
-            (
-                f.after_checkpoint
-                for f in plan.failures
-                if f.attempt == plan.attempt and f.after_checkpoint is not None
-            ),
+            (n for f in plan.failures if f.attempt == plan.attempt if (n := awaits(f))),
             default=None,
         )
         """The checkpoint the sources wait for, at half their input (None: no hold)."""
