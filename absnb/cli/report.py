@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TypeVar
 
+from absnb.core.format import show_value
 from absnb.core.ids import ChannelId, TaskId
 from absnb.i18n import gettext as _
 from absnb.protocols.coordinator import CompletedCheckpoint, PendingCheckpoint
@@ -24,7 +25,6 @@ from absnb.sim.checks import (
     snapshot_total,
     world_total,
 )
-from absnb.sim.format import show_value
 from absnb.sim.trace import TraceHeader
 from absnb.sim.world import World
 

@@ -17,9 +17,9 @@ from typing import TYPE_CHECKING, Any
 from absnb.cli.jobs import default_protocol, make_job
 from absnb.cli.report import json_safe, show_output
 from absnb.core.errors import FailureNotFiredWarning
+from absnb.core.format import show_value
 from absnb.core.job import Job
 from absnb.protocols import get_protocol
-from absnb.sim.format import show_value
 
 if TYPE_CHECKING:
     from absnb.runtime.spark.session import Session

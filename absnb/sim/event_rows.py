@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 
 from absnb.core.events import EventRow, channel_name, checkpoint_of
+from absnb.core.format import show_message
 from absnb.core.ids import ChannelId
 from absnb.core.messages import (
     RECORD_TYPES,
@@ -29,7 +30,6 @@ from absnb.core.messages import (
 from absnb.core.snapshot import GlobalSnapshot, TaskSnapshot
 from absnb.sim.actions import Crash, Deliver, Recover, TriggerCheckpoint
 from absnb.sim.events import Event
-from absnb.sim.format import show_message
 from absnb.sim.world import World
 from absnb.task import Send
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from absnb.core.format import show_message
 from absnb.core.ids import ChannelId, CheckpointId, TaskId
 from absnb.core.messages import OnChannel
 from absnb.i18n import gettext as _
 from absnb.sim.actions import Action
-from absnb.sim.format import show_message
 from absnb.task import Send
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections import deque
 from typing import Any, TypeVar
 
+from absnb.core.format import show_message
 from absnb.core.graph import ExecutionGraph
 from absnb.core.ids import ChannelId, CheckpointId, TaskId
 from absnb.core.job import Job
@@ -22,7 +23,6 @@ from absnb.protocols import CheckpointCoordinator, get_protocol
 from absnb.protocols.base import SnapshotProtocol
 from absnb.sim.actions import Deliver, Emit, TriggerCheckpoint
 from absnb.sim.args import check_world
-from absnb.sim.format import show_message
 from absnb.sim.recovery import PartKeys, acknowledged_key, recovery_key
 from absnb.task import Send, StreamTask, uncommitted
 

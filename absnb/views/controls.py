@@ -13,9 +13,9 @@ from typing import TypedDict
 
 import ipywidgets as w
 
+from absnb.core.format import show_message, show_value
 from absnb.i18n import gettext as _
 from absnb.sim.actions import Action, Deliver, Emit
-from absnb.sim.format import show_message, show_value
 from absnb.sim.world import World
 
 KEYS = {"step": ("ArrowRight", "PageDown", "."), "back": ("ArrowLeft", "PageUp", ",")}

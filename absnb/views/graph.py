@@ -18,12 +18,12 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, TypedDict, TypeVar
 
 from absnb.core.errors import AbsnbError
+from absnb.core.format import show_message, show_value
 from absnb.core.ids import ChannelId, TaskId
 from absnb.core.messages import CancelCheckpointMarker, CheckpointBarrier, Marker
 from absnb.i18n import get_language, language
 from absnb.i18n import gettext as _
 from absnb.protocols.two_phase_commit import TwoPhaseCommitState
-from absnb.sim.format import show_message, show_value
 from absnb.views.graph_frame import Edge, Frame, Node, OperatorGroup, escape, frame_dot
 from absnb.views.legend import legend
 from absnb.views.palette import (

@@ -19,8 +19,6 @@ from typing import TYPE_CHECKING, TypedDict
 from absnb.core.events import EventRow
 from absnb.core.job import Job
 from absnb.i18n import gettext as _
-from absnb.sim.events import Event
-from absnb.sim.world import World
 from absnb.views.diagram import layout_run
 from absnb.views.drawn_run import DrawnRun, real_run
 from absnb.views.graph import render_svg as dot_svg
@@ -33,6 +31,9 @@ from absnb.views.timeline_static import render_svg
 
 if TYPE_CHECKING:
     import ipywidgets as w
+
+    from absnb.sim.events import Event
+    from absnb.sim.world import World
 
 
 class _TimeChange(TypedDict):

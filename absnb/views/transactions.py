@@ -26,8 +26,8 @@ from collections import Counter
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, TypeGuard
 
+from absnb.core.format import show_value
 from absnb.i18n import gettext as _
-from absnb.sim.format import show_value
 from absnb.views.graph import NONE, DotOptions, GraphView, short_state, to_dot
 from absnb.views.graph_frame import escape
 from absnb.views.graph_layout import quote

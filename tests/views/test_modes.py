@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 import absnb
+from absnb.core.format import show_message
 from absnb.sim.actions import DeclineCheckpoint
-from absnb.sim.format import show_message
 from absnb.views.graph import to_dot
 from absnb.views.timeline import message_arrows
 

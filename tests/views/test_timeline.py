@@ -12,9 +12,9 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import absnb
+from absnb.core.format import show_message
 from absnb.core.snapshot import GlobalSnapshot
 from absnb.sim.actions import Crash, Deliver, Recover, Transfer, TriggerCheckpoint
-from absnb.sim.format import show_message
 from absnb.views.cut import Cut, classify, offending, snapshot_cut, snapshot_cuts
 from absnb.views.diagram import Diagram
 from absnb.views.simulated import simulated

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import absnb
-from absnb.sim.format import show_message
+from absnb.core.format import show_message
 from absnb.views.side_by_side import SideBySide, compare
 from absnb.views.timeline import show_timeline
 from absnb.views.widgets import (
