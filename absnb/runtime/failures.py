@@ -48,10 +48,10 @@ class Failure:
     sink that had nothing to pre-commit has no commit to fail between), so the restart
     always has a pre-committed transaction to commit on restore.
 
-    A failure that waits for a checkpoint (after, during or told of it) makes the sources
-    of its attempt hold the second half of their input back until that checkpoint
-    completes (:data:`~absnb.runtime.host.pacing.HOLD_SECONDS` at most), so that a short
-    input does not end before it.
+    An ``after_checkpoint`` failure makes the sources of its attempt hold the second half
+    of their input back until that checkpoint completes
+    (:data:`~absnb.runtime.host.pacing.HOLD_SECONDS` at most), so that a short input does
+    not end before it.
 
     ``kind`` ``raise`` raises in the task's Python worker; ``kill`` kills the worker with
     SIGKILL, as a crashed machine would; ``decline`` (with ``during_checkpoint``) is no

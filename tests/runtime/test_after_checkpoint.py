@@ -108,16 +108,13 @@ def test_sources_hold_half_their_input_until_the_checkpoint_completes(monkeypatc
     assert p.before_hold(50, 50, notified=1) == 50
 
 
-def test_no_hold_without_a_failure_waiting_for_a_checkpoint_in_this_attempt() -> None:
+def test_no_hold_without_an_after_checkpoint_failure_in_this_attempt() -> None:
     assert pacing().before_hold(50, 50, notified=0) == 50
     assert pacing(Failure("count[1]", after_records=5)).before_hold(50, 50, notified=0) == 50
-    for waits in ({"during_checkpoint": 3}, {"notified": 3}, {"after_checkpoint": 3}):
-        p = pacing(Failure("sink[0]", **waits), Failure("count[0]", after_records=9))
-        assert p.hold_for == 3
-        assert p.before_hold(50, 50, notified=2) == 0
-    declined = pacing(Failure("count[1]", during_checkpoint=2, kind="decline"))
-    assert declined.before_hold(50, 50, notified=0) == 0  # 2 is declined: until 3 completes
-    assert declined.before_hold(50, 50, notified=3) == 50
+    # during or told of a checkpoint: it may be the final one, which comes only once the
+    # input has ended (a hold would wait out HOLD_SECONDS for it)
+    for waits in ({"during_checkpoint": 1}, {"notified": 1}):
+        assert pacing(Failure("sink[0]", **waits)).before_hold(50, 50, notified=0) == 50
     later = Failure("count[1]", after_checkpoint=1, attempt=1)
     assert pacing(later).before_hold(50, 50, notified=0) == 50
     assert pacing(later, attempt=1).before_hold(50, 50, notified=0) == 0

@@ -13,18 +13,19 @@ from absnb.runtime.failures import Failure
 from absnb.runtime.plan import HostPlan
 
 HOLD_SECONDS = 60.0
-"""The longest a source holds the second half of its input back for the checkpoint a
-failure of its attempt waits for (:func:`awaits`). Flink's test sources wait for checkpoints
-the same way (``FiniteTestSource`` ends only after two have completed): without the hold, a
-run whose input ends before that checkpoint (a short input, a loaded machine) never fires
-its failure. After it, the run goes on and reports the failure as not fired."""
+"""The longest a source holds the second half of its input back for the checkpoint an
+``after_checkpoint`` failure of its attempt waits for (:func:`awaits`). Flink's test
+sources wait for checkpoints the same way (``FiniteTestSource`` ends only after two have
+completed): without the hold, a run whose input ends before that checkpoint completes (a
+short input, a loaded machine) never fires its failure. After it, the run goes on and
+reports the failure as not fired."""
 
 
 def awaits(f: Failure) -> int | None:
-    """The checkpoint failure ``f`` waits for (None: it waits for records only): the one it
-    fails after, during, or when told of; the sources hold their input until it completes
-    (a declined one never does: until a newer one completes)."""
-    return f.after_checkpoint or f.during_checkpoint or f.notified
+    """The checkpoint the sources hold their input for, for failure ``f``: the one it fails
+    after (None for any other failure). Not the one a failure fails during or is told of:
+    that may be the final checkpoint, which comes only once the input has ended."""
+    return f.after_checkpoint
 
 
 MAX_QUEUED = 4
