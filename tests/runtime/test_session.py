@@ -57,15 +57,45 @@ def test_default_session_maps_sparks_classes_from_the_archive(child: dict[str, A
     assert child["loaded"] == "shared objects file (top)"
 
 
+def _arenas() -> int | None:
+    """How many arenas glibc's allocator has made in this process (the heaps malloc_info
+    lists); None where there is no malloc_info (not glibc)."""
+    import ctypes
+    import os
+    import tempfile
+
+    libc = ctypes.CDLL(None)
+    if not hasattr(libc, "malloc_info"):
+        return None
+    libc.fdopen.restype = ctypes.c_void_p
+    with tempfile.TemporaryFile() as f:
+        stream = ctypes.c_void_p(libc.fdopen(os.dup(f.fileno()), b"w"))
+        libc.malloc_info(0, stream)
+        libc.fclose(stream)
+        f.seek(0)
+        return f.read().count(b"<heap nr=")
+
+
 def _worker_facts(_: Any) -> Any:
     import gc
+    import threading
 
-    yield {"preloaded": "absnb.runtime.host.host" in sys.modules, "frozen": gc.get_freeze_count()}
+    thread = threading.Thread(target=lambda: bytearray(1 << 16))  # a snapshot writer's malloc
+    thread.start()
+    thread.join()
+    yield {
+        "preloaded": "absnb.runtime.host.host" in sys.modules,
+        "frozen": gc.get_freeze_count(),
+        "arenas": _arenas(),
+    }
 
 
 def test_workers_fork_from_a_daemon_with_absnb_loaded_and_frozen(spark: Any) -> None:
     """absnb.runtime.spark.daemon imports the hosts' modules, then freezes its objects out of the
-    collector's reach, before it forks: a worker starts with both."""
+    collector's reach and has the allocator serve every thread from one arena, before it forks:
+    a worker starts with all three (a thread's allocations come from the main arena, which
+    release_freed trims)."""
     (facts,) = spark.sparkContext.parallelize([0], 1).mapPartitions(_worker_facts).collect()
     assert facts["preloaded"]
     assert facts["frozen"] > 10_000
+    assert facts["arenas"] in (None, 1)

@@ -14,6 +14,7 @@ saying so (:attr:`MemorySampler.method`).
 
 :func:`release_freed` hands the memory a process freed back to the system: a Python worker
 that Spark keeps for its next task otherwise holds the heap its last task's state grew to.
+:func:`one_arena` lets it reach what the process's threads freed too.
 """
 
 from __future__ import annotations
@@ -32,6 +33,9 @@ PROPORTIONAL = "proportional"
 SUMMED_RSS = "summed RSS"
 """:attr:`MemorySampler.method` where some sample could not: RSS summed over processes."""
 
+M_ARENA_MAX = -8
+"""glibc's ``mallopt`` parameter: how many arenas its allocator may create."""
+
 Reader: TypeAlias = "Callable[[int], str | None]"
 """Reads process ``pid``'s ``smaps_rollup`` text; None where it cannot be read."""
 
@@ -48,6 +52,23 @@ def release_freed() -> bool:
         return False
     trim(0)
     return True
+
+
+def one_arena() -> bool:
+    """Have glibc's allocator serve every thread of this process from its main arena (as
+    ``MALLOC_ARENA_MAX=1`` does), so that :func:`release_freed` gives back what threads
+    freed as well: ``malloc_trim`` releases the free top of the main arena only, and any
+    other arena keeps the top its largest allocations grew it to. A Python worker that
+    Spark keeps writes each host's snapshots on threads of their own, and held a few MiB
+    more after every run with an arena per thread. Arenas made before the call stay in
+    use: call it before the process starts a thread (Python's threads take turns holding
+    the GIL, so they hardly wait for the one arena). True if the allocator was told; False
+    where it has no ``mallopt`` (not glibc)."""
+    try:
+        mallopt = ctypes.CDLL(None).mallopt
+    except (AttributeError, OSError):
+        return False
+    return bool(mallopt(M_ARENA_MAX, 1))
 
 
 def read_smaps_rollup(pid: int, proc: Path = Path("/proc")) -> str | None:
