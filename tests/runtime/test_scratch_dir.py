@@ -37,3 +37,36 @@ def test_an_unnamed_checkpoint_dir_is_removed_at_exit_and_a_named_one_kept(tmp_p
     assert "absnb-bench-" in bench
     assert not Path(unnamed).exists()
     assert not Path(bench).exists()
+
+
+KILLED = """
+import sys, time
+from absnb.runtime.storage.scratch import scratch_dir
+print(scratch_dir(sys.argv[1]), flush=True)
+time.sleep(60)
+"""
+
+
+def test_the_directory_of_a_killed_process_is_removed_by_the_next_one(tmp_path) -> None:
+    """A process killed with SIGKILL runs no exit handler (a notebook's kernel shut down
+    while Spark held it): its directory stays until another process makes one."""
+    from absnb.runtime.storage.scratch import LOCK, scratch_dir, sweep
+
+    prefix = f"absnb-test-sweep-{os.getpid()}-"
+    child = subprocess.Popen(
+        [sys.executable, "-c", KILLED, prefix],
+        stdout=subprocess.PIPE, text=True, env=dict(os.environ, PYTHONPATH=str(ROOT)),
+    )  # fmt: skip
+    assert child.stdout is not None
+    left = Path(child.stdout.readline().strip())
+    (left / "chk").write_text("x")
+    assert sweep(prefix) == []  # its process lives: kept
+    assert (left / "chk").exists()
+    child.kill()
+    child.wait()
+    assert left.exists()  # no exit handler ran
+    mine = scratch_dir(prefix)  # the next directory of that prefix sweeps it away
+    assert not left.exists()
+    assert not Path(str(left) + LOCK).exists()
+    assert sweep(prefix) == []  # this process lives: its directory is kept
+    assert Path(mine).exists()
