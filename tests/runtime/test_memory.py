@@ -212,14 +212,19 @@ print(release_freed(), before, rss())
 """
 
 
+def _in_a_child(code: str) -> tuple[bool, int, int]:
+    """``code`` run in a fresh process: what it printed, ``flag before after``."""
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
+    ).stdout.split()
+    return out[0] == "True", int(out[1]), int(out[2])
+
+
 @pytest.mark.skipif(not Path("/proc/self/statm").exists(), reason="needs /proc/self/statm")
 def test_release_freed_gives_the_freed_heap_back() -> None:
     """What a Python worker kept by Spark does after each host: the heap a large state
     freed goes back to the system, not only to the C allocator."""
-    out = subprocess.run(
-        [sys.executable, "-c", TRIM], capture_output=True, text=True, check=True, timeout=60
-    ).stdout.split()
-    asked, before, after = out[0] == "True", int(out[1]), int(out[2])
+    asked, before, after = _in_a_child(TRIM)
     if not asked:
         pytest.skip("the C allocator has no malloc_trim (not glibc)")
     assert before >= 150 << 20  # freed, but still held by the allocator
@@ -248,10 +253,7 @@ def test_release_freed_gives_back_what_a_thread_freed_with_one_arena() -> None:
     """A host's snapshot writers free their copies on threads of their own: with an arena
     per thread, the 12 MiB stay held after release_freed (the top of a thread's arena is
     not trimmed); with one arena they go back."""
-    out = subprocess.run(
-        [sys.executable, "-c", THREAD_TRIM], capture_output=True, text=True, check=True, timeout=60
-    ).stdout.split()
-    told, before, after = out[0] == "True", int(out[1]), int(out[2])
+    told, before, after = _in_a_child(THREAD_TRIM)
     if not told:
         pytest.skip("the C allocator has no mallopt (not glibc)")
     assert after <= before + (4 << 20)

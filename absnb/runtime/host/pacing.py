@@ -9,23 +9,16 @@ from collections import deque
 from typing import Any
 
 from absnb.core.ids import ChannelId, TaskId
-from absnb.runtime.failures import Failure
 from absnb.runtime.plan import HostPlan
 
 HOLD_SECONDS = 60.0
 """The longest a source holds the second half of its input back for the checkpoint an
-``after_checkpoint`` failure of its attempt waits for (:func:`awaits`). Flink's test
+``after_checkpoint`` failure of its attempt waits for. Flink's test
 sources wait for checkpoints the same way (``FiniteTestSource`` ends only after two have
 completed): without the hold, a run whose input ends before that checkpoint completes (a
 short input, a loaded machine) never fires its failure. After it, the run goes on and
-reports the failure as not fired."""
-
-
-def awaits(f: Failure) -> int | None:
-    """The checkpoint the sources hold their input for, for failure ``f``: the one it fails
-    after (None for any other failure). Not the one a failure fails during or is told of:
-    that may be the final checkpoint, which comes only once the input has ended."""
-    return f.after_checkpoint
+reports the failure as not fired. Not the checkpoint a failure fails during or is told of:
+that may be the final checkpoint, which comes only once the input has ended."""
 
 
 MAX_QUEUED = 4
@@ -40,7 +33,11 @@ class SourcePacing:
         self.plan = plan
         self.rate_start: dict[TaskId, tuple[float, int]] = {}  # source_rate's reference
         self.hold_for = min(
-            (n for f in plan.failures if f.attempt == plan.attempt if (n := awaits(f))),
+            (
+                f.after_checkpoint
+                for f in plan.failures
+                if f.attempt == plan.attempt and f.after_checkpoint is not None
+            ),
             default=None,
         )
         """The checkpoint the sources wait for, at half their input (None: no hold)."""
