@@ -150,6 +150,10 @@ def split_columns(
         return [outs if i == sender else outs[:0] for i in range(n)]
     if kind is Broadcast:
         return [outs] * n
+    if kind is Rebalance:
+        import numpy as np
+
+        return [outs.take(np.arange((b - sender - sent) % n, len(outs), n)) for b in range(n)]
     if kind is Hash:
         column = _key_column(partitioning.key, len(outs.arrays))  # type: ignore[union-attr]
         if column is not None:

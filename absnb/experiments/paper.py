@@ -172,9 +172,9 @@ def paper_job(
 ) -> Job:
     """The Figure 5 job (:func:`~absnb.jobs.paper_topology.paper_topology`) at ``scale``:
     :data:`BASE_RECORDS` and :data:`BASE_KEYS` times ``scale``, ``parallelism`` tasks per
-    operator; with ``array`` (the default), its large per-key state is held in an array
-    (:mod:`absnb.operators.array_state`), and with ``incremental`` (the default) it takes
-    incremental snapshots, whatever the protocol."""
+    operator; with ``array`` (the default), its per-key and per-group state is held in
+    arrays (:mod:`absnb.operators.array_state`), and with ``incremental`` (the default) it
+    takes incremental snapshots, whatever the protocol."""
     if scale <= 0:
         raise ValueError(f"scale must be > 0, not {scale}")
     records = max(1, round(BASE_RECORDS * scale))

@@ -24,18 +24,17 @@ is small enough for the simulator; :func:`paper_topology` with ``records=4_000_0
 
 from __future__ import annotations
 
-from collections.abc import Iterator, MutableMapping, Sequence
+from collections.abc import Hashable, Iterator, MutableMapping, Sequence
 from typing import TYPE_CHECKING, cast, overload
 
 from absnb.core.columns import Columns, column
-from absnb.core.graph import Hash, JobGraph, Rebalance
+from absnb.core.graph import Hash, JobGraph, Rebalance, identity
 from absnb.core.job import Job
 from absnb.operators.array_state import ArrayKeyedState, IntArrayKeyedState
-from absnb.operators.base import Operator
 from absnb.operators.columnar import group as group_rows
 from absnb.operators.columnar import ints
 from absnb.operators.keyed_state import IncrementalKeyed, KeyedState
-from absnb.operators.library import Map, Source
+from absnb.operators.library import KeyedCount, Map, Source
 from absnb.routing import KEY_FIELDS
 
 if TYPE_CHECKING:
@@ -299,66 +298,88 @@ class KeyedSum(IncrementalKeyed[MutableMapping[int, int]]):
         return f"KeyedSum({', '.join(args)})"
 
 
-class GroupCount(Operator[dict[int, int]]):
+class GroupCount(KeyedCount):
     """``count_per_group``: the number of updates per group; emits ``(group, count)``.
-    State: ``{group: count}``."""
+    State: ``{group: count}``; with ``array``, an
+    :class:`~absnb.operators.array_state.IntArrayKeyedState` (a batch or a column of groups
+    counted at once, a snapshot a copy of its counts), whose snapshots with ``incremental``
+    hold only the groups added since the last completed checkpoint."""
 
-    emits_to = False
+    def __init__(self, incremental: bool = False, array: bool = False) -> None:
+        super().__init__(identity, array=array, incremental=incremental)
 
-    def initial_state(self) -> dict[int, int]:
+    def initial_state(self) -> MutableMapping[Hashable, int]:
+        if self.array:
+            return cast("MutableMapping[Hashable, int]", IntArrayKeyedState())
         return {}
 
-    def process(self, state: dict[int, int], value: int) -> tuple[dict[int, int], Sequence[object]]:
-        n = state[value] = state.get(value, 0) + 1
-        return state, ((value, n),)
-
-    def process_batch(
-        self, state: dict[int, int], values: Sequence[int]
-    ) -> tuple[dict[int, int], list[object]]:
-        get = state.get
-        outs: list[object] = []
-        append = outs.append
-        for g in values:
-            n = state[g] = get(g, 0) + 1
-            append((g, n))
-        return state, outs
+    def __repr__(self) -> str:
+        args = [f"{n}=True" for n in ("incremental", "array") if getattr(self, n)]
+        return f"GroupCount({', '.join(args)})"
 
 
-class LatestCountSink(Operator[dict[int, int]]):
+class LatestCountSink(IncrementalKeyed[MutableMapping[int, int]]):
     """The sink: the highest count it has received per group (counts only grow, so at the
     end: each group's count). The output merges its tasks (``rebalance`` spreads a group's
-    updates over all of them): one ``(group, count)`` per group."""
+    updates over all of them): one ``(group, count)`` per group. State: ``{group: count}``;
+    with ``array``, an :class:`~absnb.operators.array_state.IntArrayKeyedState` (a column of
+    counts applied at once, a snapshot a copy), whose snapshots with ``incremental`` hold
+    only the groups added and the counts raised since the last completed checkpoint."""
 
     kind = "sink"
     emits_to = False
 
-    def initial_state(self) -> dict[int, int]:
-        return {}
+    def __init__(self, incremental: bool = False, array: bool = False) -> None:
+        self.incremental = incremental
+        self.array = array
+
+    def initial_state(self) -> MutableMapping[int, int]:
+        return IntArrayKeyedState() if self.array else {}
 
     def process(
-        self, state: dict[int, int], value: tuple[int, int]
-    ) -> tuple[dict[int, int], Sequence[object]]:
+        self, state: MutableMapping[int, int], value: tuple[int, int]
+    ) -> tuple[MutableMapping[int, int], Sequence[object]]:
         group, n = value
         if n > state.get(group, 0):
             state[group] = n
         return state, ()
 
     def process_batch(
-        self, state: dict[int, int], values: Sequence[tuple[int, int]]
-    ) -> tuple[dict[int, int], list[object]]:
+        self, state: MutableMapping[int, int], values: Sequence[tuple[int, int]]
+    ) -> tuple[MutableMapping[int, int], list[object]]:
         get = state.get
         for group, n in values:
             if n > get(group, 0):
                 state[group] = n
         return state, []
 
-    def output(self, states: Sequence[dict[int, int]]) -> list[tuple[int, int]]:
+    def process_columns(
+        self, state: MutableMapping[int, int], columns: Columns
+    ) -> tuple[MutableMapping[int, int], list[object]] | None:
+        """:meth:`process_batch` of ``(group, count)`` columns of ints into an array state:
+        each group's highest count of the batch kept where it is higher
+        (:meth:`~absnb.operators.array_state.ArrayKeyedState.raise_slots`), new groups added
+        in order of first appearance; None for a dict state, or a count below 1 (which the
+        per-record path would not add a group for)."""
+        if not isinstance(state, IntArrayKeyedState) or len(columns.arrays) != 2:
+            return None
+        groups, counts = ints(columns.arrays[0]), ints(columns.arrays[1])
+        if groups is None or counts is None or (len(counts) and int(counts.min()) < 1):
+            return None
+        state.raise_slots(state.slots(groups), counts)
+        return state, []
+
+    def output(self, states: Sequence[MutableMapping[int, int]]) -> list[tuple[int, int]]:
         merged: dict[int, int] = {}
         for state in states:
             for group, n in state.items():
                 if n > merged.get(group, 0):
                     merged[group] = n
         return sorted(merged.items())
+
+    def __repr__(self) -> str:
+        args = [f"{n}=True" for n in ("incremental", "array") if getattr(self, n)]
+        return f"LatestCountSink({', '.join(args)})"
 
 
 PAPER_BASELINE_SECONDS = 260.0
@@ -396,11 +417,12 @@ def paper_topology(
             at least 1).
         seed: the generator's seed; the same seed gives the same records.
         incremental: ``sum_per_key`` (the large state) takes incremental snapshots
-            (:mod:`absnb.operators.keyed_state`): for the Spark runtime, whose checkpoint
+            (:mod:`absnb.operators.keyed_state`), and with ``array`` so do
+            ``count_per_group`` and the sink: for the Spark runtime, whose checkpoint
             storage reads their chains; the simulator needs whole snapshots.
-        array: ``sum_per_key`` holds its totals in an array
-            (:mod:`absnb.operators.array_state`): a batch applied at once, a snapshot a
-            copy of the values and the keys added.
+        array: ``sum_per_key`` holds its totals in an array, ``count_per_group`` and the
+            sink their counts (:mod:`absnb.operators.array_state`): a batch applied at
+            once, a snapshot a copy of the values and the keys added.
 
     Raises:
         ValueError: a parallelism, key or group count below 1, or negative ``records``.
@@ -420,8 +442,8 @@ def paper_topology(
     g.add("parse", "operator", FastMap(Parse(keys)), p)
     g.add("sum_per_key", "operator", KeyedSum(incremental, array), p)
     g.add("to_group", "operator", FastMap(ToGroup(groups)), p)
-    g.add("count_per_group", "operator", GroupCount(), p)
-    g.add("sink", "sink", LatestCountSink(), p)
+    g.add("count_per_group", "operator", GroupCount(incremental, array), p)
+    g.add("sink", "sink", LatestCountSink(incremental, array), p)
     g.connect("source", "parse")
     g.connect("parse", "sum_per_key", Hash(key_of))
     g.connect("sum_per_key", "to_group")

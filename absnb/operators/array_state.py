@@ -207,6 +207,17 @@ class ArrayKeyedState(MutableMapping[K, V], Generic[K, V]):
         out[order] = run
         return out
 
+    def raise_slots(self, slots: npt.NDArray[np.intp], values: npt.NDArray[Any]) -> None:
+        """Raise the value of each of ``slots`` to the matching one of ``values`` where that
+        is higher (``if v > state[k]: state[k] = v`` of each record in turn); only the
+        slots raised are marked changed."""
+        import numpy as np
+
+        held = self._values
+        before = held[slots]
+        np.maximum.at(held, slots, np.asarray(values, held.dtype))
+        self._changed[slots[held[slots] > before]] = True
+
     # -- snapshots
 
     def take(self, checkpoint_id: int, incremental: bool = True) -> ArraySnapshot:

@@ -9,9 +9,9 @@ from typing import TYPE_CHECKING, Any
 from absnb.core.columns import Columns, column
 from absnb.core.errors import GraphError, OperatorOutputError, TransferRefusedError
 from absnb.core.graph import identity as identity  # re-exported: absnb.operators.identity
-from absnb.operators.array_state import ArrayKeyedState
+from absnb.operators.array_state import ArrayKeyedState, IntArrayKeyedState
 from absnb.operators.base import Operator, To
-from absnb.operators.columnar import counted, group, key_type, words_of_lines
+from absnb.operators.columnar import counted, group, ints, key_type, words_of_lines
 from absnb.operators.keyed_state import IncrementalKeyed
 
 if TYPE_CHECKING:
@@ -164,8 +164,9 @@ class KeyedCount(IncrementalKeyed[MutableMapping[Hashable, int]]):
         them (what a hash edge sends, :func:`~absnb.routing.by_key`), the key the identity:
         the batch's distinct keys looked up once each, in order of first appearance (the
         order the per-record path adds new keys in), every record's count so far computed
-        at once (:meth:`~absnb.operators.columnar.Groups.running_counts`); out as
-        ``(key, count)`` columns, the keys as they came."""
+        at once (:meth:`~absnb.operators.columnar.Groups.running_counts`; an
+        :class:`~absnb.operators.array_state.IntArrayKeyedState` looks the int keys up in one
+        call); out as ``(key, count)`` columns, the keys as they came."""
         import pyarrow as pa
         import pyarrow.types as types
 
@@ -176,7 +177,9 @@ class KeyedCount(IncrementalKeyed[MutableMapping[Hashable, int]]):
         if keys.null_count or not (types.is_string(kind) or types.is_integer(kind)):
             return None
         counts: npt.NDArray[np.int64]
-        if isinstance(state, ArrayKeyedState):
+        if isinstance(state, IntArrayKeyedState) and (values := ints(keys)) is not None:
+            counts = state.accumulate_slots(state.slots(values))
+        elif isinstance(state, ArrayKeyedState):
             groups = group(keys)
             slots = state.slots(groups.distinct.to_pylist())[groups.codes]
             counts = state.accumulate_slots(slots)

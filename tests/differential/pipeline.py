@@ -16,7 +16,7 @@ three compare (:func:`normal`)."""
 from __future__ import annotations
 
 import pickle
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Sequence
 from typing import Any
 
@@ -71,6 +71,8 @@ class Pipeline:
         self.snapshots: dict[int, dict[str, tuple[Any, ...]]] = {}
         """Per checkpoint, per task: what its snapshot holds, normalised."""
         self.columnar_batches = 0
+        self.columnar_into: Counter[str] = Counter()
+        """Columnar batches sent, by the operator they were sent to."""
 
     # -- steps
     def step(self, step: tuple[Any, ...]) -> None:
@@ -164,6 +166,7 @@ class Pipeline:
             pending.pop(c, None)
             if type(m) is RecordBatch and type(m.values) is not list:
                 self.columnar_batches += 1
+                self.columnar_into[c.dst.operator] += 1
             self.queues[c].append(m)
 
     def _ack(self, s: TaskSnapshot) -> None:

@@ -8,14 +8,16 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+import pyarrow as pa
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from absnb.core.array_snapshot import ArraySnapshot
+from absnb.core.columns import Columns
 from absnb.core.ids import TaskId
 from absnb.core.snapshot import TaskSnapshot
-from absnb.jobs.paper_topology import KeyedSum
+from absnb.jobs.paper_topology import KeyedSum, LatestCountSink
 from absnb.operators.array_state import MAX_DEPTH, ArrayKeyedState, IntArrayKeyedState
 from absnb.operators.library import KeyedCount
 from absnb.runtime.host.snapshot_writer import SnapshotWriter
@@ -30,7 +32,9 @@ class Driver:
     """One task with an array state beside one with a dict, fed the same batches; the
     array state's checkpoints go to storage, and what each held at a checkpoint is kept."""
 
-    def __init__(self, root: Path, op: KeyedSum | KeyedCount, retain: int = 2) -> None:
+    def __init__(
+        self, root: Path, op: KeyedSum | KeyedCount | LatestCountSink, retain: int = 2
+    ) -> None:
         self.storage = CheckpointStorage(root, retain=retain)
         self.op = op
         self.state = op.initial_state()
@@ -39,9 +43,16 @@ class Driver:
         self.next_id = 1
 
     def update(self, batch: list) -> None:
-        reference = KeyedSum() if isinstance(self.op, KeyedSum) else KeyedCount()
+        reference = type(self.op)()  # the same operator on a dict
         self.plain, expected = reference.process_batch(self.plain, batch)
-        self.state, outs = self.op.process_batch(self.state, batch)
+        if isinstance(self.op, LatestCountSink) and batch:  # the sink's columnar path
+            groups, counts = zip(*batch, strict=True)
+            columns = Columns(("group", "count"), (pa.array(groups), pa.array(counts)))
+            taken = self.op.process_columns(self.state, columns)
+            assert taken is not None
+            self.state, outs = taken
+        else:
+            self.state, outs = self.op.process_batch(self.state, batch)
         assert outs == expected  # every record's running value, in input order
         assert dict(self.state.items()) == self.plain
 
@@ -86,31 +97,32 @@ operations = st.lists(
 @given(
     ops=operations,
     retain=st.integers(1, 3),
-    counts=st.booleans(),
+    kind=st.sampled_from(("sum", "count", "latest")),
     incremental=st.booleans(),
     data=st.data(),
 )
 def test_the_array_state_behaves_as_the_dict_through_checkpoints_and_restores(
-    tmp_path_factory: pytest.TempPathFactory, ops, retain, counts, incremental, data
+    tmp_path_factory: pytest.TempPathFactory, ops, retain, kind, incremental, data
 ) -> None:
-    """Sums by int key (the Figure 5 job) or counts by word (word count), with or without
-    incremental snapshots: after any mix of batches, completed and aborted checkpoints and
-    restarts from the newest complete one, the array state holds what the dict holds."""
-    op: KeyedSum | KeyedCount = (
-        KeyedCount(array=True, incremental=incremental)
-        if counts
-        else KeyedSum(incremental=incremental, array=True)
-    )
+    """Sums by int key (the Figure 5 job), counts by word (word count) or the highest count
+    per group (the Figure 5 job's sink, its columnar path), with or without incremental
+    snapshots: after any mix of batches, completed and aborted checkpoints and restarts from
+    the newest complete one, the array state holds what the dict holds."""
+    op: KeyedSum | KeyedCount | LatestCountSink
+    if kind == "count":
+        op = KeyedCount(array=True, incremental=incremental)
+        batches = st.lists(st.text("abcdef", max_size=2), max_size=20)
+    elif kind == "sum":
+        op = KeyedSum(incremental=incremental, array=True)
+        batches = sums(st.integers(-3, 60))
+    else:
+        op = LatestCountSink(incremental=incremental, array=True)
+        batches = st.lists(st.tuples(st.integers(-3, 60), st.integers(1, 30)), max_size=20)
     d = Driver(tmp_path_factory.mktemp("chk"), op, retain=retain)
-    batches = (
-        st.lists(st.text("abcdef", max_size=2), max_size=20)
-        if counts
-        else sums(st.integers(-3, 60))
-    )
-    for kind, arg in ops:
-        if kind == "update":
+    for step, arg in ops:
+        if step == "update":
             d.update(data.draw(batches))
-        elif kind == "checkpoint":
+        elif step == "checkpoint":
             part = d.checkpoint(complete=arg)
             assert part.depth <= MAX_DEPTH
             assert incremental or not part.incremental
@@ -145,6 +157,22 @@ def test_increments_hold_the_new_keys_and_the_changed_values(tmp_path: Path) -> 
     assert fourth.slots.tolist() == [7]  # changed under the aborted checkpoint 3
     assert d.restore() == 4
     assert isinstance(d.state, IntArrayKeyedState)  # int keys in a C hash table again
+
+
+def test_the_sinks_increments_hold_the_counts_raised_and_only_those(tmp_path: Path) -> None:
+    """The Figure 5 job's sink keeps the highest count per group: a count no higher than
+    the one held changes nothing, so its increment holds only the groups raised."""
+    d = Driver(tmp_path, LatestCountSink(incremental=True, array=True))
+    d.update([(g, 5) for g in range(100)])
+    d.checkpoint()
+    d.update([(3, 9), (4, 2), (3, 7), (5, 5), (8, 6)])  # 3 and 8 raised; 4 and 5 not
+    second = d.checkpoint()
+    assert second.incremental
+    assert second.slots is not None
+    assert second.slots.tolist() == [3, 8]
+    assert second.values.tolist() == [9, 6]
+    assert d.restore() == 2
+    assert (d.state[3], d.state[4], d.state[8]) == (9, 5, 6)
 
 
 def test_when_most_values_changed_an_increment_holds_them_all(tmp_path: Path) -> None:
