@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
@@ -44,21 +45,30 @@ def start_session(master: str, args: argparse.Namespace) -> Session:
     return quiet_session(master)
 
 
-def log_tail(spark: Session, lines: int = TAIL) -> str:
-    """The last ``lines`` lines of ``spark``'s log file, headed by its path ('' without one)."""
+def log_tail(spark: Session, lines: int = TAIL, keep: bool = False) -> str:
+    """The last ``lines`` lines of ``spark``'s log file, headed by its path ('' without one).
+    With ``keep``, the log is first copied to a file of its own in the temporary folder,
+    which outlives this process (a quiet session's log is removed when it exits), and the
+    heading names the copy."""
     path = spark.conf.get("absnb.jvm_log", None)
     if not path or not os.path.exists(path):
         return ""
     with open(path, errors="replace") as f:
-        tail = f.read().splitlines()[-lines:]
+        text = f.read()
+    if keep:
+        fd, path = tempfile.mkstemp(prefix="absnb-spark-", suffix=".log")
+        with os.fdopen(fd, "w") as copy:
+            copy.write(text)
+    tail = text.splitlines()[-lines:]
     return "\n".join([f"Spark's log ({path}), its last {len(tail)} lines:", *tail]) + "\n"
 
 
 @contextmanager
 def shown_on_failure(spark: Session) -> Iterator[None]:
-    """Write the tail of ``spark``'s log to stderr when the block raises, then re-raise."""
+    """Write the tail of ``spark``'s log to stderr when the block raises, then re-raise; the
+    whole log is kept where the heading says."""
     try:
         yield
     except BaseException:
-        sys.stderr.write(log_tail(spark))
+        sys.stderr.write(log_tail(spark, keep=True))
         raise

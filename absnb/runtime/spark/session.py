@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import os
 import sys
-import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
@@ -84,8 +83,14 @@ def quiet_session(master: str = "local[4]") -> Session:
     lines: the log4j profile, a loopback hostname, no native Hadoop; later errors) sent to
     a log file instead of this process's stderr, so that a notebook shows none of it. The
     file's path is ``spark.conf.get("absnb.jvm_log")``; if the session cannot start, the
-    file's text is written to stderr before the error is raised."""
-    fd, path = tempfile.mkstemp(prefix="absnb-spark-", suffix=".log")
+    file's text is written to stderr before the error is raised. The file is in a scratch
+    folder (:func:`~absnb.runtime.storage.scratch.scratch_dir`), removed when this process
+    exits, or by the next session when the process was killed: a class that starts a
+    session in every notebook does not fill the temporary folder with logs."""
+    from absnb.runtime.storage.scratch import scratch_dir
+
+    path = os.path.join(scratch_dir("absnb-spark-"), "jvm.log")
+    fd = os.open(path, os.O_CREAT | os.O_WRONLY | os.O_APPEND, 0o600)
     sys.stderr.flush()
     saved = os.dup(2)
     os.dup2(fd, 2)  # the JVM started now inherits the log file as its stderr
