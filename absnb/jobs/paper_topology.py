@@ -47,6 +47,8 @@ _M2 = 0x94D049BB133111EB
 
 DEFAULT_RECORDS = 400
 """Records per run at the builder's defaults (a simulator run: a class steps through it)."""
+KEYS_PER_GROUP = 16
+"""Consecutive keys per group (``to_group``), and keys over groups by default."""
 
 
 def _stream_offset(seed: int, source: int) -> int:
@@ -147,20 +149,26 @@ class Parse:
 
 
 class ToGroup:
-    """``to_group``: ``(key, total)`` -> the key's group, ``key mod groups``."""
+    """``to_group``: ``(key, total)`` -> the key's group, ``(key // KEYS_PER_GROUP) mod
+    groups``: runs of consecutive keys, so that a group's subtask behind the hash edge does
+    not follow from the key's (``key mod groups`` would send every group to the subtask its
+    keys came from whenever the parallelism divides ``groups``, and that edge would carry
+    nothing across)."""
 
     def __init__(self, groups: int) -> None:
         self.groups = groups
 
     def __call__(self, update: tuple[int, int]) -> int:
-        return update[0] % self.groups
+        return update[0] // KEYS_PER_GROUP % self.groups
 
     def columns(self, updates: Columns) -> Columns | None:
         """The group column of ``(key, total)`` columns of ints, or None for others."""
         import pyarrow as pa
 
         keys = ints(updates.arrays[0]) if len(updates.arrays) == 2 else None
-        return None if keys is None else column(pa.array(keys % self.groups), "group")
+        if keys is None:
+            return None
+        return column(pa.array(keys // KEYS_PER_GROUP % self.groups), "group")
 
 
 def key_of(pair: tuple[int, int]) -> int:
@@ -413,7 +421,8 @@ def paper_topology(
         parallelism: tasks per operator (the paper: the number of nodes).
         records: records generated in all, dealt evenly to the sources.
         keys: the key space of ``sum_per_key`` (its state has up to this many entries).
-        groups: the key space of ``count_per_group`` and the sink (default ``keys // 16``,
+        groups: the key space of ``count_per_group`` and the sink (default
+            ``keys // KEYS_PER_GROUP``,
             at least 1).
         seed: the generator's seed; the same seed gives the same records.
         incremental: ``sum_per_key`` (the large state) takes incremental snapshots
@@ -433,7 +442,7 @@ def paper_topology(
     if not isinstance(records, int) or records < 0:
         raise ValueError(f"records must be a whole number >= 0, not {records!r}")
     if groups is None:
-        groups = max(1, keys // 16)
+        groups = max(1, keys // KEYS_PER_GROUP)
     if not isinstance(groups, int) or groups < 1:
         raise ValueError(f"groups must be a whole number >= 1, not {groups!r}")
     p = parallelism
@@ -477,6 +486,6 @@ def expected_output(job: Job) -> list[tuple[int, int]]:
     counts: dict[int, int] = {}
     for log in job.inputs.values():
         for record in cast("Sequence[int]", log):  # the generated records (GeneratedLog)
-            group = (record % keys) % groups
+            group = (record % keys) // KEYS_PER_GROUP % groups
             counts[group] = counts.get(group, 0) + 1
     return sorted(counts.items())

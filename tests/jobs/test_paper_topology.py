@@ -10,11 +10,15 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import absnb
+from absnb.core.graph import subtask
 from absnb.jobs import build_job
 from absnb.jobs.paper_topology import (
+    KEYS_PER_GROUP,
     OPERATORS,
     SHUFFLES,
     GeneratedLog,
+    Parse,
+    ToGroup,
     expected_output,
     generated_record,
     paper_topology,
@@ -34,6 +38,25 @@ def test_six_operators_each_as_wide_as_the_job_and_three_full_shuffles() -> None
     forward = [c for c in graph.channels if (c.src.operator, c.dst.operator) not in set(SHUFFLES)]
     assert all(c.src.subtask == c.dst.subtask for c in forward)
     assert len(graph.channels) == 3 * 9 + 2 * 3
+
+
+@pytest.mark.parametrize("parallelism", [2, 3, 4])
+def test_both_hash_shuffles_carry_records_between_every_pair_of_subtasks(parallelism) -> None:
+    """The records themselves cross each hash edge from every task to every task (the
+    third shuffle is round robin): a group's subtask does not follow from its keys'."""
+    p = parallelism
+    job = paper_topology(parallelism=p, records=20_000, keys=4096)
+    parse, to_group = Parse(4096), ToGroup(job.params["groups"])
+    by_key, by_group = set(), set()
+    for source, log in job.inputs.items():
+        for record in log:
+            key, amount = parse(record)
+            owner = subtask(key, p)  # the sum_per_key (and to_group) task of the key
+            by_key.add((source.subtask, owner))
+            by_group.add((owner, subtask(to_group((key, amount)), p)))
+    everyone = {(a, b) for a in range(p) for b in range(p)}
+    assert by_key == everyone
+    assert by_group == everyone
 
 
 def test_the_generator_is_seeded_replayable_and_sliced_like_one_record_at_a_time() -> None:
@@ -88,7 +111,7 @@ def test_the_simulator_runs_it_to_the_answer_computed_from_the_input() -> None:
     assert stepper.world.output() == answer
     # an independent count of the same records
     records = [r for log in job.inputs.values() for r in log]
-    assert Counter((r % 40) % 5 for r in records) == dict(answer)
+    assert Counter((r % 40) // KEYS_PER_GROUP % 5 for r in records) == dict(answer)
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
