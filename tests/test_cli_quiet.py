@@ -1,5 +1,10 @@
 """The command line's Spark runs show absnb's report, not the JVM's log; --verbose and
-ABSNB_SPARK_LOG bring the log back, and a failed run shows the log's last lines."""
+ABSNB_SPARK_LOG bring the log back, and a failed run shows the log's last lines.
+
+The JVM's start-up lines appear only when a process starts Spark: each test below that
+runs Spark starts a fresh process, and two do (quiet, then verbose). The report of a run on
+Spark is tests/test_cli.py's, in its own process.
+"""
 
 from __future__ import annotations
 
@@ -43,14 +48,26 @@ def _absnb(tmp_path: Path, *argv: str, **env: str) -> subprocess.CompletedProces
 
 
 @needs_java
-def test_a_spark_run_prints_the_report_and_no_jvm_line(tmp_path: Path) -> None:
-    done = _absnb(tmp_path)
-    assert done.returncode == 0, done.stderr[-3000:]
-    assert "exactly-once: yes" in done.stdout
-    said = done.stdout + done.stderr
+def test_a_spark_run_shows_no_jvm_line_and_a_failed_one_the_log_s_tail(tmp_path: Path) -> None:
+    """A fresh process starting Spark quietly (quiet_session, which the labs' part d starts
+    too: tests/labs/test_lab_spark.py), whose task fails and may not restart: nothing of the
+    JVM shows until the failure, then the tail of Spark's log and the error."""
+    done = _absnb(tmp_path, "--crash", "count[1]@1", "--max-restarts", "0")
+    assert done.returncode == 1, done.stderr[-3000:]
+    before, heading, tail = done.stderr.partition("Spark's log (")
+    assert heading, done.stderr[-3000:]
+    said = done.stdout + before
     assert [line for line in JVM_LINES if line in said] == []
-    # the log and the checkpoints went to scratch folders, removed at exit
-    assert sorted(p.name for p in (tmp_path / "tmp").iterdir()) == []
+    assert "injected failure of count[1]" in tail
+    # the whole log is kept where the heading says, after the process has exited; the
+    # session's own log and the checkpoints were in scratch folders, removed at exit
+    named = re.match(r"(.+)\), its last (\d+) lines:\n", tail)
+    assert named, tail[:500]
+    kept, lines = Path(named[1]), int(named[2])
+    assert sorted((tmp_path / "tmp").iterdir()) == [kept]
+    text = kept.read_text()
+    assert "NativeCodeLoader" in text  # the JVM's own start-up lines
+    assert text.splitlines()[-lines:] == tail[named.end() :].splitlines()[:lines]
 
 
 @needs_java
@@ -60,24 +77,6 @@ def test_verbose_brings_spark_s_log_back(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr[-3000:]
     assert "exactly-once: yes" in done.stdout
     assert [line for line in JVM_LINES if line in done.stderr], done.stderr[-2000:]
-
-
-@needs_java
-def test_a_failed_run_shows_spark_s_log_and_the_error(tmp_path: Path) -> None:
-    done = _absnb(tmp_path, "--crash", "count[1]@1", "--max-restarts", "0")
-    assert done.returncode == 1
-    assert "injected failure of count[1]" in done.stderr
-    # the whole log is kept where the heading says, after the process has exited
-    heading = re.search(r"Spark's log \((.+)\), its last (\d+) lines:", done.stderr)
-    assert heading, done.stderr[-3000:]
-    kept = Path(heading[1])
-    assert kept.parent == tmp_path / "tmp"
-    text = kept.read_text()
-    assert "NativeCodeLoader" in text  # the JVM's own start-up lines
-    assert (
-        text.splitlines()[-int(heading[2]) :]
-        == (done.stderr.split(heading[0] + "\n", 1)[1].splitlines()[: int(heading[2])])
-    )
 
 
 def test_log_tail_is_the_file_s_last_lines_headed_by_its_path(

@@ -4,10 +4,7 @@ they must have, whatever the timings; ``absnb bench`` end to end."""
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -190,28 +187,20 @@ def test_bench_bad_input_exits_2(capsys: pytest.CaptureFixture[str], argv, says)
     assert says in capsys.readouterr().err
 
 
-def test_bench_command_prints_tables_and_peak_memory(tmp_path: Path) -> None:
-    if shutil.which("java") is None:
-        pytest.skip("Java is not installed (PySpark needs it)")
-    root = Path(__file__).resolve().parent.parent
-    env = {**os.environ, "PYTHONPATH": str(root)}
-    out = subprocess.run(
-        [
-            *(sys.executable, "-m", "absnb", "bench", "--scale", str(TINY)),
-            *("--only", "alignment", "--json", "out.json", "--storage-latency", "0.01"),
-            *("--min-pause", "0.1"),
-        ],
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-        env=env,
-        timeout=300,
-    )
-    assert out.returncode == 0, out.stderr[-2000:]
-    assert "[alignment 1/1] abs every 0.25 s, parallelism 2" in out.stdout
-    assert "ABS alignment durations" in out.stdout
-    assert "peak memory (driver, JVM, Python workers)" in out.stdout
-    assert "Figure 6" not in out.stdout  # --only
+def test_bench_command_prints_tables_and_peak_memory(
+    runtime, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``absnb bench`` in this process, on the session :func:`runtime` started (its quiet
+    start in a fresh process is tests/test_cli_quiet.py's)."""
+    monkeypatch.chdir(tmp_path)
+    argv = ["bench", "--scale", str(TINY), "--only", "alignment", "--json", "out.json",
+            "--storage-latency", "0.01", "--min-pause", "0.1"]  # fmt: skip
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "[alignment 1/1] abs every 0.25 s, parallelism 2" in out
+    assert "ABS alignment durations" in out
+    assert "peak memory (driver, JVM, Python workers)" in out
+    assert "Figure 6" not in out  # --only
     data = json.loads((tmp_path / "out.json").read_text())
     assert data["scale"] == TINY
     assert data["repeats"] == 1

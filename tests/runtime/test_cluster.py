@@ -4,8 +4,10 @@ and on a Spark standalone master with two workers started on loopback.
 The cluster needs its own SparkSession, and a JVM holds one SparkContext, which the
 shared test session already is; so the job runs in a child process (this file run with
 ``python -m``), in a process group of its own that is killed at the end, JVMs included. The
-standalone master and workers run in process groups of their own too. The oracle is
-computed by the shared session on the same text file.
+child runs on both masters, one after the other (a context stopped, the next started in the
+same driver JVM), so that one Python and one driver JVM start for the two. The standalone
+master and workers run in process groups of their own too. The oracle is computed by the
+shared session on the same text file.
 """
 
 from __future__ import annotations
@@ -111,28 +113,35 @@ def _listening(port: int) -> bool:
         return s.connect_ex(("127.0.0.1", port)) == 0
 
 
-@pytest.fixture(params=["local-cluster", "standalone"])
-def master(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory):
-    """The master URL of a cluster with two executor JVMs of one core each."""
-    if request.param == "local-cluster":
-        yield MASTER
-        return
-    with standalone_cluster(tmp_path_factory.mktemp("standalone")) as url:
-        yield url
+MASTERS = ("local-cluster", "standalone")
 
 
-def test_exactly_once_with_executors_in_separate_jvms(spark, master, tmp_path) -> None:
+@pytest.fixture(scope="module")
+def cluster_runs(spark, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """The child's run on each of :data:`MASTERS` (a cluster with two executor JVMs of one
+    core each), by name, with the master URL it was given and the oracle's answer."""
     from absnb import datasets
     from absnb.runtime.spark import word_count_answer_from
 
+    tmp = tmp_path_factory.mktemp("cluster")
     lines = [line for part in datasets.text_partitions("large") for line in part]
-    text = tmp_path / "lines.txt"
+    text = tmp / "lines.txt"
     text.write_text("\n".join(lines * 5) + "\n", encoding="utf-8")
-    with cluster_run(master, text, tmp_path / "checkpoints", tmp_path / "result.json") as result:
-        # the oracle, while the child's JVMs start
-        answer = word_count_answer_from(spark, text)
+    checkpoints, written = tmp / "checkpoints", tmp / "result.json"
+    with standalone_cluster(tmp_path_factory.mktemp("standalone")) as url:
+        urls = dict(zip(MASTERS, (MASTER, url), strict=True))
+        with cluster_run(list(urls.values()), text, checkpoints, written) as result:
+            # the oracle, while the child's JVMs start
+            answer = word_count_answer_from(spark, text)
+    return {name: {"url": urls[name], "answer": answer, **result[urls[name]]} for name in MASTERS}
 
-    assert result["master"] == master
+
+@pytest.mark.parametrize("master", MASTERS)
+def test_exactly_once_with_executors_in_separate_jvms(cluster_runs, master) -> None:
+    result = cluster_runs[master]
+    assert "error" not in result, result["error"]
+    answer = result["answer"]
+    assert result["master"] == result["url"]
     assert result["executors"] == 2
     # the hosts ran in two Python workers of two JVMs, neither of them the driver's
     assert len(set(result["worker_jvms"])) == 2
@@ -143,19 +152,24 @@ def test_exactly_once_with_executors_in_separate_jvms(spark, master, tmp_path) -
     assert output == sorted((w, i) for w, n in answer.items() for i in range(1, n + 1))
 
 
+RUN_LIMIT = 170.0
+"""Seconds the child may take a master before its process group is killed (the child runs
+in a module's fixture, which the conftest's hung-test guard does not time)."""
+
+
 @contextlib.contextmanager
-def cluster_run(master: str, text: Path, checkpoints: Path, result: Path) -> Iterator[dict]:
+def cluster_run(masters: list[str], text: Path, checkpoints: Path, result: Path) -> Iterator[dict]:
     """Run this file (``python -m``) in a new process group while the block runs; on leaving
     the block, wait for it, kill the group (so that no driver or executor JVM outlives the
-    test, even on a timeout) and fill the dict yielded with the script's result."""
+    test, even on a timeout) and fill the dict yielded with the script's result: each
+    master's, by its URL."""
     env = dict(os.environ, PYSPARK_PYTHON=sys.executable, PYSPARK_DRIVER_PYTHON=sys.executable)
     env["JAVA_TOOL_OPTIONS"] = FAST_JVM
     module = "tests.runtime.test_cluster"  # run from the repository's root, as pytest is
-    args = [sys.executable, "-m", module, master, str(text), str(checkpoints), str(result)]
+    args = [sys.executable, "-m", module, str(text), str(checkpoints), str(result), *masters]
     log = result.with_suffix(".log")
     outcome: dict[str, Any] = {}
-    # below the conftest's hung-test guard, so that the group is killed first
-    deadline = time.monotonic() + 170
+    deadline = time.monotonic() + RUN_LIMIT * len(masters)
     with open(log, "wb") as out:
         proc = subprocess.Popen(
             args,
@@ -180,9 +194,23 @@ def cluster_run(master: str, text: Path, checkpoints: Path, result: Path) -> Ite
     outcome.update(json.loads(result.read_text()))
 
 
-def main(master: str, text: str, checkpoints: str, result: str) -> None:
-    """The child process: a session on ``master``, then word count on ``text`` with a
-    raise during checkpoint 2 and then a SIGKILL, written to ``result`` as JSON."""
+def main(text: str, checkpoints: str, result: str, *masters: str) -> None:
+    """The child process: :func:`run_on` each of ``masters`` in turn, the results (or the
+    error) written to ``result`` as JSON, by master URL."""
+    import traceback
+
+    results: dict[str, Any] = {}
+    for i, master in enumerate(masters):
+        try:
+            results[master] = run_on(master, text, os.path.join(checkpoints, str(i)))
+        except Exception:
+            results[master] = {"error": traceback.format_exc()}
+    Path(result).write_text(json.dumps(results))
+
+
+def run_on(master: str, text: str, checkpoints: str) -> dict[str, Any]:
+    """A session on ``master``, then word count on ``text`` with a raise during checkpoint 2
+    and then a SIGKILL; the session is stopped after (the next master's starts in this JVM)."""
     import absnb
     from absnb.runtime import Failure
     from absnb.runtime.spark import SparkRuntime, default_session
@@ -217,26 +245,23 @@ def main(master: str, text: str, checkpoints: str, result: str) -> None:
             source_rate=10_000,  # 5,000 lines a source: checkpoints happen during the run
         )
         phases["run"] = time.monotonic() - started
-        Path(result).write_text(
-            json.dumps(
-                {
-                    "master": sc.master,
-                    "executors": sc._jsc.sc().getExecutorIds().size(),
-                    "worker_jvms": jvms,
-                    "driver_jvm": sc._gateway.proc.pid,
-                    "restarts": run.restarts,
-                    "restored": run.restored,
-                    "errors": run.errors,
-                    "output": run.output,
-                    "seconds": run.seconds,
-                    "phases": phases,
-                }
-            )
-        )
+        return {
+            "master": sc.master,
+            "executors": sc._jsc.sc().getExecutorIds().size(),
+            "worker_jvms": jvms,
+            "driver_jvm": sc._gateway.proc.pid,
+            "restarts": run.restarts,
+            "restored": run.restored,
+            "errors": run.errors,
+            "output": run.output,
+            "seconds": run.seconds,
+            "phases": phases,
+        }
     finally:
         spark.stop()
-        print(f"phases (s since start): {phases}, stopped at {time.monotonic() - started:.1f}")
+        print(f"{master}: phases (s since start): {phases}, stopped at", end=" ")
+        print(f"{time.monotonic() - started:.1f}", flush=True)
 
 
 if __name__ == "__main__":
-    main(*sys.argv[1:5])
+    main(*sys.argv[1:])

@@ -44,9 +44,19 @@ def answer(spark):
     return word_count_answer(spark, text())
 
 
-def test_word_count_without_failures_equals_sparks_answer(runtime, answer) -> None:
-    job = absnb.word_count(text())
-    run = runtime.run(job, "abs", checkpoint_interval=0.05)
+RATE = 5_000
+"""Lines a second each source reads in :func:`failure_free`."""
+
+
+@pytest.fixture(scope="module")
+def failure_free(runtime):
+    """Word count without failures, its sources paced at :data:`RATE` (the two tests below
+    assert on this one run: its output, and how long it took)."""
+    return runtime.run(absnb.word_count(text()), "abs", checkpoint_interval=0.05, source_rate=RATE)
+
+
+def test_word_count_without_failures_equals_sparks_answer(failure_free, answer) -> None:
+    run = failure_free
     assert run.restarts == 0
     assert final_counts(run.output) == answer
     # every running count from 1 to the total is emitted exactly once
@@ -77,11 +87,10 @@ def test_exactly_once_after_a_failure(runtime, answer, protocol, failure, array)
     assert sorted(run.output) == sorted((w, i) for w, n in answer.items() for i in range(1, n + 1))
 
 
-def test_source_rate_limits_how_fast_sources_read(runtime, answer) -> None:
+def test_source_rate_limits_how_fast_sources_read(runtime, failure_free, answer) -> None:
     lines = max(len(part) for part in text())
-    run = runtime.run(absnb.word_count(text()), "abs", checkpoint_interval=0.05, source_rate=5_000)
-    assert final_counts(run.output) == answer
-    assert run.seconds >= lines / 5_000
+    assert final_counts(failure_free.output) == answer
+    assert failure_free.seconds >= lines / RATE
     with pytest.raises(ValueError, match="source_rate must be"):
         runtime.run(absnb.word_count(text()), "abs", source_rate=0)
 
