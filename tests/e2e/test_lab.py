@@ -301,9 +301,31 @@ def min_label(node: dict) -> float:
     return MIN_LABEL_PX
 
 
+class Phases:
+    """How long each phase of a browser test took, printed as it ends (``-s`` shows it):
+    where a slow test spends its time."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.start = self.last = time.monotonic()
+
+    def done(self, phase: str) -> None:
+        now = time.monotonic()
+        took, total = now - self.last, now - self.start
+        print(f"{self.name}: {phase} took {took:.1f} s ({total:.1f} s in all)")
+        self.last = now
+
+
+SHOTS = {"count": 0, "seconds": 0.0}
+"""The screenshots taken in this process, and how long they took in all."""
+
+
 def shoot(page, name: str) -> None:
+    start = time.monotonic()
     SCREENSHOTS.mkdir(exist_ok=True)
     page.screenshot(path=str(SCREENSHOTS / f"{name}.png"))
+    SHOTS["count"] += 1
+    SHOTS["seconds"] += time.monotonic() - start
 
 
 STEP_JS = """(r) => {
@@ -458,6 +480,8 @@ def test_notebook_in_the_browser(lab, notebook, request):
     expected = expected_pictures(notebook)
     stem = notebook.stem if lang == "en" else f"{lang}-{notebook.stem}"
     print(f"\nscreenshots: {SCREENSHOTS}")
+    phases = Phases(shown_name(notebook))
+    shots = dict(SHOTS)
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
         width, height = VIEWPORTS[0]
@@ -465,14 +489,18 @@ def test_notebook_in_the_browser(lab, notebook, request):
         errors: list[str] = []
         page.on("pageerror", lambda e: errors.append(str(e)))
         try:
+            phases.done("starting the browser")
             open_notebook(page, base, notebook, len(expected))
+            phases.done("opening the notebook")
             for width, height in VIEWPORTS:
                 page.set_viewport_size({"width": width, "height": height})
                 check_outputs(page, notebook, f"untrusted at {width}x{height}", expected)
                 show_first_picture(page)
                 shoot(page, f"{stem}-{width}x{height}-untrusted")
+                phases.done(f"untrusted at {width}x{height}")
             # nbval compares this run's outputs with the stored ones (recorded_runs.py)
             record(request.config, notebook, run_all_cells(page, RUN_ALL_TIMEOUT_S))
+            phases.done("Run All")
             check_outputs(page, notebook, "after Run All", None)
             check_all_ran(page, notebook.name)
             page.wait_for_function(
@@ -487,12 +515,14 @@ def test_notebook_in_the_browser(lab, notebook, request):
                 f"{notebook.name}: {len(roots)} widgets rendered, "
                 f"{expected_widgets(notebook)} expected"
             )
+            phases.done("checks after Run All")
             for width, height in reversed(VIEWPORTS):
                 page.set_viewport_size({"width": width, "height": height})
                 size = f"{width}x{height}"
                 if not roots:  # the first picture or chart, as Run All drew it
                     show_first_picture(page)
                     shoot(page, f"{stem}-{size}-run")
+                    phases.done(f"run at {size}")
                     continue
                 roots[0].scroll_into_view_if_needed()
                 check_geometry(page, None, f"{notebook.name} at {size}")
@@ -512,6 +542,7 @@ def test_notebook_in_the_browser(lab, notebook, request):
                 shoot(page, f"{stem}-{size}-scrolled")
                 roots[0].evaluate("(r) => r.scrollIntoView({block: 'start'})")
                 shoot(page, f"{stem}-{size}-driven")
+                phases.done(f"driving {len(roots)} widgets at {size}")
         except Exception:
             shoot(page, f"{stem}-failure")
             log = (folder.parent / "lab.log").read_text(errors="replace")[-2000:]
@@ -520,6 +551,9 @@ def test_notebook_in_the_browser(lab, notebook, request):
         finally:
             browser.close()
             shut_down_kernels(base)
+            phases.done("closing the browser and the kernel")
+            count, seconds = SHOTS["count"] - shots["count"], SHOTS["seconds"] - shots["seconds"]
+            print(f"{phases.name}: {count} screenshots took {seconds:.1f} s of it")
 
 
 def shut_down_kernels(base: str) -> None:
