@@ -61,7 +61,7 @@ from tests.e2e.page_scripts import (
     VISIBLE_JS,
 )
 from tests.e2e.recorded_runs import record
-from tests.e2e.run_all import POLL_MS, check_all_ran, run_all_cells
+from tests.e2e.run_all import PANEL, POLL_MS, check_all_ran, run_all_cells
 from tests.e2e.stored_outputs import expected_pictures, expected_widgets
 
 HERE = Path(__file__).resolve().parent
@@ -338,17 +338,26 @@ ACTION_POLL_MS = 50
 """How often the page is looked at while a widget redraws (not at every animation frame:
 the kernel computing the step shares two cores with the browser)."""
 
-SETTLED_MS = 400
-"""How long the graphs must stay unchanged before an action counts as drawn: a compare
-view redraws its panes one message at a time."""
+KERNEL_IDLE_JS = f"() => {PANEL}.sessionContext.session?.kernel?.status === 'idle'"
+"""The notebook's kernel is idle: it has sent every message of the actions it was given.
+A widget's action runs in the kernel (a comm message) between its busy and idle status
+messages, which reach the page on the channel of its redraws, in order: once a redraw of
+the action has been seen, an idle kernel has sent all of them."""
+
+SETTLED_MS = 100
+"""How long the graphs must stay unchanged, the kernel idle, before an action counts as
+drawn: the page applies a redraw's messages asynchronously (a compare view's panes come
+one message at a time), and an idle kernel has sent them all."""
 
 
 def wait_changed(page, root, before: str, step: int | None = None) -> str:
     """Wait until the widget's graphs differ from ``before`` (and, given ``step``, the
-    step counter reads ``step``), then until they stop changing; return them. Waiting
-    for the counter keeps one action's late redraw from passing for the next one's."""
+    step counter reads ``step``) and the kernel is idle, then until they stop changing;
+    return them. Waiting for the counter keeps one action's late redraw from passing for
+    the next one's."""
     page.wait_for_function(
-        f"([r, b, n]) => ({GRAPHS_JS})(r) !== b && (n === null || ({STEP_JS})(r) === n)",
+        f"([r, b, n]) => ({GRAPHS_JS})(r) !== b && (n === null || ({STEP_JS})(r) === n)"
+        f" && ({KERNEL_IDLE_JS})()",
         arg=[root, before, None if step is None else str(step)],
         timeout=30_000,
         polling=ACTION_POLL_MS,
@@ -356,13 +365,17 @@ def wait_changed(page, root, before: str, step: int | None = None) -> str:
     return settled(page, root)
 
 
+SETTLED_JS = f"(r) => [({GRAPHS_JS})(r), ({KERNEL_IDLE_JS})()]"
+
+
 def settled(page, root) -> str:
-    """The widget's graphs once they have not changed for ``SETTLED_MS``."""
-    graphs = page.evaluate(GRAPHS_JS, root)
+    """The widget's graphs once the kernel is idle and they have not changed for
+    ``SETTLED_MS``."""
+    graphs, _ = page.evaluate(SETTLED_JS, root)
     while True:
         page.wait_for_timeout(SETTLED_MS)
-        now = page.evaluate(GRAPHS_JS, root)
-        if now == graphs:
+        now, idle = page.evaluate(SETTLED_JS, root)
+        if now == graphs and idle:
             return now
         graphs = now
 
