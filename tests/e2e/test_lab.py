@@ -199,7 +199,7 @@ def lab(tmp_path_factory):
             except OSError:
                 if time.monotonic() > deadline:
                     pytest.fail(f"JupyterLab did not answer within 90 s; see {root / 'lab.log'}")
-                time.sleep(0.25)
+                time.sleep(0.1)
         yield base, root / "notebooks"
     finally:
         proc.terminate()  # this server only, by its PID; it shuts its kernels down
