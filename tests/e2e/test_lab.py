@@ -29,6 +29,10 @@ widget after Run All, else the first picture) and, for a notebook with widgets, 
 (after the last action on them) and ``scrolled`` (the bottom of the first widget's graph
 scrolled into view: its Step and Back stay on screen above it).
 
+With ``-s`` each test prints how long each of its phases took (starting the browser,
+opening the notebook, the untrusted checks at each size, Run All, driving the widgets at
+each size, closing) and its screenshots in all: where a slow test spends its time.
+
 Without chromium, playwright or jupyterlab the test skips, saying what is missing, unless
 ABSNB_REQUIRE_BROWSER=1 (set by .ci/run): then it fails, so CI never passes by skipping.
 
