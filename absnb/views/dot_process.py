@@ -45,6 +45,12 @@ def _start() -> subprocess.Popen[bytes] | None:
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
         bufsize=0,
+        # Not in the kernel's process group: ipykernel, shutting down, signals every child
+        # in its group until none is left, and an unreaped one stays listed (a zombie), so
+        # each shutdown waited out jupyter_client's 2.5 s and ended in a SIGTERM that ran
+        # no exit handler. An interrupt (SIGINT to the group) no longer stops it either.
+        # The process ends at exit (atexit below) or, the kernel killed, at its input's end.
+        start_new_session=True,
     )
     atexit.register(_stop, proc)
     return proc

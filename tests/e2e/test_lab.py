@@ -29,6 +29,10 @@ widget after Run All, else the first picture) and, for a notebook with widgets, 
 (after the last action on them) and ``scrolled`` (the bottom of the first widget's graph
 scrolled into view: its Step and Back stay on screen above it).
 
+With ``-s`` each test prints how long each of its phases took (starting the browser,
+opening the notebook, the untrusted checks at each size, Run All, driving the widgets at
+each size, closing) and its screenshots in all: where a slow test spends its time.
+
 Without chromium, playwright or jupyterlab the test skips, saying what is missing, unless
 ABSNB_REQUIRE_BROWSER=1 (set by .ci/run): then it fails, so CI never passes by skipping.
 
@@ -61,7 +65,7 @@ from tests.e2e.page_scripts import (
     VISIBLE_JS,
 )
 from tests.e2e.recorded_runs import record
-from tests.e2e.run_all import POLL_MS, check_all_ran, run_all_cells
+from tests.e2e.run_all import PANEL, POLL_MS, check_all_ran, run_all_cells
 from tests.e2e.stored_outputs import expected_pictures, expected_widgets
 
 HERE = Path(__file__).resolve().parent
@@ -199,7 +203,7 @@ def lab(tmp_path_factory):
             except OSError:
                 if time.monotonic() > deadline:
                     pytest.fail(f"JupyterLab did not answer within 90 s; see {root / 'lab.log'}")
-                time.sleep(0.25)
+                time.sleep(0.1)
         yield base, root / "notebooks"
     finally:
         proc.terminate()  # this server only, by its PID; it shuts its kernels down
@@ -301,9 +305,31 @@ def min_label(node: dict) -> float:
     return MIN_LABEL_PX
 
 
+class Phases:
+    """How long each phase of a browser test took, printed as it ends (``-s`` shows it):
+    where a slow test spends its time."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.start = self.last = time.monotonic()
+
+    def done(self, phase: str) -> None:
+        now = time.monotonic()
+        took, total = now - self.last, now - self.start
+        print(f"{self.name}: {phase} took {took:.1f} s ({total:.1f} s in all)")
+        self.last = now
+
+
+SHOTS = {"count": 0, "seconds": 0.0}
+"""The screenshots taken in this process, and how long they took in all."""
+
+
 def shoot(page, name: str) -> None:
+    start = time.monotonic()
     SCREENSHOTS.mkdir(exist_ok=True)
     page.screenshot(path=str(SCREENSHOTS / f"{name}.png"))
+    SHOTS["count"] += 1
+    SHOTS["seconds"] += time.monotonic() - start
 
 
 STEP_JS = """(r) => {
@@ -316,17 +342,26 @@ ACTION_POLL_MS = 50
 """How often the page is looked at while a widget redraws (not at every animation frame:
 the kernel computing the step shares two cores with the browser)."""
 
-SETTLED_MS = 400
-"""How long the graphs must stay unchanged before an action counts as drawn: a compare
-view redraws its panes one message at a time."""
+KERNEL_IDLE_JS = f"() => {PANEL}.sessionContext.session?.kernel?.status === 'idle'"
+"""The notebook's kernel is idle: it has sent every message of the actions it was given.
+A widget's action runs in the kernel (a comm message) between its busy and idle status
+messages, which reach the page on the channel of its redraws, in order: once a redraw of
+the action has been seen, an idle kernel has sent all of them."""
+
+SETTLED_MS = 100
+"""How long the graphs must stay unchanged, the kernel idle, before an action counts as
+drawn: the page applies a redraw's messages asynchronously (a compare view's panes come
+one message at a time), and an idle kernel has sent them all."""
 
 
 def wait_changed(page, root, before: str, step: int | None = None) -> str:
     """Wait until the widget's graphs differ from ``before`` (and, given ``step``, the
-    step counter reads ``step``), then until they stop changing; return them. Waiting
-    for the counter keeps one action's late redraw from passing for the next one's."""
+    step counter reads ``step``) and the kernel is idle, then until they stop changing;
+    return them. Waiting for the counter keeps one action's late redraw from passing for
+    the next one's."""
     page.wait_for_function(
-        f"([r, b, n]) => ({GRAPHS_JS})(r) !== b && (n === null || ({STEP_JS})(r) === n)",
+        f"([r, b, n]) => ({GRAPHS_JS})(r) !== b && (n === null || ({STEP_JS})(r) === n)"
+        f" && ({KERNEL_IDLE_JS})()",
         arg=[root, before, None if step is None else str(step)],
         timeout=30_000,
         polling=ACTION_POLL_MS,
@@ -334,13 +369,17 @@ def wait_changed(page, root, before: str, step: int | None = None) -> str:
     return settled(page, root)
 
 
+SETTLED_JS = f"(r) => [({GRAPHS_JS})(r), ({KERNEL_IDLE_JS})()]"
+
+
 def settled(page, root) -> str:
-    """The widget's graphs once they have not changed for ``SETTLED_MS``."""
-    graphs = page.evaluate(GRAPHS_JS, root)
+    """The widget's graphs once the kernel is idle and they have not changed for
+    ``SETTLED_MS``."""
+    graphs, _ = page.evaluate(SETTLED_JS, root)
     while True:
         page.wait_for_timeout(SETTLED_MS)
-        now = page.evaluate(GRAPHS_JS, root)
-        if now == graphs:
+        now, idle = page.evaluate(SETTLED_JS, root)
+        if now == graphs and idle:
             return now
         graphs = now
 
@@ -458,6 +497,8 @@ def test_notebook_in_the_browser(lab, notebook, request):
     expected = expected_pictures(notebook)
     stem = notebook.stem if lang == "en" else f"{lang}-{notebook.stem}"
     print(f"\nscreenshots: {SCREENSHOTS}")
+    phases = Phases(shown_name(notebook))
+    shots = dict(SHOTS)
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
         width, height = VIEWPORTS[0]
@@ -465,14 +506,18 @@ def test_notebook_in_the_browser(lab, notebook, request):
         errors: list[str] = []
         page.on("pageerror", lambda e: errors.append(str(e)))
         try:
+            phases.done("starting the browser")
             open_notebook(page, base, notebook, len(expected))
+            phases.done("opening the notebook")
             for width, height in VIEWPORTS:
                 page.set_viewport_size({"width": width, "height": height})
                 check_outputs(page, notebook, f"untrusted at {width}x{height}", expected)
                 show_first_picture(page)
                 shoot(page, f"{stem}-{width}x{height}-untrusted")
+                phases.done(f"untrusted at {width}x{height}")
             # nbval compares this run's outputs with the stored ones (recorded_runs.py)
             record(request.config, notebook, run_all_cells(page, RUN_ALL_TIMEOUT_S))
+            phases.done("Run All")
             check_outputs(page, notebook, "after Run All", None)
             check_all_ran(page, notebook.name)
             page.wait_for_function(
@@ -487,12 +532,14 @@ def test_notebook_in_the_browser(lab, notebook, request):
                 f"{notebook.name}: {len(roots)} widgets rendered, "
                 f"{expected_widgets(notebook)} expected"
             )
+            phases.done("checks after Run All")
             for width, height in reversed(VIEWPORTS):
                 page.set_viewport_size({"width": width, "height": height})
                 size = f"{width}x{height}"
                 if not roots:  # the first picture or chart, as Run All drew it
                     show_first_picture(page)
                     shoot(page, f"{stem}-{size}-run")
+                    phases.done(f"run at {size}")
                     continue
                 roots[0].scroll_into_view_if_needed()
                 check_geometry(page, None, f"{notebook.name} at {size}")
@@ -512,6 +559,7 @@ def test_notebook_in_the_browser(lab, notebook, request):
                 shoot(page, f"{stem}-{size}-scrolled")
                 roots[0].evaluate("(r) => r.scrollIntoView({block: 'start'})")
                 shoot(page, f"{stem}-{size}-driven")
+                phases.done(f"driving {len(roots)} widgets at {size}")
         except Exception:
             shoot(page, f"{stem}-failure")
             log = (folder.parent / "lab.log").read_text(errors="replace")[-2000:]
@@ -520,6 +568,9 @@ def test_notebook_in_the_browser(lab, notebook, request):
         finally:
             browser.close()
             shut_down_kernels(base)
+            phases.done("closing the browser and the kernel")
+            count, seconds = SHOTS["count"] - shots["count"], SHOTS["seconds"] - shots["seconds"]
+            print(f"{phases.name}: {count} screenshots took {seconds:.1f} s of it")
 
 
 def shut_down_kernels(base: str) -> None:

@@ -5,13 +5,17 @@ Spark's classes from the class-data archive (a quicker start)."""
 
 from __future__ import annotations
 
+import subprocess
 import sys
+import time
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
 
 import absnb
+from absnb.runtime.spark import session
 from tests.runtime.jvm import session_child
 
 
@@ -99,3 +103,18 @@ def test_workers_fork_from_a_daemon_with_absnb_loaded_and_frozen(spark: Any) -> 
     assert facts["preloaded"]
     assert facts["frozen"] > 10_000
     assert facts["arenas"] in (None, 1)
+
+
+def test_the_jvm_is_collected_as_soon_as_it_exits() -> None:
+    """The session's JVM, once exited, is no zombie: ipykernel, shutting its kernel down,
+    signals every child in its process group until none is listed, and an exited JVM
+    that pyspark never waited for kept each shutdown waiting 2.5 s before jupyter_client
+    sent SIGTERM, which ran no exit handler. (A short process stands for the JVM.)"""
+    proc = subprocess.Popen([sys.executable, "-c", "pass"])
+    gateway = SimpleNamespace(proc=proc)
+    session._reap_when_it_exits(SimpleNamespace(sparkContext=SimpleNamespace(_gateway=gateway)))
+    deadline = time.monotonic() + 10
+    while proc.returncode is None:  # set by the waiting thread alone: nothing polls here
+        assert time.monotonic() < deadline, "the exited process was not collected"
+        time.sleep(0.01)
+    assert proc.returncode == 0

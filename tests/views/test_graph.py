@@ -329,6 +329,20 @@ def test_the_long_lived_dot_draws_what_a_fresh_dot_draws() -> None:
 
 
 @needs_dot
+def test_the_long_lived_dot_is_outside_the_process_group() -> None:
+    """ipykernel, shutting its kernel down, signals every child in its process group until
+    none is left, and a child it cannot see gone (unreaped) kept each shutdown waiting
+    2.5 s before jupyter_client sent SIGTERM, which ran no exit handler: ``dot`` lives in
+    a session of its own."""
+    from absnb.views import dot_process
+
+    assert dot_process.render("digraph { x -> y }") is not None
+    proc = dot_process._proc
+    assert proc is not None
+    assert os.getpgid(proc.pid) != os.getpgrp()
+
+
+@needs_dot
 def test_tasks_of_an_operator_stay_in_index_order_at_every_step() -> None:
     def left(svg: str, task: str) -> float:
         m = re.search(re.escape(f"<title>{task}</title>") + r'\n<path[^>]*d="M([\d.-]+)', svg)

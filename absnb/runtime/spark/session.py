@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
@@ -75,7 +76,25 @@ def default_session(master: str = "local[*]") -> SparkSession:
         .getOrCreate()
     )
     spark.sparkContext.setLogLevel("ERROR")
+    _reap_when_it_exits(spark)
     return spark
+
+
+_reaped: set[int] = set()
+"""The JVMs (process ids) that a thread of :func:`_reap_when_it_exits` waits for."""
+
+
+def _reap_when_it_exits(spark: SparkSession) -> None:
+    """Collect the JVM's exit status as soon as it exits, in a daemon thread (pyspark keeps
+    its process but never waits for it). ipykernel, shutting down, signals every child in
+    its process group until none is left, and an exited JVM never collected stays listed:
+    each shutdown of a notebook's kernel that had started Spark waited out jupyter_client's
+    2.5 s and ended in a SIGTERM, which ran none of the kernel's exit handlers."""
+    proc = getattr(spark.sparkContext._gateway, "proc", None)
+    if proc is None or proc.pid in _reaped:
+        return
+    _reaped.add(proc.pid)
+    threading.Thread(target=proc.wait, name="absnb-jvm-reaper", daemon=True).start()
 
 
 def quiet_session(master: str = "local[4]") -> Session:
