@@ -143,8 +143,10 @@ def split_columns(
     partitioning: Partitioning, outs: Columns, sender: int, n: int, sent: int
 ) -> Sequence[Columns | list[Any]]:
     """``partitioning.split`` of the records of ``outs``: columns for a forward, broadcast
-    or hash edge whose key is a column of str or int keys (:data:`KEY_FIELDS`,
-    :func:`by_key`); for any other edge the records as a list, split as ever."""
+    or rebalance edge (round robin, the ``sent + i``-th record of the batch as
+    :meth:`~absnb.core.graph.Rebalance.split` deals it), and for a hash edge whose key is a
+    column of str or int keys (:data:`KEY_FIELDS`, :func:`by_key`); for any other edge the
+    records as a list, split as ever."""
     kind = type(partitioning)
     if kind is Forward:
         return [outs if i == sender else outs[:0] for i in range(n)]
