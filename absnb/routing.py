@@ -144,7 +144,7 @@ def split_columns(
 ) -> Sequence[Columns | list[Any]]:
     """``partitioning.split`` of the records of ``outs``: columns for a forward, broadcast
     or rebalance edge (round robin, the ``sent + i``-th record of the batch as
-    :meth:`~absnb.core.graph.Rebalance.split` deals it), and for a hash edge whose key is a
+    ``Rebalance.split`` deals it), and for a hash edge whose key is a
     column of str or int keys (:data:`KEY_FIELDS`, :func:`by_key`); for any other edge the
     records as a list, split as ever."""
     kind = type(partitioning)
