@@ -1,10 +1,10 @@
 """The columnar path and the per-record paths of the paper's Figure 5 job agree (issue 37):
 on generated records, random key and group counts, interleavings, checkpoints and crash
 points, the job run one record at a time (as the simulator moves records), a batch of Python
-values at a time, and as Arrow columns (generated records, parsed, summed per key and
-counted per group and kept by the sink a batch at a time) gives the same outputs, the same snapshots per
-checkpoint and task and the same recovered outputs. Driven as the word-count differential
-test drives its job (:mod:`tests.differential.pipeline`)."""
+values at a time, and as Arrow columns (generated records, parsed, summed per key,
+counted per group and kept by the sink a batch at a time) gives the same outputs, the same
+snapshots per checkpoint and task and the same recovered outputs. Driven as the word-count
+differential test drives its job (:mod:`tests.differential.pipeline`)."""
 
 from __future__ import annotations
 
