@@ -81,9 +81,12 @@ def _string_hashes(keys: pa.Array) -> npt.NDArray[np.uint32]:
     used = data[base : int(offsets[-1])]
 
     flags = _flags()[used]  # per byte: 1 escaped by repr, 2 a single quote, 4 a double one
-    inside = np.minimum(starts - base, max(len(used) - 1, 0))
-    per_key = np.bitwise_or.reduceat(flags, inside) if len(used) else np.zeros(n, np.uint8)
-    per_key[lengths == 0] = 0  # reduceat gives an empty string its next byte
+    # each non-empty key's bytes run from its start to the next non-empty key's (an empty
+    # key, even a trailing one, holds none: it must not cut its neighbour's run short)
+    per_key = np.zeros(n, np.uint8)
+    filled = np.flatnonzero(lengths)
+    if len(filled):
+        per_key[filled] = np.bitwise_or.reduceat(flags, starts[filled] - base)
     single = (per_key & 2).astype(bool)
     escaped = (per_key & 1).astype(bool) | (single & (per_key & 4).astype(bool))
     quote = np.where(single, _DOUBLE, _SINGLE).astype(np.uint32)

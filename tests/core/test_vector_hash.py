@@ -35,6 +35,20 @@ def test_string_hashes_are_stable_hash(words: list[str], cut: int) -> None:
     assert stable_hashes(array.cast(pa.large_string())).tolist() == [stable_hash(w) for w in words]
 
 
+@pytest.mark.parametrize(
+    "words",
+    [
+        ["0\x1f", ""],  # found by the test above: a trailing empty key cut the run short
+        ["a'", "", ""],  # its single quote must still pick double quotes
+        ["a\"'", ""],  # both quotes: escaped by repr
+        ["", "b\\", "", "c", ""],
+    ],
+)
+def test_an_empty_key_does_not_hide_what_its_neighbour_holds(words: list[str]) -> None:
+    array = pa.array(words, pa.string())
+    assert stable_hashes(array).tolist() == [stable_hash(w) for w in words]
+
+
 @given(st.lists(st.integers(-(2**63), 2**63 - 1), max_size=30))
 def test_int_hashes_are_stable_hash(keys: list[int]) -> None:
     assert stable_hashes(pa.array(keys, pa.int64())).tolist() == [stable_hash(k) for k in keys]
