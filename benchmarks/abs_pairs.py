@@ -14,9 +14,11 @@ prints each run and the medians of both: the run's seconds and its hosts' CPU se
 
 from __future__ import annotations
 
+import argparse
 import statistics
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -25,8 +27,6 @@ from absnb.experiments import paper, sessions
 
 
 def main(interval: float = 0.25, rounds: int = 6, scale: float = 8.0) -> None:
-    if interval <= 0 or rounds < 1 or scale <= 0:
-        raise SystemExit("usage: abs_pairs.py [interval > 0] [rounds >= 1] [scale > 0]")
     began = time.monotonic()
     spark = sessions.quiet_session("local[2]")
     runtime = sessions.scratch_runtime(spark)
@@ -55,8 +55,37 @@ def main(interval: float = 0.25, rounds: int = 6, scale: float = 8.0) -> None:
     print(f"{time.monotonic() - began:.0f} s in all")
 
 
+def positive(kind: Callable[[str], float]) -> Callable[[str], float]:
+    """An argparse type: ``kind`` of the text, refused unless above 0."""
+
+    def parse(text: str) -> float:
+        value = kind(text)
+        if value <= 0:
+            raise argparse.ArgumentTypeError(f"must be above 0, not {text}")
+        return value
+
+    parse.__name__ = getattr(kind, "__name__", "number")  # argparse: "invalid int value"
+    return parse
+
+
 if __name__ == "__main__":
-    args = sys.argv[1:]
-    main(
-        *(float(a) for a in args[:1]), *(int(a) for a in args[1:2]), *(float(a) for a in args[2:3])
+    parser = argparse.ArgumentParser(description="ABS against no snapshots, in pairs.")
+    parser.add_argument(
+        "interval",
+        nargs="?",
+        type=positive(float),
+        default=0.25,
+        help="seconds between ABS's checkpoints (default 0.25)",
     )
+    parser.add_argument(
+        "rounds", nargs="?", type=positive(int), default=6, help="pairs of runs (default 6)"
+    )
+    parser.add_argument(
+        "scale",
+        nargs="?",
+        type=positive(float),
+        default=8.0,
+        help="the job's scale, as absnb bench --scale (default 8)",
+    )
+    args = parser.parse_args()
+    main(args.interval, int(args.rounds), args.scale)
