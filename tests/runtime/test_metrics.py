@@ -162,11 +162,36 @@ def test_importing_the_metrics_module_does_not_import_pandas() -> None:
     assert out.stdout.strip() == "False"
 
 
+def test_a_host_set_up_for_columns_imports_nothing_more_at_its_first_batch() -> None:
+    # pyarrow imports pandas at its first conversion from NumPy (some 2 s of CPU in a fresh
+    # worker): paid as the host sets up, not inside its loop, where it is counted busy time
+    code = (
+        "import sys\n"
+        "from tests.test_columnar_differential import job\n"
+        "from tests.differential.pipeline import run\n"
+        "from absnb.runtime.host.parts import load_columns\n"
+        "load_columns()\n"
+        "before = set(sys.modules)\n"
+        "j = job([['to be or not to be', 'caf\u00e9 \u65e5\u672c'], ['be not']], 2, True, False)\n"
+        "r = run(j, 'abs', 'columnar', [('emit', 0, 2), ('trigger',), ('deliver', 1)])\n"
+        "print(r.columnar_batches, sorted(set(sys.modules) - before))\n"
+    )
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=root
+    )
+    batches, imported = out.stdout.split(" ", 1)
+    assert int(batches) > 0  # the batches were columns
+    assert imported.strip() == "[]"
+
+
 # -- real runs ----------------------------------------------------------------------------------
-LINES_PER_SECOND = 500
-"""A source's pace in the test of idle time: about two seconds for a source's lines, of
-which a host busy beside two other test workers on two cores worked half a second (at
-1,000 lines a second it once waited 0.48 s of 1.01)."""
+LINES_PER_SECOND = 50
+"""A source's pace in the test of idle time: two seconds for its 100 lines, of which a
+warm host works some 0.15 s (at 500 lines a second, 1,000 lines, it worked 1.2 s of 2:
+a batch of one line costs its fixed Arrow calls; and before the host imported pandas as
+it set up, a fresh worker's first batch held it busy for a second and a half)."""
+PACED_LINES = 100
 
 
 def text(repeat: int = 1) -> list[list[str]]:
@@ -225,7 +250,8 @@ def test_chandy_lamport_records_channel_state(runtime) -> None:
 
 def test_hosts_count_the_time_they_waited_with_nothing_to_do(runtime) -> None:
     # paced sources: every host spends most of its time waiting for the next lines
-    paced = runtime.run(absnb.word_count(text()), "none", source_rate=LINES_PER_SECOND)
+    lines = [part[:PACED_LINES] for part in text()]
+    paced = runtime.run(absnb.word_count(lines), "none", source_rate=LINES_PER_SECOND)
     for host in paced.hosts:
         assert 0.5 * host.metrics["seconds"] <= host.metrics["idle_seconds"]
         assert host.metrics["idle_seconds"] <= host.metrics["seconds"]

@@ -130,11 +130,16 @@ class HostParts:
 
 
 def load_columns() -> None:
-    """Import what columnar batches need (Arrow, NumPy and the kernels: some 0.2 s of CPU
-    in a fresh worker)."""
+    """Import what columnar batches need: Arrow, NumPy and the kernels, and pandas, which
+    pyarrow imports at its first conversion from or to NumPy (``pa.array``, ``to_numpy``).
+    In a fresh worker that is some 2 s of CPU: paid here, as the host sets up, and not in
+    its first batch, where it held a paced host busy for its first second."""
+    import pandas  # noqa: F401
     import pyarrow
     import pyarrow.compute
     import pyarrow.ipc
+    import pyarrow.pandas_compat
+    import pyarrow.vendored.version
 
     pyarrow.set_cpu_count(1)  # a host is one Spark task slot: no pool of Arrow threads
 
