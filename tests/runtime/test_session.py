@@ -82,8 +82,13 @@ def _arenas() -> int | None:
 
 def _worker_facts(_: Any) -> Any:
     import gc
+    import os
     import threading
 
+    from absnb.runtime.host.parts import COLUMN_MODULES
+
+    missing = [name for name in COLUMN_MODULES if name not in sys.modules]
+    daemon_threads = len(os.listdir(f"/proc/{os.getppid()}/task"))  # the daemon forked us
     thread = threading.Thread(target=lambda: bytearray(1 << 16))  # a snapshot writer's malloc
     thread.start()
     thread.join()
@@ -91,16 +96,21 @@ def _worker_facts(_: Any) -> Any:
         "preloaded": "absnb.runtime.host.host" in sys.modules,
         "frozen": gc.get_freeze_count(),
         "arenas": _arenas(),
+        "columns_missing": missing,
+        "daemon_threads": daemon_threads,
     }
 
 
 def test_workers_fork_from_a_daemon_with_absnb_loaded_and_frozen(spark: Any) -> None:
-    """absnb.runtime.spark.daemon imports the hosts' modules, then freezes its objects out of the
-    collector's reach and has the allocator serve every thread from one arena, before it forks:
-    a worker starts with all three (a thread's allocations come from the main arena, which
-    release_freed trims)."""
+    """absnb.runtime.spark.daemon imports the hosts' modules and what columnar batches import
+    (pyarrow, pandas) without starting a thread, then freezes its objects out of the
+    collector's reach and has the allocator serve every thread from one arena, before it
+    forks: a worker starts with all of them (a thread's allocations come from the main
+    arena, which release_freed trims)."""
     (facts,) = spark.sparkContext.parallelize([0], 1).mapPartitions(_worker_facts).collect()
     assert facts["preloaded"]
+    assert facts["columns_missing"] == []
+    assert facts["daemon_threads"] == 1  # a process with threads must not fork
     assert facts["frozen"] > 10_000
     assert facts["arenas"] in (None, 1)
 

@@ -129,19 +129,30 @@ class HostParts:
         self.metrics[counter] = self.metrics.get(counter, 0) + by
 
 
+COLUMN_MODULES = (
+    "pandas",  # pyarrow imports it at its first conversion from or to NumPy
+    "pyarrow",
+    "pyarrow.compute",
+    "pyarrow.ipc",
+    "pyarrow.pandas_compat",
+    "pyarrow.vendored.version",
+    "absnb.core.vector_hash",
+    "absnb.operators.columnar",
+)
+"""What columnar batches import: Arrow, NumPy and the kernels, and pandas, which pyarrow
+imports at its first conversion from or to NumPy (``pa.array``, ``to_numpy``): some 2 s
+of CPU in a fresh process. Spark's daemon imports them before it forks its workers
+(:mod:`absnb.runtime.spark.daemon`)."""
+
+
 def load_columns() -> None:
-    """Import what columnar batches need: Arrow, NumPy and the kernels, and pandas, which
-    pyarrow imports at its first conversion from or to NumPy (``pa.array``, ``to_numpy``).
-    In a fresh worker that is some 2 s of CPU: paid here, as the host sets up, and not in
-    its first batch, where it held a paced host busy for its first second."""
-    import pandas  # noqa: F401
+    """Import :data:`COLUMN_MODULES` (nothing to do in a worker forked from absnb's daemon)
+    as the host sets up, and not at its first batch, where a fresh worker's imports held a
+    paced host busy for its first second; and keep Arrow to one thread."""
+    import importlib
+
+    for name in COLUMN_MODULES:
+        importlib.import_module(name)
     import pyarrow
-    import pyarrow.compute
-    import pyarrow.ipc
-    import pyarrow.pandas_compat
-    import pyarrow.vendored.version
 
     pyarrow.set_cpu_count(1)  # a host is one Spark task slot: no pool of Arrow threads
-
-    import absnb.core.vector_hash
-    import absnb.operators.columnar  # noqa: F401
