@@ -6,6 +6,7 @@ import os
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -22,6 +23,8 @@ from absnb.runtime.events.metrics import (
 )
 from absnb.runtime.plan import HostResult
 from absnb.runtime.spark import SparkRuntime
+
+ROOT = Path(__file__).resolve().parents[2]
 
 SRC = TaskId("source", 0, 1)
 SINK = TaskId("sink", 0, 1)
@@ -176,9 +179,8 @@ def test_a_host_set_up_for_columns_imports_nothing_more_at_its_first_batch() -> 
         "r = run(j, 'abs', 'columnar', [('emit', 0, 2), ('trigger',), ('deliver', 1)])\n"
         "print(r.columnar_batches, sorted(set(sys.modules) - before))\n"
     )
-    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=root
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT
     )
     batches, imported = out.stdout.split(" ", 1)
     assert int(batches) > 0  # the batches were columns
@@ -188,7 +190,7 @@ def test_a_host_set_up_for_columns_imports_nothing_more_at_its_first_batch() -> 
 # -- real runs ----------------------------------------------------------------------------------
 LINES_PER_SECOND = 50
 """A source's pace in the test of idle time: two seconds for its 100 lines, of which a
-warm host works some 0.15 s (at 500 lines a second, 1,000 lines, it worked 1.2 s of 2:
+warm host spends some 0.3 s of CPU (at 500 lines a second, 1,000 lines, it worked 1.2 s of 2:
 a batch of one line costs its fixed Arrow calls; and before the host imported pandas as
 it set up, a fresh worker's first batch held it busy for a second and a half)."""
 PACED_LINES = 100
