@@ -247,7 +247,10 @@ def test_exactly_once_reading_files_directly_after_a_raise_and_a_kill(spark, tmp
         checkpoint_interval=0.02,
         failures=failures,
         inputs=files,
-        source_rate=6_000,
+        # 3,000 lines a source: a second each, so that checkpoint 2 reaches count[1] and
+        # checkpoint 1 leaves source[0] 2,000 lines to read on a loaded machine (at 6,000
+        # a second, half a second, CI once saw attempt 0 end with neither fired)
+        source_rate=3_000,
     )
     assert run.restarts == 2
     assert run.restored[:2] == [0, 1]  # the second attempt rewound the sources to offsets > 0
