@@ -195,8 +195,12 @@ class TaskHarness:
         """Time passes (``dt`` in the alignment timeout's unit): what the alignment timer
         then decides happens (:mod:`absnb.protocols.alignment_timer`): the task switches
         if it aligns an overdue checkpoint, and the barriers of overdue checkpoints queued
-        behind records overtake them."""
-        self.now += validate.nonnegative("dt", dt)
+        behind records overtake them. What was overdue before time passed happens first
+        (a barrier that arrived late for an overdue checkpoint overtakes before a newer
+        checkpoint becomes overdue too), as a host delivers it when it sees it."""
+        dt = validate.nonnegative("dt", dt)
+        self._time()
+        self.now += dt
         self._time()
         self._drain()
 

@@ -165,7 +165,9 @@ class SimDriver(Driver):
             self._late()
 
     def tick(self) -> None:
-        """Time passes: the timeout's worth of steps, the last one a wait."""
+        """Time passes: the timeout's worth of steps, the last one a wait; what was overdue
+        before is delivered first, as the host delivers it as soon as it sees it due."""
+        self._late()
         self.world.clock += int(TIMEOUT) - 1
         self._record(perform(self.world, Wait()))
         self._late()
