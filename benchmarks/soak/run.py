@@ -22,7 +22,7 @@ Failures are drawn from the run's own length: a failure-free run of each job, mo
 (a calibration, made once, before the first trial that needs it) gives the records each
 task reads, the checkpoints each takes its part of and those each sink commits, and a
 failure's moment is drawn within its task's (its records within the first 90 %, its
-checkpoint within the first three quarters). The seed fixes the draw's fractions; the moments they
+checkpoint within the first half). The seed fixes the draw's fractions; the moments they
 give follow the calibration, so another machine may draw other numbers. A failure whose
 moment still never comes (the run was quicker than its calibration) did not fire
 (:attr:`~absnb.runtime.spark.SparkRun.failures_not_fired`): it is a failed draw, counted
@@ -91,9 +91,11 @@ OPERATORS = {
 RECORDS_SHARE = 0.9
 """A failure after records fires within this share of what its task reads in the
 calibration run."""
-CHECKPOINTS_SHARE = 0.75
+CHECKPOINTS_SHARE = 0.5
 """A failure at a checkpoint fires within this share of the checkpoints its task took part
-in (or, told of one, committed) in the calibration run."""
+in (or, told of one, committed) in the calibration run: a trial on a loaded machine
+checkpoints less often than its calibration did (within three quarters, 2 of 100 draws of
+seed 1 on a busy machine never came: the run ended first)."""
 
 
 @dataclass(frozen=True)
