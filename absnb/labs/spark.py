@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import shutil
 import tempfile
 import threading
 import time
@@ -48,6 +49,12 @@ PART = "d. on Spark"
 SPARK_TIMEOUT = 180.0
 """Seconds part d waits for its run (the session's start included) before it cancels the
 run and fails the part: a handler that never unblocks would otherwise hang the grader."""
+
+QUIET = 1.0
+"""Seconds part d's folder must go unwritten before it is removed (:func:`_remove`)."""
+
+REMOVE_WAIT = 10.0
+"""Seconds part d waits at most for its folder to go quiet, and keeps trying to remove it."""
 
 
 @dataclass(frozen=True)
@@ -137,7 +144,9 @@ def spark_part(
     if lacking is not None:
         return PartResult(PART, "skipped", lacking)
     start = time.perf_counter()
-    with tempfile.TemporaryDirectory(prefix="absnb-lab-") as folder:
+    folder = tempfile.mkdtemp(prefix="absnb-lab-")
+    outcome = None
+    try:
         if case.sink is None:
             job = case.job()
         else:
@@ -145,8 +154,47 @@ def spark_part(
         storage = _auditing_storage(os.path.join(folder, "checkpoints"), job)
         outcome = _run(case, handler_class, job, storage, timeout)
         result = _judge(case, job, storage, outcome)
+    finally:  # a run that ended of itself has no host left writing
+        _remove(folder, quiet=0.0 if outcome and outcome.run else QUIET)
     result.seconds = time.perf_counter() - start
     return result
+
+
+def _remove(folder: str, quiet: float = QUIET, wait: float = REMOVE_WAIT) -> None:
+    """Remove ``folder`` once nothing has written into it for ``quiet`` seconds (at most
+    ``wait`` seconds from now): the hosts of a cancelled run stop on the coordinator's
+    Stop, and a snapshot writer of theirs may still be writing a file a moment later."""
+    deadline = time.monotonic() + wait
+    seen, since = _entries(folder), time.monotonic()
+    while time.monotonic() < deadline and time.monotonic() - since < quiet:
+        time.sleep(quiet / 5)
+        now = _entries(folder)
+        if now != seen:
+            seen, since = now, time.monotonic()
+    while True:
+        try:
+            shutil.rmtree(folder)
+            return
+        except OSError:  # a file written or removed while the tree was being removed
+            if not os.path.exists(folder):
+                return
+            if time.monotonic() >= deadline:
+                shutil.rmtree(folder, ignore_errors=True)
+                return
+        time.sleep(0.05)
+
+
+def _entries(folder: str) -> set[tuple[str, int]]:
+    """Every path under ``folder`` with its size: what tells a tree still being written."""
+    found = set()
+    for root, _dirs, files in os.walk(folder):
+        for name in files:
+            path = os.path.join(root, name)
+            try:
+                found.add((path, os.stat(path).st_size))
+            except OSError:  # renamed or removed meanwhile (an atomic write's temporary)
+                continue
+    return found
 
 
 @dataclass

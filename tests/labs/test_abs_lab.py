@@ -4,6 +4,10 @@ shows it (as long as the explorer's breadth-first search says) and words that na
 
 from __future__ import annotations
 
+import threading
+import time
+from pathlib import Path
+
 import pytest
 
 import absnb
@@ -12,6 +16,7 @@ from absnb.labs import LabProtocol, check
 from absnb.labs.grade import on_spark
 from absnb.labs.registry import LABS
 from absnb.labs.search import SEARCHES, small_word_count
+from absnb.labs.spark import _remove
 from absnb.protocols.aligned import AlignedBarrierHandler
 from absnb.sim.explore import (
     explore,
@@ -243,6 +248,35 @@ def test_part_d_is_skipped_without_java_and_not_run_when_asked_not_to(monkeypatc
     assert part.status == "skipped"
     assert part.summary.startswith("no Java")
     assert "- d. on Spark: skipped: no Java" in part.lines()[0]
+
+
+def test_part_d_removes_its_folder_only_once_a_stopped_host_has_stopped_writing(tmp_path: Path):
+    """A cancelled run's hosts stop on the coordinator's Stop, and a snapshot writer of theirs
+    may still write a moment later: the folder is removed after its last file, not under it
+    (removed at once, its removal failed on CI with "Directory not empty")."""
+    job = tmp_path / "absnb-lab-x" / "checkpoints" / "word_count-1"
+    job.mkdir(parents=True)
+    written: list[Path] = []
+    errors: list[OSError] = []
+
+    def stopped_host() -> None:
+        try:
+            for n in range(1, 16):  # 0.3 s of writes, one checkpoint folder each
+                (job / f"chk-{n}").mkdir()
+                (job / f"chk-{n}" / "count-1").write_bytes(b"state" * n)
+                written.append(job / f"chk-{n}" / "count-1")
+                time.sleep(0.02)
+        except OSError as e:
+            errors.append(e)
+
+    writer = threading.Thread(target=stopped_host)
+    writer.start()
+    time.sleep(0.05)  # the run returned while the host was still writing
+    _remove(str(tmp_path / "absnb-lab-x"), quiet=0.2, wait=5.0)
+    writer.join()
+    assert errors == []
+    assert len(written) == 15
+    assert not (tmp_path / "absnb-lab-x").exists()
 
 
 class UnblocksTheLastName(absnb.labs.AbsHandler):

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import dataclasses
 import importlib.util
+import os
 import sys
+import tempfile
 import textwrap
 from pathlib import Path
 from typing import Any
@@ -170,9 +172,22 @@ def test_a_decision_that_raises_on_spark_fails_part_d_with_the_student_s_line(tm
     assert 'line 15 of student_gives_up.py, in all_arrived: raise RuntimeError("three' in said
 
 
-def test_a_run_that_never_ends_fails_part_d_when_its_time_is_up():
+def test_a_run_that_never_ends_fails_part_d_when_its_time_is_up(monkeypatch):
+    """The cancelled run's folder is gone afterwards, though its stopped hosts may write
+    into it for a moment (see test_abs_lab.py's test of the removal)."""
+    folders: list[str] = []
+    mkdtemp = tempfile.mkdtemp
+
+    def recorded(**kwargs: Any) -> str:
+        folders.append(mkdtemp(**kwargs))
+        return folders[-1]
+
+    monkeypatch.setattr(tempfile, "mkdtemp", recorded)
     # longer than the lab's run with a handler that unblocks (about 3 s: its input lasts 2 s)
     part = spark_part(LABS["abs"].spark, NeverUnblocks, timeout=5)
     assert part.status == "failed", part.lines()
     assert part.summary.endswith("no end after 5 s")
     assert "an input blocked for good" in part.details[0]
+    lab_folders = [f for f in folders if os.path.basename(f).startswith("absnb-lab-")]
+    assert len(lab_folders) == 1
+    assert not os.path.exists(lab_folders[0])
