@@ -17,6 +17,7 @@ which the process is stopped and the caller falls back to a one-shot ``dot``.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import os
 import re
 import selectors
@@ -57,9 +58,14 @@ def _start() -> subprocess.Popen[bytes] | None:
 
 
 def _stop(proc: subprocess.Popen[bytes]) -> None:
+    """End ``proc`` and close its pipes (left open, each warned unclosed at exit)."""
     if proc.poll() is None:
         proc.kill()
         proc.wait()
+    for pipe in (proc.stdin, proc.stdout):
+        if pipe is not None:
+            with contextlib.suppress(OSError):  # a flush into a pipe whose reader is gone
+                pipe.close()
 
 
 def _read_svg(proc: subprocess.Popen[bytes]) -> bytes | None:
@@ -86,7 +92,10 @@ def render(dot: str) -> str | None:
     it failed or took too long (the process is then stopped; the next call starts one)."""
     global _proc
     with _lock:
-        if _proc is None or _proc.poll() is not None:
+        if _proc is not None and _proc.poll() is not None:  # it ended: killed, or crashed
+            _stop(_proc)
+            _proc = None
+        if _proc is None:
             _proc = _start()
         proc = _proc
         if proc is None or proc.stdin is None:

@@ -324,8 +324,32 @@ def test_the_long_lived_dot_draws_what_a_fresh_dot_draws() -> None:
         fast = dot_process.render(dot)
         assert fast is not None
         assert positions(fast) == positions(render_svg(dot)), name
+    stopped = dot_process._proc
     assert dot_process.render("digraph { a -> }") is None  # rejected: no SVG, no wait
     assert "<svg" in (dot_process.render("digraph { x -> y }") or "")  # and it goes on
+    assert stopped is not None
+    assert stopped is not dot_process._proc
+    assert stopped.stdin is not None
+    assert stopped.stdout is not None
+    assert stopped.stdin.closed  # no pipe left to be warned unclosed at exit
+    assert stopped.stdout.closed
+
+
+@needs_dot
+def test_a_long_lived_dot_that_died_is_replaced_and_its_pipes_closed() -> None:
+    from absnb.views import dot_process
+
+    assert dot_process.render("digraph { x -> y }") is not None
+    dead = dot_process._proc
+    assert dead is not None
+    dead.kill()
+    dead.wait()
+    assert "<svg" in (dot_process.render("digraph { x -> y }") or "")
+    assert dot_process._proc is not dead
+    assert dead.stdin is not None
+    assert dead.stdout is not None
+    assert dead.stdin.closed
+    assert dead.stdout.closed
 
 
 @needs_dot
