@@ -2,7 +2,8 @@
 
 ``update`` extracts the book's paragraphs (Sphinx's gettext builder) and merges them into
 ``docs/locales/<ko|zh_CN>/LC_MESSAGES/*.po`` with sphinx-intl: a new paragraph is added
-untranslated, a changed one keeps its old translation marked fuzzy until it is reviewed.
+untranslated, a changed one keeps its old translation marked fuzzy until it is reviewed,
+and a removed one's translation goes with it (no ``#~`` entries are kept).
 ``check`` lists every paragraph with no reviewed translation and exits 1 if there is one.
 The chapters (the notebooks) have catalogs of their own (``python -m absnb.i18n``), and
 the API reference is the docstrings, in English: neither is extracted here.
@@ -60,6 +61,7 @@ def update() -> None:
             str(POT),
             "-d",
             str(LOCALES),
+            "--no-obsolete",
             *languages,
         ],
         check=True,

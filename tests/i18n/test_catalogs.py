@@ -170,3 +170,21 @@ def test_sentences_are_say_templates_counted_nouns_and_pictures_alt_texts() -> N
         'HTML(charts_html(table, PANELS, "a picture"))'
     )
     assert list(code_messages(code)) == ["a {x}", "b {x}", "copy", "copies", "c", "a picture"]
+
+
+def test_no_catalog_keeps_the_translation_of_a_paragraph_that_is_gone() -> None:
+    """Obsolete (``#~``) entries translate text no longer in the book or a notebook (old
+    tables of measurements, among them): the updates drop them (``python docs/i18n.py
+    update`` passes sphinx-intl ``--no-obsolete``)."""
+    from babel.messages.pofile import read_po
+
+    catalogs = sorted((ROOT / "docs" / "locales").rglob("*.po")) + sorted(
+        i18n.LOCALES.rglob("*.po")
+    )
+    assert len(catalogs) > 20
+    kept = []
+    for path in catalogs:
+        with path.open("rb") as file:
+            if read_po(file).obsolete:
+                kept.append(str(path.relative_to(ROOT)))
+    assert kept == []
