@@ -1,6 +1,8 @@
 """Views of jobs, worlds and traces: they observe and never mutate.
 
 - :mod:`absnb.views.graph`: the execution graph and its state as DOT (pure) and SVG.
+- :mod:`absnb.views.graph_text`: the words in that picture (a task's state and status, a
+  channel's messages, a sink's transactions), cut and wrapped to fit.
 - :mod:`absnb.views.timeline`: the space-time diagram (plotly) with snapshot cuts;
   :mod:`absnb.views.timeline_static` draws the same geometry as a static SVG, and
   :mod:`absnb.views.cut` composes cuts by hand and classifies messages against them.

@@ -12,10 +12,10 @@ STATUS_COLOURS: dict[str, str] = {
     "restoring": "#fcd3a1",
     "failed": "#e69f87",
 }
-"""Fill colour of a task node per status kind (see :func:`~absnb.views.graph.task_status`): light
-tints of the Okabe-Ito palette, told apart by colour-blind viewers and on a washed-out projector. A
-colour never stands alone: every node also says its status in words and has a border of its
-own (:data:`STATUS_BORDERS`)."""
+"""Fill colour of a task node per status kind (see
+:func:`~absnb.views.graph_text.task_status`): light tints of the Okabe-Ito palette, told apart
+by colour-blind viewers and on a washed-out projector. A colour never stands alone: every node
+also says its status in words and has a border of its own (:data:`STATUS_BORDERS`)."""
 
 STATUS_BORDERS: dict[str, str] = {
     "idle": 'style="rounded,filled"',

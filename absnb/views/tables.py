@@ -18,7 +18,7 @@ from absnb.core.ids import ChannelId, TaskId
 from absnb.core.snapshot import GlobalSnapshot
 from absnb.i18n import gettext as _
 from absnb.protocols import PROTOCOLS
-from absnb.views.graph import NONE, short_state, task_status
+from absnb.views.graph_text import NONE, short_state, task_status
 
 if TYPE_CHECKING:
     from absnb.core.graph import ExecutionGraph
@@ -52,7 +52,7 @@ def _offsets(values: Sequence[object]) -> pd.Series:
 
 def task_table(world: World) -> pd.DataFrame:
     """One row per task: name, operator, state (shown in full), offset (sources and
-    processes; :data:`~absnb.views.graph.NONE` otherwise) and snapshot status (as in the graph
+    processes; :data:`~absnb.views.graph_text.NONE` otherwise) and snapshot status (as in the graph
     view)."""
     graph = world.graph
     rows: dict[str, list[object]] = {c: [] for c in TASK_COLUMNS}

@@ -28,9 +28,10 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeGuard
 
 from absnb.core.format import show_value
 from absnb.i18n import gettext as _
-from absnb.views.graph import NONE, DotOptions, GraphView, short_state, to_dot
+from absnb.views.graph import DotOptions, GraphView, to_dot
 from absnb.views.graph_frame import escape
 from absnb.views.graph_layout import quote
+from absnb.views.graph_text import NONE, short_state
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -178,9 +179,10 @@ def transaction_table(source: object, *, max_records: int | None = 4) -> pd.Data
 
     Columns: ``transaction``, ``task``, ``status`` (open, pre-committed, committed,
     aborted), ``checkpoint`` (the one it was pre-committed for; a dash,
-    :data:`~absnb.views.graph.NONE`, while open), ``rows`` (records written; a dash when the system
-    does not list them) and ``records`` (shown, ``max_records`` of them; None: all). With
-    several stores behind ``source`` a first column ``store`` names each one's.
+    :data:`~absnb.views.graph_text.NONE`, while open), ``rows`` (records written; a dash
+    when the system does not list them) and ``records`` (shown, ``max_records`` of them;
+    None: all). With several stores behind ``source`` a first column ``store`` names each
+    one's.
     """
     import pandas as pd
 

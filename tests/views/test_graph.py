@@ -21,16 +21,8 @@ from absnb.core.graph import JobGraph
 from absnb.core.job import Job
 from absnb.core.messages import Record
 from absnb.operators import KeyedCount, Source
-from absnb.views.graph import (
-    GraphvizNotFoundError,
-    channel_contents,
-    graph_svg,
-    render_svg,
-    short_state,
-    show_graph,
-    task_status,
-    to_dot,
-)
+from absnb.views.graph import GraphvizNotFoundError, graph_svg, render_svg, show_graph, to_dot
+from absnb.views.graph_text import channel_contents, short_state, task_status
 from absnb.views.palette import BLOCKED_COLOUR, RECORDING_COLOUR, STATUS_COLOURS
 from tests.views.worlds import SCENARIOS, SEED_001, bank_long_channel, bank_marker_at_b, build
 

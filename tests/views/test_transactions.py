@@ -14,7 +14,8 @@ import absnb
 from absnb.protocols.two_phase_commit import TwoPhaseCommitState
 from absnb.sim.actions import Notify
 from absnb.sinks import AtLeastOnceSink, MemorySink, TransactionStore
-from absnb.views.graph import short_txn, to_dot, transaction_lines
+from absnb.views.graph import to_dot
+from absnb.views.graph_text import short_txn, transaction_lines
 from absnb.views.transactions import (
     TRANSACTION_COLUMNS,
     TXN_COLOURS,
