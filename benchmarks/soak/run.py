@@ -24,7 +24,8 @@ task reads, the checkpoints each takes its part of and those each sink commits, 
 failure's moment is drawn within its task's (its records within the first 90 %, its
 checkpoint within the first half). The seed fixes the draw's fractions; the moments they
 give follow the calibration, so another machine may draw other numbers. A failure whose
-moment still never comes (the run was quicker than its calibration) did not fire
+moment still never comes (the run took fewer checkpoints, or its sink committed fewer
+times, than its calibration did) did not fire
 (:attr:`~absnb.runtime.spark.SparkRun.failures_not_fired`): it is a failed draw, counted
 in the ``unfired`` column, and the script exits 3 when any draw failed.
 
