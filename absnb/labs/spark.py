@@ -51,7 +51,7 @@ SPARK_TIMEOUT = 180.0
 run and fails the part: a handler that never unblocks would otherwise hang the grader."""
 
 QUIET = 1.0
-"""Seconds part d's folder must go unwritten before it is removed (:func:`_remove`)."""
+"""Seconds part d's folder must go unwritten before it is removed (``_remove``)."""
 
 REMOVE_WAIT = 10.0
 """Seconds part d waits at most for its folder to go quiet, and keeps trying to remove it."""
